@@ -1,0 +1,48 @@
+# Murmur: one command to set up and run the demo, one to set up and run the tests.
+#   make demo   installs what is missing, then transcribes the bundled demo meeting into out/demo/
+#   make test   installs what is missing, then runs the test suite (slow and GPU tests excluded)
+# The environment lives in .venv/; re-runs reuse it until pyproject.toml changes.
+
+PY      ?= python3.11
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed-$(shell cat pyproject.toml packaging/requirements-nodeps.txt 2>/dev/null | sha1sum | cut -c1-12)
+APT_PKGS := espeak-ng libespeak-ng1 ffmpeg libportaudio2 sox
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export QT_QPA_PLATFORM ?= offscreen
+
+.PHONY: setup system demo test test-all lint bench clean-venv
+
+setup: system $(STAMP)
+
+system:
+	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(STAMP): pyproject.toml packaging/requirements-nodeps.txt
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(BIN)/pip install -q -U pip 2>&1 | grep -v "^WARNING: Location" || true
+	$(BIN)/pip install -q -e ".[dev]" 2>&1 | grep -v "^WARNING: Location" || true
+	$(BIN)/pip install -q --no-deps -r packaging/requirements-nodeps.txt 2>&1 | grep -v "^WARNING: Location" || true
+	$(BIN)/python -c "import engine, faster_whisper, silero_vad, resemblyzer, PySide6, pyqtgraph, meeteval"
+	rm -f $(VENV)/.installed-*; touch $@
+
+demo: setup
+	$(BIN)/murmur transcribe resources/demo/meeting.flac --out out/demo --format srt,vtt,txt,json,docx,rttm,seglst
+
+test: setup
+	$(BIN)/python -m pytest -q -m "not slow and not gpu"
+
+test-all: setup
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check engine app tests bench
+
+clean-venv:
+	rm -rf $(VENV)

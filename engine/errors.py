@@ -1,0 +1,38 @@
+"""Typed errors a user can cause. Each carries a message meant to be shown as is.
+
+The CLI prints `str(error)` on one line and exits non-zero; the GUI shows it in a dialog and keeps
+the user's work. Programming errors are not wrapped: they stay ordinary exceptions.
+"""
+
+from __future__ import annotations
+
+
+class MurmurError(Exception):
+    """Base class of every error Murmur reports to a user."""
+
+
+class AudioDecodeError(MurmurError):
+    """The file could not be read as audio: missing, empty, corrupt, silent-length or unsupported."""
+
+
+class ModelLoadError(MurmurError):
+    """A model or pipeline could not be loaded (missing files, incompatible checkpoint, offline)."""
+
+
+class ModelOutputError(MurmurError):
+    """A model produced output that could not be interpreted at all."""
+
+
+class OutOfMemoryError(MurmurError):
+    """The device ran out of memory even at the smallest batch."""
+
+
+class Cancelled(MurmurError):
+    """The user cancelled the run; nothing half-done was written."""
+
+    def __init__(self, message: str = "cancelled by the user") -> None:
+        super().__init__(message)
+
+
+class TranscriptFormatError(MurmurError):
+    """A transcript file could not be read: missing, not JSON, or not a Murmur transcript."""
