@@ -1,0 +1,127 @@
+"""Resampling keeps pitch, level and timing, removes aliasing, and streams identically to one-shot."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.audio.resample import StreamingResampler, output_length, resample
+
+RATE_PAIRS = [(16000, 24000), (44100, 16000), (48000, 16000), (22050, 16000), (44100, 24000), (8000, 16000)]
+
+
+def tone(freq: float, rate: int, seconds: float = 1.0, amp: float = 0.5) -> np.ndarray:
+    t = np.arange(round(rate * seconds)) / rate
+    return (amp * np.sin(2 * np.pi * freq * t)).astype(np.float32)
+
+
+def rms_db(x: np.ndarray) -> float:
+    return 20 * np.log10(np.sqrt(np.mean(np.square(x, dtype=np.float64))) + 1e-30)
+
+
+def interior(x: np.ndarray, rate: int) -> np.ndarray:
+    """Drop 50 ms at both ends, where the signal starts and stops abruptly."""
+    edge = rate // 20
+    return x[edge:-edge]
+
+
+def peak_hz(x: np.ndarray, rate: int) -> float:
+    spectrum = np.abs(np.fft.rfft(x * np.hanning(len(x))))
+    return float(np.argmax(spectrum) * rate / len(x))
+
+
+PASSBAND_CASES = [
+    (src, dst, freq)
+    for src, dst in RATE_PAIRS
+    for freq in (440.0, 3000.0, 6500.0)
+    if freq < 0.85 * min(src, dst) / 2  # the band every rate pair keeps intact
+]
+
+
+@pytest.mark.parametrize(("src", "dst", "freq"), PASSBAND_CASES)
+def test_tone_keeps_its_pitch_and_level(src: int, dst: int, freq: float) -> None:
+    x = tone(freq, src, seconds=2.0)
+    y = resample(x, src, dst)
+    assert y.dtype == np.float32
+    assert len(y) == 2 * dst
+    assert peak_hz(interior(y, dst), dst) == pytest.approx(freq, abs=1.0)
+    assert rms_db(interior(y, dst)) == pytest.approx(rms_db(interior(x, src)), abs=0.1)
+
+
+@pytest.mark.parametrize(
+    ("src", "dst", "freq"),
+    [(48000, 16000, 8050.0), (44100, 16000, 8300.0), (44100, 16000, 12000.0), (48000, 16000, 9000.0),
+     (48000, 16000, 20000.0), (22050, 16000, 10000.0), (48000, 24000, 13000.0), (44100, 24000, 21000.0)],
+)
+def test_tone_above_the_new_nyquist_is_removed(src: int, dst: int, freq: float) -> None:
+    x = tone(freq, src)
+    y = resample(x, src, dst)
+    assert rms_db(interior(y, dst)) - rms_db(x) < -60.0
+
+
+def test_upsampling_adds_no_image_above_the_old_nyquist() -> None:
+    y = resample(tone(7000.0, 16000, seconds=2.0), 16000, 24000)
+    spectrum = np.abs(np.fft.rfft(interior(y, 24000) * np.hanning(len(y) - 2400)))
+    freqs = np.fft.rfftfreq(len(y) - 2400, 1 / 24000)
+    above = spectrum[freqs > 8200].max()  # the image of 7 kHz would sit at 9 kHz
+    assert 20 * np.log10(above / spectrum.max()) < -60.0
+
+
+def test_a_click_stays_at_the_same_time() -> None:
+    x = np.zeros(48000, dtype=np.float32)
+    x[24000] = 1.0  # 0.5 s
+    for dst in (16000, 24000):
+        y = resample(x, 48000, dst)
+        assert int(np.argmax(y)) == dst // 2
+
+
+def test_output_length_rounds_up_and_equal_rates_copy() -> None:
+    assert len(resample(np.zeros(10, np.float32), 48000, 16000)) == output_length(10, 48000, 16000) == 4
+    assert len(resample(np.zeros(0, np.float32), 44100, 16000)) == 0
+    x = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
+    y = resample(x, 16000, 16000)
+    assert np.array_equal(y, x) and y is not x
+
+
+@pytest.mark.parametrize("bad", [0, -16000, 16000.5])
+def test_invalid_rates_are_refused(bad: float) -> None:
+    with pytest.raises(ValueError, match="positive whole number"):
+        resample(np.zeros(10, np.float32), 16000, bad)  # type: ignore[arg-type]
+
+
+def test_stereo_input_is_refused() -> None:
+    with pytest.raises(ValueError, match="mono"):
+        resample(np.zeros((10, 2), np.float32), 48000, 16000)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    pair=st.sampled_from([*RATE_PAIRS, (48000, 24000), (24000, 16000)]),
+    length=st.integers(0, 120_000),
+    cuts=st.lists(st.integers(1, 40_000), max_size=12),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_streaming_equals_one_shot_for_any_block_sizes(
+    pair: tuple[int, int], length: int, cuts: list[int], seed: int
+) -> None:
+    src, dst = pair
+    x = np.random.default_rng(seed).uniform(-1, 1, length).astype(np.float32)
+    stream = StreamingResampler(src, dst)
+    parts, pos = [], 0
+    for size in cuts:
+        parts.append(stream.push(x[pos : pos + size]))
+        pos += size
+    parts.append(stream.push(x[pos:]))
+    parts.append(stream.flush())
+    assert np.array_equal(np.concatenate(parts), resample(x, src, dst))
+    assert stream.samples_in == length and stream.samples_out == output_length(length, src, dst)
+
+
+def test_stream_cannot_be_fed_after_flush() -> None:
+    stream = StreamingResampler(48000, 16000)
+    stream.push(np.zeros(100, np.float32))
+    stream.flush()
+    with pytest.raises(RuntimeError):
+        stream.push(np.zeros(100, np.float32))
