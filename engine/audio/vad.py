@@ -1,0 +1,198 @@
+"""Voice-activity detection: a recording in, ordered speech segments (absolute seconds) out.
+
+`SpeechDetector` is the interface; two implementations:
+- `SileroVad` (default): silero-vad's batched ONNX model shipped inside its wheel (no hub).
+  It runs at 16 kHz on blocks of the recording, so memory stays bounded for multi-hour files,
+  reports progress per block and checks `cancel` between blocks.
+- `PyannoteVad`: wraps a pyannote.audio voice-activity-detection pipeline *object* that the user
+  built or loaded; it is given the waveform in memory (never a file path).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Protocol
+
+import numpy as np
+
+from engine.audio.resample import StreamingResampler, resample
+from engine.backends.base import check_cancel
+from engine.errors import ModelLoadError
+from engine.types import Recording, SpeechSegment
+
+VAD_RATE = 16000
+FRAME = 512  # silero frame at 16 kHz (32 ms)
+CONTEXT = 64  # samples of the previous frame silero prepends to each frame
+BLOCK_FRAMES = 18750  # 600 s at 16 kHz per block
+
+ProgressFn = Callable[[float, float], None]  # (seconds done, seconds total)
+
+
+class SpeechDetector(Protocol):
+    def detect(
+        self,
+        recording: Recording,
+        on_progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+    ) -> list[SpeechSegment]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class VadConfig:
+    threshold: float = 0.5
+    min_speech_ms: int = 250
+    min_silence_ms: int = 500
+    speech_pad_ms: int = 30
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.threshold < 1.0:
+            raise ValueError(f"VAD threshold must be in (0, 1), got {self.threshold}")
+        if min(self.min_speech_ms, self.min_silence_ms, self.speech_pad_ms) < 0:
+            raise ValueError("VAD durations must be non-negative")
+
+
+class SileroVad:
+    """silero-vad (sequence ONNX model from the silero-vad wheel)."""
+
+    def __init__(self, config: VadConfig | None = None) -> None:
+        self.config = config or VadConfig()
+        self._session: Any = None
+
+    def detect(
+        self,
+        recording: Recording,
+        on_progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+    ) -> list[SpeechSegment]:
+        probs = self.speech_probabilities(recording, on_progress, cancel)
+        return self.segments_from_probabilities(probs, recording.duration)
+
+    def speech_probabilities(
+        self,
+        recording: Recording,
+        on_progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+    ) -> np.ndarray:
+        """Per-frame (32 ms) speech probability over the whole recording, float32 (F,)."""
+        session = self._load()
+        h = np.zeros((1, 1, 128), np.float32)
+        c = np.zeros((1, 1, 128), np.float32)
+        context = np.zeros(CONTEXT, np.float32)
+        out: list[np.ndarray] = []
+        for done, block in _blocks_16k(recording):
+            check_cancel(cancel)
+            frames = _frames(block, context)  # (n, CONTEXT + FRAME)
+            context = frames[-1, -CONTEXT:].copy()
+            probs, h, c = session.run(["speech_probs", "hn", "cn"], {"input": frames, "h": h, "c": c})
+            out.append(np.asarray(probs, np.float32).reshape(-1))
+            if on_progress is not None:
+                on_progress(done, recording.duration)
+        return np.concatenate(out) if out else np.zeros(0, np.float32)
+
+    def segments_from_probabilities(self, probs: np.ndarray, duration: float) -> list[SpeechSegment]:
+        from silero_vad.utils_vad import get_speech_timestamps_from_probs
+
+        cfg = self.config
+        stamps = get_speech_timestamps_from_probs(
+            list(map(float, probs)),
+            sampling_rate=VAD_RATE,
+            threshold=cfg.threshold,
+            min_speech_duration_ms=cfg.min_speech_ms,
+            min_silence_duration_ms=cfg.min_silence_ms,
+            speech_pad_ms=cfg.speech_pad_ms,
+            return_seconds=False,
+            audio_length_samples=round(duration * VAD_RATE),
+        )
+        return [
+            SpeechSegment(s["start"] / VAD_RATE, min(s["end"] / VAD_RATE, duration))
+            for s in stamps
+            if s["end"] > s["start"]
+        ]
+
+    def _load(self) -> Any:
+        if self._session is None:
+            try:
+                import onnxruntime as ort
+
+                path = resources.files("silero_vad.data").joinpath("silero_vad_16k_sequence.onnx")
+                options = ort.SessionOptions()
+                options.inter_op_num_threads = 1
+                options.intra_op_num_threads = 1
+                self._session = ort.InferenceSession(
+                    str(path), sess_options=options, providers=["CPUExecutionProvider"]
+                )
+            except Exception as exc:  # missing wheel data or a broken onnxruntime
+                raise ModelLoadError(f"could not load the silero VAD model: {exc}") from exc
+        return self._session
+
+
+class PyannoteVad:
+    """A pyannote.audio VAD pipeline object, run on the in-memory waveform."""
+
+    def __init__(self, pipeline: Any) -> None:
+        self.pipeline = pipeline
+
+    def detect(
+        self,
+        recording: Recording,
+        on_progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+    ) -> list[SpeechSegment]:
+        import torch
+
+        check_cancel(cancel)
+        waveform = _to_16k(recording)
+        result = self.pipeline({"waveform": torch.from_numpy(waveform)[None], "sample_rate": VAD_RATE})
+        annotation = getattr(result, "speech_regions", None) or getattr(result, "annotation", result)
+        segments = [
+            SpeechSegment(max(0.0, s.start), min(s.end, recording.duration))
+            for s in annotation.get_timeline().support()
+        ]
+        if on_progress is not None:
+            on_progress(recording.duration, recording.duration)
+        return [s for s in segments if s.end > s.start]
+
+
+def _frames(block: np.ndarray, context: np.ndarray) -> np.ndarray:
+    """Cut a 16 kHz block into silero frames, each prefixed by the previous frame's tail."""
+    n = -(-len(block) // FRAME)
+    frames = np.zeros((n, FRAME), np.float32)
+    frames.reshape(-1)[: len(block)] = block
+    contexts = np.empty((n, CONTEXT), np.float32)
+    contexts[0] = context
+    contexts[1:] = frames[:-1, -CONTEXT:]
+    return np.concatenate((contexts, frames), axis=1)  # (n, CONTEXT + FRAME)
+
+
+def _blocks_16k(recording: Recording) -> Iterator[tuple[float, np.ndarray]]:
+    """Yield (seconds done, 16 kHz block): whole blocks of BLOCK_FRAMES frames, then the rest."""
+    block = BLOCK_FRAMES * FRAME
+    if recording.sample_rate == VAD_RATE:
+        for a in range(0, len(recording.samples), block):
+            chunk = recording.samples[a : a + block]
+            yield (a + len(chunk)) / VAD_RATE, chunk
+        return
+    stream = StreamingResampler(recording.sample_rate, VAD_RATE)
+    step = round(block * recording.sample_rate / VAD_RATE)
+    pending = np.zeros(0, np.float32)
+    for a in range(0, len(recording.samples), step):
+        pending = np.concatenate((pending, stream.push(recording.samples[a : a + step])))
+        whole = len(pending) // block * block
+        if whole:
+            yield min(a + step, len(recording.samples)) / recording.sample_rate, pending[:whole]
+            pending = pending[whole:]
+    rest = np.concatenate((pending, stream.flush()))
+    if len(rest):
+        yield recording.duration, rest
+
+
+def _to_16k(recording: Recording) -> np.ndarray:
+    if recording.sample_rate == VAD_RATE:
+        return recording.samples
+    return resample(recording.samples, recording.sample_rate, VAD_RATE)
+
+
+DETECTORS: dict[str, Callable[[VadConfig], SpeechDetector]] = {"silero": SileroVad}

@@ -1,0 +1,48 @@
+"""The `murmur` command line: one subcommand per module, registered in `COMMANDS`.
+
+Each subcommand module offers `add_arguments(parser)` and `run(args) -> int` (the exit code).
+User errors (`engine.errors.MurmurError`, bad option values) print one line and exit 1;
+a cancel (Ctrl-C) exits 130 and writes nothing half-done. Only this package prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from engine import __version__
+
+# subcommand → (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "transcribe": ("engine.cli.transcribe", "transcribe recordings into speaker-labelled transcripts"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="murmur", description="Long-form, speaker-attributed speech recognition."
+    )
+    parser.add_argument("--version", action="version", version=f"murmur {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text[:1].upper() + help_text[1:] + ".")
+        importlib.import_module(module).add_arguments(p)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    module = importlib.import_module(COMMANDS[args.command][0])
+    return int(module.run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

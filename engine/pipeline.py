@@ -1,0 +1,173 @@
+"""The one transcription pipeline the CLI and the GUI both run.
+
+    file ─► load (decode, mono, resample) ─► VAD ─► chunk ─► backend ─► stitch ─► Transcript
+
+`Pipeline.prepare` does the cheap stages (load, VAD, chunk) so a view can show the waveform,
+speech regions and chunk boundaries before inference; `Pipeline.transcribe` does the rest;
+`Pipeline.run` does both. Progress goes to a plain callback (`on_progress(Progress)`), and a
+`threading.Event` cancels between units of work with `engine.errors.Cancelled`. The backend
+(and its loaded model) lives as long as the pipeline, so several files reuse one model.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.audio.chunking import ChunkingConfig, energy_quietest, plan_chunks
+from engine.audio.io import load_audio
+from engine.audio.vad import SileroVad, SpeechDetector, VadConfig
+from engine.backends import create_backend
+from engine.backends.base import Backend, check_cancel
+from engine.stitching import StitchConfig, stitch
+from engine.types import (
+    Chunk,
+    ChunkResult,
+    Progress,
+    Recording,
+    Speaker,
+    SpeechSegment,
+    Stage,
+    Transcript,
+    Utterance,
+)
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineConfig:
+    chunk_seconds: float | None = None  # None: the backend's own chunk size
+    chunk_pad: float = 0.2
+    vad: VadConfig = field(default_factory=VadConfig)
+    stitch: StitchConfig = field(default_factory=StitchConfig)
+
+    def __post_init__(self) -> None:
+        if self.chunk_seconds is not None:
+            ChunkingConfig(max_seconds=self.chunk_seconds, pad_seconds=self.chunk_pad)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Prepared:
+    """A recording ready for inference: audio, where the speech is, and how it is chunked."""
+
+    recording: Recording
+    speech: tuple[SpeechSegment, ...]
+    chunks: tuple[Chunk, ...]
+
+
+class Pipeline:
+    def __init__(
+        self,
+        backend: Backend,
+        config: PipelineConfig | None = None,
+        detector: SpeechDetector | None = None,
+    ) -> None:
+        self.backend = backend
+        self.config = config or PipelineConfig()
+        self.detector = detector or SileroVad(self.config.vad)
+
+    @classmethod
+    def create(
+        cls, backend: str = "whisper", config: PipelineConfig | None = None, **backend_options: Any
+    ) -> Pipeline:
+        """A pipeline around backend `backend` built from plain options (see engine.backends)."""
+        return cls(create_backend(backend, **backend_options), config)
+
+    @property
+    def chunking(self) -> ChunkingConfig:
+        seconds = self.config.chunk_seconds or self.backend.default_chunk_seconds
+        return ChunkingConfig(max_seconds=seconds, pad_seconds=self.config.chunk_pad)
+
+    def run(
+        self,
+        source: str | Path | Recording,
+        on_progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Transcript:
+        """Transcribe a file (or a decoded recording) end to end."""
+        return self.transcribe(self.prepare(source, on_progress, cancel), on_progress, cancel)
+
+    def prepare(
+        self,
+        source: str | Path | Recording,
+        on_progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Prepared:
+        report = on_progress or (lambda p: None)
+        # 1) load: decode, mix down, resample to the backend's rate
+        recording = source if isinstance(source, Recording) else self.load(source, report, cancel)
+        # 2) voice activity
+        check_cancel(cancel)
+        speech = self.detector.detect(
+            recording,
+            lambda done, total: report(Progress(Stage.VAD, done, total)),
+            cancel,
+        )
+        # 3) chunks of at most the chunk size, cut in silence
+        chunks = plan_chunks(speech, self.chunking, recording.duration, energy_quietest(recording))
+        report(Progress(Stage.CHUNK, 1, 1, f"{len(chunks)} chunks"))
+        return Prepared(recording, tuple(speech), tuple(chunks))
+
+    def load(
+        self,
+        path: str | Path,
+        on_progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Recording:
+        report = on_progress or (lambda p: None)
+        recording = load_audio(
+            Path(path),
+            self.backend.sample_rate,
+            progress=lambda done, total: report(Progress(Stage.LOAD, done, total)),
+            cancel=cancel,
+        )
+        if recording.sample_rate != self.backend.sample_rate:
+            raise ValueError("audio was not resampled to the backend's rate")
+        return recording
+
+    def transcribe(
+        self,
+        prepared: Prepared,
+        on_progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Transcript:
+        report = on_progress or (lambda p: None)
+        # 4) inference, chunk by chunk as the backend finishes them
+        results = self.infer(prepared, report, cancel)
+        # 5) stitching into absolute, merged utterances
+        check_cancel(cancel)
+        utterances = stitch(results, {}, self.config.stitch)
+        report(Progress(Stage.STITCH, 1, 1))
+        return self._transcript(prepared, utterances)
+
+    def infer(
+        self, prepared: Prepared, report: ProgressCallback, cancel: threading.Event | None
+    ) -> list[ChunkResult]:
+        chunks = prepared.chunks
+        report(Progress(Stage.INFER, 0, len(chunks), f"loading {self.backend.describe()}"))
+        results: list[ChunkResult] = []
+        for result in self.backend.transcribe(prepared.recording, chunks, cancel):
+            results.append(result)
+            report(Progress(Stage.INFER, len(results), len(chunks), partial=result))
+        return results
+
+    def _transcript(self, prepared: Prepared, utterances: tuple[Utterance, ...]) -> Transcript:
+        recording = prepared.recording
+        return Transcript(
+            utterances=utterances,
+            speakers=default_speakers(utterances),
+            duration=recording.duration,
+            source=str(recording.source) if recording.source else None,
+            model=self.backend.describe(),
+            chunks=prepared.chunks,
+        )
+
+
+def default_speakers(utterances: tuple[Utterance, ...]) -> tuple[Speaker, ...]:
+    """One `Speaker` per distinct id, in order of first appearance, named "Speaker 1", "Speaker 2"…"""
+    ids = list(dict.fromkeys(u.speaker for u in utterances if u.speaker is not None))
+    return tuple(Speaker(id=s, name=f"Speaker {i + 1}") for i, s in enumerate(ids))

@@ -1,0 +1,89 @@
+"""Chunking: bounded chunks, every bit of speech covered once, cuts in silence, long runs split quietly."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.audio.chunking import ChunkingConfig, energy_quietest, plan_chunks, split_long_run
+from engine.types import Recording, SpeechSegment
+
+
+@st.composite
+def speech_layouts(draw: st.DrawFn) -> tuple[list[SpeechSegment], float]:
+    """Ordered, non-overlapping speech segments with gaps, plus the recording duration."""
+    t = draw(st.floats(0, 5))
+    segments = []
+    for _ in range(draw(st.integers(0, 40))):
+        length = draw(st.floats(0.25, 90))
+        segments.append(SpeechSegment(t, t + length))
+        t += length + draw(st.floats(0.5, 20))
+    return segments, t + draw(st.floats(0, 5))
+
+
+def _inside(seg: SpeechSegment, chunk_start: float, chunk_end: float) -> bool:
+    return chunk_start - 1e-9 <= seg.start and seg.end <= chunk_end + 1e-9
+
+
+@settings(max_examples=200, deadline=None)
+@given(layout=speech_layouts(), max_seconds=st.sampled_from([30.0, 60.0, 300.0]))
+def test_chunks_are_bounded_ordered_and_cover_all_speech_once(layout, max_seconds):
+    speech, duration = layout
+    chunks = plan_chunks(speech, ChunkingConfig(max_seconds=max_seconds), duration)
+
+    assert all(c.duration <= max_seconds + 1e-6 for c in chunks)
+    assert [c.index for c in chunks] == list(range(len(chunks)))
+    assert all(a.end <= b.start + 1e-9 for a, b in pairwise(chunks))
+    assert all(c.start >= 0 and c.end <= max(duration, speech[-1].end if speech else 0) for c in chunks)
+
+    # every speech instant is inside exactly one chunk; total covered speech is preserved
+    covered = sum(p.duration for c in chunks for p in c.speech)
+    assert covered == pytest.approx(sum(s.duration for s in speech), abs=1e-6)
+    for c in chunks:
+        assert all(_inside(p, c.start, c.end) for p in c.speech)
+
+
+@settings(max_examples=200, deadline=None)
+@given(layout=speech_layouts())
+def test_chunk_boundaries_fall_in_silence_unless_a_run_is_too_long(layout):
+    speech, duration = layout
+    max_seconds = 60.0
+    chunks = plan_chunks(speech, ChunkingConfig(max_seconds=max_seconds), duration)
+    for boundary in [c.start for c in chunks] + [c.end for c in chunks]:
+        for s in speech:
+            if s.start + 1e-9 < boundary < s.end - 1e-9:  # a cut inside speech …
+                assert s.duration > max_seconds - 0.4  # … only in a run that cannot fit
+
+
+def test_short_segments_merge_greedily_and_silence_between_chunks_is_skipped():
+    speech = [SpeechSegment(1, 10), SpeechSegment(12, 25), SpeechSegment(27, 40), SpeechSegment(100, 110)]
+    chunks = plan_chunks(speech, ChunkingConfig(max_seconds=30, pad_seconds=0.2), duration=120)
+    spans = [(round(c.start, 2), round(c.end, 2)) for c in chunks]
+    assert spans == [(0.8, 25.2), (26.8, 40.2), (99.8, 110.2)]
+    assert [len(c.speech) for c in chunks] == [2, 1, 1]
+
+
+def test_a_long_speech_run_is_split_at_its_quietest_point():
+    sr = 16000
+    rng = np.random.default_rng(0)
+    samples = (0.3 * rng.standard_normal(100 * sr)).astype(np.float32)
+    samples[int(41.0 * sr) : int(41.3 * sr)] *= 0.01  # a short pause inside continuous speech
+    recording = Recording(samples, sr)
+    pieces = split_long_run(SpeechSegment(0, 100), 60.0, energy_quietest(recording))
+    assert 41.0 <= pieces[0].end <= 41.3
+    assert all(p.duration <= 60.0 for p in pieces)
+    assert pieces[0].start == 0 and pieces[-1].end == 100
+
+
+def test_no_speech_gives_no_chunks():
+    assert plan_chunks([], ChunkingConfig(max_seconds=30), duration=60) == []
+
+
+@pytest.mark.parametrize("bad", [dict(max_seconds=0.5), dict(max_seconds=30, pad_seconds=10)])
+def test_invalid_chunking_settings_are_rejected(bad):
+    with pytest.raises(ValueError):
+        ChunkingConfig(**bad)

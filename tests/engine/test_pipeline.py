@@ -1,0 +1,76 @@
+"""The pipeline the CLI and GUI share: staged progress, early chunk results, cancel, model reuse."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from engine.errors import Cancelled, ModelLoadError
+from engine.pipeline import Pipeline, PipelineConfig
+from engine.progress import EtaTracker, format_clock
+from engine.types import Progress, Stage
+
+DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "meeting.flac"
+
+
+@pytest.fixture(scope="module")
+def pipeline() -> Pipeline:
+    return Pipeline.create("whisper", PipelineConfig(chunk_seconds=30))
+
+
+@pytest.fixture(scope="module")
+def prepared(pipeline):
+    return pipeline.prepare(DEMO)
+
+
+def test_prepare_shows_speech_and_chunks_before_any_inference(prepared):
+    assert prepared.recording.sample_rate == 16000
+    assert 120 < prepared.recording.duration < 130
+    assert prepared.speech and prepared.chunks
+    assert all(c.duration <= 30 for c in prepared.chunks)
+
+
+def test_progress_goes_through_the_stages_in_order_with_chunk_results_as_they_finish(pipeline):
+    seen: list[Progress] = []
+    transcript = pipeline.run(DEMO, seen.append)
+    stages = list(dict.fromkeys(p.stage for p in seen))
+    assert stages == [Stage.LOAD, Stage.VAD, Stage.CHUNK, Stage.INFER, Stage.STITCH]
+    partial = [p.partial for p in seen if p.partial is not None]
+    assert len(partial) == len(transcript.chunks)
+    assert transcript.utterances and transcript.model == "faster-whisper tiny.en"
+
+
+def test_cancel_during_inference_raises_cancelled(pipeline, prepared):
+    cancel = threading.Event()
+
+    def on_progress(p: Progress) -> None:
+        if p.stage is Stage.INFER:
+            cancel.set()
+
+    with pytest.raises(Cancelled):
+        pipeline.transcribe(prepared, on_progress, cancel)
+
+
+def test_an_unknown_whisper_model_offline_is_a_clear_load_error(prepared):
+    broken = Pipeline.create("whisper", model="no-such-model-xyz")
+    with pytest.raises(ModelLoadError, match="not available offline"):
+        broken.transcribe(prepared)
+
+
+def test_unknown_backend_or_option_is_rejected():
+    with pytest.raises(ValueError, match="unknown backend"):
+        Pipeline.create("nope")
+    with pytest.raises(ValueError, match="no option"):
+        Pipeline.create("whisper", eviction="both")
+
+
+def test_eta_is_extrapolated_from_the_rate_within_a_stage():
+    now = [0.0]
+    eta = EtaTracker(clock=lambda: now[0])
+    assert eta.update(Progress(Stage.INFER, 0, 10)) is None
+    now[0] = 10.0
+    assert eta.update(Progress(Stage.INFER, 5, 10)) == pytest.approx(10.0)
+    assert eta.update(Progress(Stage.STITCH, 0, 1)) is None  # a new stage starts over
+    assert format_clock(3725) == "1:02:05" and format_clock(65) == "1:05"

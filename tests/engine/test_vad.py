@@ -1,0 +1,88 @@
+"""Voice-activity detection finds the demo meeting's speech, at any input rate, and can be cancelled."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.audio.io import load_audio
+from engine.audio.vad import PyannoteVad, SileroVad, VadConfig
+from engine.errors import Cancelled
+from engine.types import Recording, SpeechSegment
+
+DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo"
+
+
+def reference_speech(rttm: Path) -> list[SpeechSegment]:
+    turns = []
+    for line in rttm.read_text().splitlines():
+        f = line.split()
+        if f and f[0] == "SPEAKER":
+            turns.append(SpeechSegment(float(f[3]), float(f[3]) + float(f[4])))
+    return turns
+
+
+def frame_mask(segments: list[SpeechSegment], duration: float, step: float = 0.01) -> np.ndarray:
+    mask = np.zeros(int(np.ceil(duration / step)), bool)
+    for s in segments:
+        mask[int(s.start / step) : int(np.ceil(s.end / step))] = True
+    return mask
+
+
+@pytest.fixture(scope="module")
+def demo16k() -> Recording:
+    return load_audio(DEMO / "meeting.flac", 16000)
+
+
+@pytest.mark.parametrize("rate", [16000, 24000])
+def test_vad_marks_the_demo_meeting_speech_frame_accurately(rate):
+    recording = load_audio(DEMO / "meeting.flac", rate)
+    found = SileroVad().detect(recording)
+    ref = frame_mask(reference_speech(DEMO / "meeting.rttm"), recording.duration)
+    hyp = frame_mask(found, recording.duration)[: len(ref)]
+    accuracy = float(np.mean(ref == hyp))
+    assert accuracy >= 0.9, f"frame accuracy {accuracy:.3f}"
+    assert found == sorted(found)
+
+
+def test_vad_defaults_merge_short_pauses_and_drop_blips():
+    cfg = VadConfig()
+    assert (cfg.min_silence_ms, cfg.min_speech_ms) == (500, 250)
+
+
+def test_silence_has_no_speech():
+    assert SileroVad().detect(Recording(np.zeros(16000 * 5, np.float32), 16000)) == []
+
+
+def test_vad_reports_progress_and_stops_when_cancelled(demo16k):
+    seen: list[tuple[float, float]] = []
+    SileroVad().detect(demo16k, on_progress=lambda d, t: seen.append((d, t)))
+    assert seen and seen[-1][0] == pytest.approx(demo16k.duration)
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(Cancelled):
+        SileroVad().detect(demo16k, cancel=cancel)
+
+
+def test_a_pyannote_vad_pipeline_object_is_accepted(demo16k):
+    """The pyannote path runs the real pyannote pipeline code on the in-memory waveform
+    (randomly initialised weights: the hub is not reachable, so only the wiring is checked)."""
+    import torch
+    from pyannote.audio.core.task import Problem, Resolution, Specifications
+    from pyannote.audio.models.segmentation import PyanNet
+    from pyannote.audio.pipelines import VoiceActivityDetection
+
+    torch.manual_seed(0)
+    model = PyanNet(sincnet={"stride": 10})
+    model.specifications = Specifications(
+        problem=Problem.BINARY_CLASSIFICATION, resolution=Resolution.FRAME, duration=5.0, classes=["speech"]
+    )
+    model.build()
+    pipeline = VoiceActivityDetection(segmentation=model)
+    pipeline.instantiate({"onset": 0.5, "offset": 0.5, "min_duration_on": 0.0, "min_duration_off": 0.0})
+    found = PyannoteVad(pipeline).detect(demo16k)
+    assert all(0 <= s.start <= s.end <= demo16k.duration for s in found)
+    assert found == sorted(found)
