@@ -22,6 +22,7 @@ from engine.audio.io import load_audio
 from engine.audio.vad import SileroVad, SpeechDetector, VadConfig
 from engine.backends import create_backend
 from engine.backends.base import Backend, check_cancel
+from engine.progress import format_clock
 from engine.stitching import StitchConfig, stitch
 from engine.types import (
     Chunk,
@@ -42,12 +43,15 @@ ProgressCallback = Callable[[Progress], None]
 class PipelineConfig:
     chunk_seconds: float | None = None  # None: the backend's own chunk size
     chunk_pad: float = 0.2
+    single_pass: bool = False  # the whole recording as one chunk (no VAD chunking)
     vad: VadConfig = field(default_factory=VadConfig)
     stitch: StitchConfig = field(default_factory=StitchConfig)
 
     def __post_init__(self) -> None:
         if self.chunk_seconds is not None:
             ChunkingConfig(max_seconds=self.chunk_seconds, pad_seconds=self.chunk_pad)
+        if self.single_pass and self.chunk_seconds is not None:
+            raise ValueError("a chunk size makes no sense in single-pass mode")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -80,6 +84,11 @@ class Pipeline:
     @property
     def chunking(self) -> ChunkingConfig:
         seconds = self.config.chunk_seconds or self.backend.default_chunk_seconds
+        if seconds > self.backend.max_chunk_seconds:
+            raise ValueError(
+                f"the {self.backend.name} backend takes at most {self.backend.max_chunk_seconds:g} s "
+                f"per chunk, not {seconds:g}"
+            )
         return ChunkingConfig(max_seconds=seconds, pad_seconds=self.config.chunk_pad)
 
     def run(
@@ -107,8 +116,11 @@ class Pipeline:
             lambda done, total: report(Progress(Stage.VAD, done, total)),
             cancel,
         )
-        # 3) chunks of at most the chunk size, cut in silence
-        chunks = plan_chunks(speech, self.chunking, recording.duration, energy_quietest(recording))
+        # 3) chunks of at most the chunk size, cut in silence (or one chunk in single-pass mode)
+        if self.config.single_pass:
+            chunks = [single_chunk(recording, speech, self.backend.max_chunk_seconds)]
+        else:
+            chunks = plan_chunks(speech, self.chunking, recording.duration, energy_quietest(recording))
         report(Progress(Stage.CHUNK, 1, 1, f"{len(chunks)} chunks"))
         return Prepared(recording, tuple(speech), tuple(chunks))
 
@@ -165,6 +177,16 @@ class Pipeline:
             model=self.backend.describe(),
             chunks=prepared.chunks,
         )
+
+
+def single_chunk(recording: Recording, speech: list[SpeechSegment], limit: float) -> Chunk:
+    """The whole recording as one chunk; refused when the model cannot take it in one pass."""
+    if recording.duration > limit:
+        raise ValueError(
+            f"the recording lasts {format_clock(recording.duration)}, longer than the "
+            f"{format_clock(limit)} a single pass can take; use chunked mode"
+        )
+    return Chunk(index=0, start=0.0, end=recording.duration, speech=tuple(speech))
 
 
 def default_speakers(utterances: tuple[Utterance, ...]) -> tuple[Speaker, ...]:

@@ -23,6 +23,7 @@ class Backend(Protocol):
     name: str
     sample_rate: int  # the audio rate the backend consumes (Hz)
     default_chunk_seconds: float  # the chunk size the backend is designed for
+    max_chunk_seconds: float  # the longest input the model can take in one pass
     labels_speakers: bool  # True when the model itself assigns (chunk-local) speakers
 
     def describe(self) -> str:

@@ -64,6 +64,7 @@ class WhisperBackend:
     name = "whisper"
     sample_rate = 16000
     default_chunk_seconds = 30.0
+    max_chunk_seconds = 30.0  # whisper's encoder window
     labels_speakers = False
 
     def __init__(self, config: WhisperConfig | None = None) -> None:

@@ -35,6 +35,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=float,
         help="longest chunk, cut in silence (default: 30 for whisper, 300 for vibevoice)",
     )
+    p.add_argument(
+        "--mode",
+        choices=["chunked", "single"],
+        default="chunked",
+        help="chunked (default): VAD chunks run in batches; single: the whole recording in one pass",
+    )
     p.add_argument("--context", help='names and terms to expect, comma separated: "Alice, Kubernetes"')
     p.add_argument("--out", type=Path, help="output folder (default: next to each input file)")
     p.add_argument(
@@ -68,9 +74,8 @@ def run(args: argparse.Namespace) -> int:
     cancel = threading.Event()
     previous = signal.signal(signal.SIGINT, _on_interrupt(cancel))
     try:
-        pipeline = Pipeline.create(
-            args.backend, PipelineConfig(chunk_seconds=args.chunk_seconds), **backend_options(args)
-        )
+        config = PipelineConfig(chunk_seconds=args.chunk_seconds, single_pass=args.mode == "single")
+        pipeline = Pipeline.create(args.backend, config, **backend_options(args))
         failures = 0
         for path in args.files:
             try:

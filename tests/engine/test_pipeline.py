@@ -74,3 +74,14 @@ def test_eta_is_extrapolated_from_the_rate_within_a_stage():
     assert eta.update(Progress(Stage.INFER, 5, 10)) == pytest.approx(10.0)
     assert eta.update(Progress(Stage.STITCH, 0, 1)) is None  # a new stage starts over
     assert format_clock(3725) == "1:02:05" and format_clock(65) == "1:05"
+
+
+def test_chunks_larger_than_the_model_takes_are_refused():
+    with pytest.raises(ValueError, match="at most 30 s"):
+        _ = Pipeline.create("whisper", PipelineConfig(chunk_seconds=300)).chunking
+
+
+def test_single_pass_refuses_recordings_longer_than_the_model_takes(pipeline):
+    single = Pipeline(pipeline.backend, PipelineConfig(single_pass=True))
+    with pytest.raises(ValueError, match="single pass"):
+        single.prepare(DEMO)  # 2 minutes, but whisper takes 30 s in one pass
