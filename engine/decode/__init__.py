@@ -1,0 +1,1 @@
+"""Murmur's decode engine: batched greedy decoding of a causal LM with per-row KV-cache eviction."""

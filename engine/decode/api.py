@@ -1,0 +1,60 @@
+"""The boundary between a speech-LLM adapter and a decoder: embeddings in, token ids out.
+
+An adapter (e.g. the VibeVoice backend) turns each chunk into a `DecodeRequest`: the prompt's
+input embeddings with the audio features already merged in, where the speech tokens sit, and a
+token budget. A `Decoder` — the reference HF `generate` path or Murmur's own engine — yields one
+`DecodeResult` per request, as soon as that request finishes, in any order. Decoders know nothing
+about text; an adapter may hand them a `SegmentBoundary` so that loop recovery can roll a row back
+to its last complete output segment.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import torch
+
+from engine.types import FinishReason, GenerationStats
+
+# token ids generated so far → length of the prefix that ends with the last complete segment
+SegmentBoundary = Callable[[Sequence[int]], int]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DecodeRequest:
+    id: int
+    inputs_embeds: torch.Tensor  # (P, d) prompt embeddings, audio features merged in
+    speech_span: tuple[int, int]  # [start, end) prompt positions holding speech features
+    max_new_tokens: int
+
+    def __post_init__(self) -> None:
+        if self.inputs_embeds.ndim != 2:
+            raise ValueError(f"inputs_embeds must be (P, d), got {tuple(self.inputs_embeds.shape)}")
+        start, end = self.speech_span
+        if not 0 <= start <= end <= self.inputs_embeds.shape[0]:
+            raise ValueError(f"speech span {self.speech_span} is outside the prompt")
+        if self.max_new_tokens < 1:
+            raise ValueError("max_new_tokens must be at least 1")
+
+    @property
+    def prompt_length(self) -> int:
+        return int(self.inputs_embeds.shape[0])
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeResult:
+    id: int
+    token_ids: tuple[int, ...]  # generated tokens, end-of-sequence token excluded
+    finish_reason: FinishReason
+    stats: GenerationStats = field(default_factory=GenerationStats)
+
+
+class Decoder(Protocol):
+    """Greedy decoding of many requests with a bounded batch."""
+
+    def decode(
+        self, requests: Iterable[DecodeRequest], cancel: threading.Event | None = None
+    ) -> Iterator[DecodeResult]: ...
