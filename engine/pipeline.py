@@ -1,12 +1,13 @@
 """The one transcription pipeline the CLI and the GUI both run.
 
-    file ─► load (decode, mono, resample) ─► VAD ─► chunk ─► backend ─► stitch ─► Transcript
+    file ─► load (decode, mono, resample) ─► VAD ─► chunk ─► backend ─► speakers + stitch ─► Transcript
 
 `Pipeline.prepare` does the cheap stages (load, VAD, chunk) so a view can show the waveform,
 speech regions and chunk boundaries before inference; `Pipeline.transcribe` does the rest;
 `Pipeline.run` does both. Progress goes to a plain callback (`on_progress(Progress)`), and a
 `threading.Event` cancels between units of work with `engine.errors.Cancelled`. The backend
-(and its loaded model) lives as long as the pipeline, so several files reuse one model.
+(and its loaded model) lives as long as the pipeline, so several files reuse one model; so does
+the diarizer (`PipelineConfig.speakers` chooses it; "none" skips the SPEAKERS stage).
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ from engine.audio.vad import SileroVad, SpeechDetector, VadConfig
 from engine.backends import create_backend
 from engine.backends.base import Backend, check_cancel
 from engine.progress import format_clock
-from engine.stitching import StitchConfig, stitch
+from engine.speakers import SpeakerConfig, create_diarizer
+from engine.speakers.attribution import attribute_speakers
+from engine.speakers.diarization import Diarizer
+from engine.stitching import StitchConfig
 from engine.types import (
     Chunk,
     ChunkResult,
@@ -46,6 +50,7 @@ class PipelineConfig:
     single_pass: bool = False  # the whole recording as one chunk (no VAD chunking)
     vad: VadConfig = field(default_factory=VadConfig)
     stitch: StitchConfig = field(default_factory=StitchConfig)
+    speakers: SpeakerConfig = field(default_factory=SpeakerConfig)
 
     def __post_init__(self) -> None:
         if self.chunk_seconds is not None:
@@ -69,10 +74,13 @@ class Pipeline:
         backend: Backend,
         config: PipelineConfig | None = None,
         detector: SpeechDetector | None = None,
+        diarizer: Diarizer | None = None,
     ) -> None:
         self.backend = backend
         self.config = config or PipelineConfig()
         self.detector = detector or SileroVad(self.config.vad)
+        # a given diarizer object wins; otherwise the one the config names (None for "none")
+        self.diarizer = diarizer if diarizer is not None else create_diarizer(self.config.speakers)
 
     @classmethod
     def create(
@@ -148,11 +156,24 @@ class Pipeline:
         cancel: threading.Event | None = None,
     ) -> Transcript:
         report = on_progress or (lambda p: None)
+        if self.diarizer is not None:  # a missing speaker model fails now, not after inference
+            self.diarizer.load()
         # 4) inference, chunk by chunk as the backend finishes them
         results = self.infer(prepared, report, cancel)
-        # 5) stitching into absolute, merged utterances
+        # 5) speakers (diarization, cross-chunk reconciliation or word-level assignment) and
+        #    stitching into absolute, merged utterances
         check_cancel(cancel)
-        utterances = stitch(results, {}, self.config.stitch)
+        utterances = attribute_speakers(
+            prepared.recording,
+            prepared.speech,
+            results,
+            self.diarizer,
+            self.backend.labels_speakers,
+            self.config.speakers.count,
+            self.config.stitch,
+            report,
+            cancel,
+        )
         report(Progress(Stage.STITCH, 1, 1))
         return self._transcript(prepared, utterances)
 

@@ -5,13 +5,20 @@ This is the one place where times become absolute. Contract of `stitch`:
 - inverted or degenerate times are repaired (from the segment's words when it has them, else from
   the next segment's start or a speaking-rate estimate); segments with no text are dropped;
 - chunk-local speakers are mapped to global ids through `speaker_map` (missing → None);
+- text repeated across a chunk boundary is said once: a segment (of at least `dedup_min_words`
+  words) starting within `dedup_seconds` of its chunk's start whose words already occur in a
+  segment ending within `dedup_seconds` of the previous chunk's end is dropped; one that merely
+  starts with that segment's last words (at least `dedup_min_words`) loses them;
+- an optional `relabel` step (word-level speaker assignment) may re-split and relabel utterances;
 - neighbours of the same (known) speaker closer than `merge_gap` seconds are merged;
+- speaker ids are renamed "S1", "S2"… in order of first appearance (`renumber_speakers`);
 - the output is sorted by start time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from engine.types import Chunk, ChunkResult, Segment, Utterance, Word
@@ -19,46 +26,130 @@ from engine.types import Chunk, ChunkResult, Segment, Utterance, Word
 SECONDS_PER_WORD = 0.35  # a typical speaking rate, used only to repair a missing end time
 
 SpeakerMap = Mapping[tuple[int, int], str]  # (chunk index, local speaker) → global speaker id
+Relabel = Callable[[Sequence[Utterance]], list[Utterance]]  # ordered utterances in, relabelled out
 
 
 @dataclass(frozen=True, slots=True)
 class StitchConfig:
     merge_gap: float = 1.5
     max_merged_seconds: float = 120.0  # never merge into an utterance longer than this
+    dedup_seconds: float = 3.0  # how near a chunk boundary repeated text is looked for
+    dedup_min_words: int = 3  # shortest repeat (whole or partial) that is removed
 
     def __post_init__(self) -> None:
         if self.merge_gap < 0:
             raise ValueError(f"merge gap must be non-negative, got {self.merge_gap}")
         if self.max_merged_seconds <= 0:
             raise ValueError("max merged utterance length must be positive")
+        if self.dedup_seconds < 0 or self.dedup_min_words < 1:
+            raise ValueError("duplicate removal needs a non-negative window and at least one word")
 
 
 def stitch(
     results: Iterable[ChunkResult],
     speaker_map: SpeakerMap | None = None,
     config: StitchConfig | None = None,
+    relabel: Relabel | None = None,
 ) -> tuple[Utterance, ...]:
     """Turn chunk results into ordered, merged utterances (see the module contract)."""
     config = config or StitchConfig()
-    utterances: list[Utterance] = []
-    for result in sorted(results, key=lambda r: r.chunk.index):
-        utterances.extend(absolute_utterances(result, speaker_map or {}))
+    ordered = sorted(results, key=lambda r: r.chunk.index)
+    per_chunk = [absolute_utterances(r, speaker_map or {}) for r in ordered]
+    chunks = [r.chunk for r in ordered]
+    utterances = [u for chunk in drop_edge_duplicates(chunks, per_chunk, config) for u in chunk]
     utterances.sort(key=lambda u: (u.start, u.end))
-    return tuple(merge_same_speaker(utterances, config))
+    if relabel is not None:
+        utterances = sorted(relabel(utterances), key=lambda u: (u.start, u.end))
+    return tuple(renumber_speakers(merge_same_speaker(utterances, config)))
 
 
-def absolute_utterances(result: ChunkResult, speaker_map: SpeakerMap) -> list[Utterance]:
-    """The chunk's segments as absolute, repaired utterances (empty texts dropped)."""
+def segment_times(result: ChunkResult) -> list[tuple[Segment, float, float]]:
+    """Each non-empty segment of a chunk with its repaired absolute (start, end)."""
     chunk = result.chunk
     segments = [s for s in result.segments if s.text.strip()]
     out = []
     for i, seg in enumerate(segments):
         next_start = segments[i + 1].start if i + 1 < len(segments) else None
-        start, end = _repair_times(seg, chunk, next_start)
+        out.append((seg, *_repair_times(seg, chunk, next_start)))
+    return out
+
+
+def absolute_utterances(result: ChunkResult, speaker_map: SpeakerMap) -> list[Utterance]:
+    """The chunk's segments as absolute, repaired utterances (empty texts dropped)."""
+    chunk = result.chunk
+    out = []
+    for seg, start, end in segment_times(result):
         speaker = None if seg.speaker is None else speaker_map.get((chunk.index, seg.speaker))
         words = tuple(_absolute_word(w, chunk) for w in seg.words)
         out.append(Utterance(start=start, end=end, text=seg.text.strip(), speaker=speaker, words=words))
     return out
+
+
+def drop_edge_duplicates(
+    chunks: Sequence[Chunk], per_chunk: Sequence[list[Utterance]], config: StitchConfig
+) -> list[list[Utterance]]:
+    """Remove text a chunk's head repeats from the previous chunk's tail (see the module contract)."""
+    out = [list(per_chunk[0])] if per_chunk else []
+    for i in range(1, len(per_chunk)):
+        tail = [u for u in out[-1] if u.end >= chunks[i - 1].end - config.dedup_seconds]
+        head_until = chunks[i].start + config.dedup_seconds
+        kept = [_without_repeat(u, tail, config) if u.start <= head_until else u for u in per_chunk[i]]
+        out.append([u for u in kept if u is not None])
+    return out
+
+
+def _without_repeat(u: Utterance, tail: Sequence[Utterance], config: StitchConfig) -> Utterance | None:
+    head = _norm_words(u.text)
+    if len(head) < config.dedup_min_words:  # "Yes." twice is usually said twice
+        return u
+    for t in tail:
+        before = _norm_words(t.text)
+        if _contains(before, head):
+            return None
+        k = _overlap(before, head, config.dedup_min_words)
+        if k:
+            return _drop_first_words(u, k)
+    return u
+
+
+def _norm_words(text: str) -> list[str]:
+    return [w for w in (re.sub(r"[^\w']", "", t.lower()) for t in text.split()) if w]
+
+
+def _contains(haystack: list[str], needle: list[str]) -> bool:
+    n = len(needle)
+    return any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1))
+
+
+def _overlap(before: list[str], after: list[str], least: int) -> int:
+    """Largest k ≥ `least` with before[-k:] == after[:k] (0 when none)."""
+    for k in range(min(len(before), len(after) - 1), least - 1, -1):
+        if before[-k:] == after[:k]:
+            return k
+    return 0
+
+
+def _drop_first_words(u: Utterance, k: int) -> Utterance:
+    tokens = u.text.split()
+    # count only tokens that carry a word, like _norm_words does
+    seen, cut = 0, 0
+    while cut < len(tokens) and seen < k:
+        seen += bool(re.sub(r"[^\w']", "", tokens[cut]))
+        cut += 1
+    if len(u.words) != len(tokens):  # words do not line up with the text: keep them and the start
+        return replace(u, text=" ".join(tokens[cut:]))
+    words = u.words[cut:]
+    start = words[0].start if words else u.start
+    return replace(u, text=" ".join(tokens[cut:]), words=words, start=max(u.start, start))
+
+
+def renumber_speakers(utterances: Sequence[Utterance]) -> list[Utterance]:
+    """Speaker ids renamed "S1", "S2"… in order of first appearance (None stays None)."""
+    names: dict[str, str] = {}
+    for u in utterances:
+        if u.speaker is not None and u.speaker not in names:
+            names[u.speaker] = f"S{len(names) + 1}"
+    return [u if u.speaker is None else replace(u, speaker=names[u.speaker]) for u in utterances]
 
 
 def merge_same_speaker(utterances: Sequence[Utterance], config: StitchConfig) -> list[Utterance]:

@@ -36,7 +36,7 @@ def test_progress_goes_through_the_stages_in_order_with_chunk_results_as_they_fi
     seen: list[Progress] = []
     transcript = pipeline.run(DEMO, seen.append)
     stages = list(dict.fromkeys(p.stage for p in seen))
-    assert stages == [Stage.LOAD, Stage.VAD, Stage.CHUNK, Stage.INFER, Stage.STITCH]
+    assert stages == [Stage.LOAD, Stage.VAD, Stage.CHUNK, Stage.INFER, Stage.SPEAKERS, Stage.STITCH]
     partial = [p.partial for p in seen if p.partial is not None]
     assert len(partial) == len(transcript.chunks)
     assert transcript.utterances and transcript.model == "faster-whisper tiny.en"

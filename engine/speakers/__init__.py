@@ -1,0 +1,67 @@
+"""Speakers: diarization, cross-chunk reconciliation and word-level assignment.
+
+`DIARIZERS` names the diarizers; `create_diarizer(SpeakerConfig)` builds the chosen one (None for
+"none"). Models load on first use, so creating a diarizer is cheap:
+- "embedded" (default): resemblyzer's GE2E encoder (weights in its wheel) + spectral clustering;
+- "pyannote": a pyannote.audio pipeline from a local folder or the hub (token needed).
+`engine.speakers.attribution.attribute_speakers` is the pipeline's SPEAKERS stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engine.speakers.diarization import Diarizer, SpeakerCount
+
+DIARIZER_NAMES = ("embedded", "pyannote", "none")
+
+
+@dataclass(frozen=True, slots=True)
+class SpeakerConfig:
+    """How speakers are found. `diarizer`: "embedded", "pyannote" or "none" (no speakers)."""
+
+    diarizer: str = "embedded"
+    num_speakers: int | None = None
+    min_speakers: int | None = None
+    max_speakers: int | None = None
+    pyannote: str | None = None  # pyannote pipeline: local folder or hub id (None: the default id)
+    hf_token: str | None = None  # hub token for pyannote (None: HF_TOKEN from the environment)
+
+    def __post_init__(self) -> None:
+        if self.diarizer not in DIARIZER_NAMES:
+            raise ValueError(
+                f"unknown diarizer {self.diarizer!r}; choose one of: {', '.join(DIARIZER_NAMES)}"
+            )
+        SpeakerCount(self.num_speakers, self.min_speakers, self.max_speakers)  # validates the numbers
+
+    @property
+    def count(self) -> SpeakerCount | None:
+        if self.num_speakers is None and self.min_speakers is None and self.max_speakers is None:
+            return None
+        return SpeakerCount(self.num_speakers, self.min_speakers, self.max_speakers)
+
+
+def _embedded(config: SpeakerConfig) -> Diarizer:
+    from engine.speakers.embedded import EmbeddedDiarizer
+
+    return EmbeddedDiarizer()
+
+
+def _pyannote(config: SpeakerConfig) -> Diarizer:
+    from engine.speakers.pyannote import PyannoteConfig, PyannoteDiarizer
+
+    options = {"pipeline": config.pyannote, "token": config.hf_token}
+    return PyannoteDiarizer(PyannoteConfig(**{k: v for k, v in options.items() if v is not None}))
+
+
+DIARIZERS: dict[str, Callable[[SpeakerConfig], Diarizer]] = {
+    "embedded": _embedded,
+    "pyannote": _pyannote,
+}
+
+
+def create_diarizer(config: SpeakerConfig) -> Diarizer | None:
+    """The diarizer `config` names, or None for "none"."""
+    factory = DIARIZERS.get(config.diarizer)
+    return factory(config) if factory is not None else None
