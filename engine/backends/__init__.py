@@ -16,6 +16,7 @@ from engine.backends.base import Backend
 # name → (module, config class, backend class)
 BACKENDS: dict[str, tuple[str, str, str]] = {
     "whisper": ("engine.backends.whisper", "WhisperConfig", "WhisperBackend"),
+    "vibevoice": ("engine.backends.vibevoice", "VibeVoiceConfig", "VibeVoiceBackend"),
 }
 
 

@@ -16,12 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from engine.backends import BACKENDS
+from engine.backends.vibevoice import config as vibevoice
 from engine.cli.progressbar import ProgressBar
+from engine.decode.eviction import POLICIES, PRESETS
 from engine.errors import Cancelled, MurmurError
 from engine.progress import format_clock
 from engine.types import Transcript
 
 DEFAULT_FORMATS = "srt,vtt,txt,json,docx"
+ENGINE_OPTIONS = ("eviction", "sink", "window", "delay", "speech_rate", "repetition_penalty")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -42,6 +45,36 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="chunked (default): VAD chunks run in batches; single: the whole recording in one pass",
     )
     p.add_argument("--context", help='names and terms to expect, comma separated: "Alice, Kubernetes"')
+    vv = p.add_argument_group("vibevoice options")
+    vv.add_argument("--dtype", choices=vibevoice.DTYPES, help="weights' dtype (default: auto)")
+    vv.add_argument("--attention", choices=vibevoice.ATTENTIONS, help="attention kernel (default: sdpa)")
+    vv.add_argument("--budget", choices=vibevoice.BUDGETS, help="tokens per chunk rule (default: paper)")
+    vv.add_argument("--engine", choices=vibevoice.ENGINES, help="decoder (default: hf)")
+    vv.add_argument("--acoustic", choices=vibevoice.ACOUSTIC_MODES, help="audio latents (default: mean)")
+    me = p.add_argument_group("decode engine options (--engine murmur; see docs/engine.md)")
+    me.add_argument("--eviction", choices=[*POLICIES, *PRESETS], help="KV-cache eviction (default: none)")
+    me.add_argument("--sink", type=int, metavar="N", help="output sink tokens kept (default: 4)")
+    me.add_argument("--window", type=int, metavar="W", help="tokens per eviction window (default: 1024)")
+    me.add_argument("--delay", type=int, metavar="D", help="steps before speech eviction (default: 512)")
+    me.add_argument("--speech-rate", type=float, metavar="R", help="speech window tokens/step (default: 1)")
+    me.add_argument("--repetition-penalty", type=float, metavar="P", help="repeat penalty (default: 1, off)")
+    sp = p.add_argument_group("speakers (see docs/speakers.md)")
+    sp.add_argument(
+        "--diarizer",
+        choices=["embedded", "pyannote", "none"],
+        default="embedded",
+        help="who speaks when: embedded (default, offline), pyannote (needs its weights), none",
+    )
+    sp.add_argument("--speakers", type=int, metavar="N", help="the number of speakers, if known")
+    sp.add_argument("--min-speakers", type=int, metavar="N", help="at least N speakers")
+    sp.add_argument("--max-speakers", type=int, metavar="N", help="at most N speakers")
+    sp.add_argument(
+        "--pyannote",
+        metavar="PIPELINE",
+        help="pyannote pipeline: a local folder with config.yaml, or a hub id "
+        "(default: pyannote/speaker-diarization-community-1)",
+    )
+    sp.add_argument("--hf-token", help="Hugging Face token for a hub pipeline (default: $HF_TOKEN)")
     p.add_argument("--out", type=Path, help="output folder (default: next to each input file)")
     p.add_argument(
         "--format",
@@ -60,7 +93,23 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
         "device": args.device,
         "batch_size": args.batch_size,
         "context": context,
+        **{k: getattr(args, k, None) for k in ("dtype", "attention", "budget", "engine", "acoustic")},
+        **{k: getattr(args, k, None) for k in ENGINE_OPTIONS},
     }
+
+
+def speaker_config(args: argparse.Namespace) -> Any:
+    """The `SpeakerConfig` the speaker flags describe."""
+    from engine.speakers import SpeakerConfig
+
+    return SpeakerConfig(
+        diarizer=args.diarizer,
+        num_speakers=args.speakers,
+        min_speakers=args.min_speakers,
+        max_speakers=args.max_speakers,
+        pyannote=args.pyannote,
+        hf_token=args.hf_token,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,7 +123,11 @@ def run(args: argparse.Namespace) -> int:
     cancel = threading.Event()
     previous = signal.signal(signal.SIGINT, _on_interrupt(cancel))
     try:
-        config = PipelineConfig(chunk_seconds=args.chunk_seconds, single_pass=args.mode == "single")
+        config = PipelineConfig(
+            chunk_seconds=args.chunk_seconds,
+            single_pass=args.mode == "single",
+            speakers=speaker_config(args),
+        )
         pipeline = Pipeline.create(args.backend, config, **backend_options(args))
         failures = 0
         for path in args.files:

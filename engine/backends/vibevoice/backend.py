@@ -1,0 +1,135 @@
+"""The VibeVoice-ASR backend: chunks of 24 kHz audio in, speaker-labelled chunk results out.
+
+For each chunk: its samples → a prompt stating the chunk's duration (and the user's context
+terms) → a `DecodeRequest` (prompt embeddings with the audio features merged in, a token budget
+from the chunk's duration) → the decoder chosen by `config.engine` → the reply's tokens → parsed
+`Segment`s with chunk-relative times and the model's own chunk-local integer speakers. Requests
+are built lazily as the decoder asks for them, so only about one batch of embeddings exists at a
+time. Results are yielded as the decoder finishes them; each records its finish reason (EOS,
+LENGTH, LOOP), its cost and the reply text. In single-pass mode the pipeline sends the whole
+recording as one chunk; recordings longer than an hour (`max_chunk_seconds`) are refused there.
+The model loads on first use and stays loaded; heavy imports happen only then.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from engine.backends.base import check_cancel
+from engine.backends.vibevoice.budget import token_budget
+from engine.backends.vibevoice.config import SAMPLE_RATE, VibeVoiceConfig
+from engine.backends.vibevoice.parsing import parse_reply
+from engine.errors import OutOfMemoryError
+from engine.types import Chunk, ChunkResult, Recording
+
+
+class VibeVoiceBackend:
+    """VibeVoice-ASR through transformers' native classes (see the module docstring)."""
+
+    name = "vibevoice"
+    sample_rate = SAMPLE_RATE
+    default_chunk_seconds = 300.0
+    max_chunk_seconds = 3600.0  # the model's single-pass limit (one hour)
+    labels_speakers = True
+
+    def __init__(self, config: VibeVoiceConfig | None = None) -> None:
+        self.config = config or VibeVoiceConfig()
+        self._loaded: Any = None
+        self._decoder: Any = None
+
+    def describe(self) -> str:
+        return f"VibeVoice-ASR {self.config.model}"
+
+    def transcribe(
+        self,
+        recording: Recording,
+        chunks: Sequence[Chunk],
+        cancel: threading.Event | None = None,
+    ) -> Iterator[ChunkResult]:
+        if recording.sample_rate != self.sample_rate:
+            raise ValueError(f"VibeVoice-ASR needs {self.sample_rate} Hz audio, got {recording.sample_rate}")
+        check_cancel(cancel)
+        loaded, decoder = self._load()
+        audible = [c for c in chunks if len(recording.slice(c.start, c.end)) > 0]
+        silent = [c for c in chunks if len(recording.slice(c.start, c.end)) == 0]
+        yield from (ChunkResult(chunk=c, segments=()) for c in silent)  # no samples: nothing said
+        encode_seconds: dict[int, float] = {}
+        requests = self._requests(loaded, recording, audible, encode_seconds, cancel)
+        try:
+            for result in decoder.decode(requests, cancel):
+                chunk = audible[result.id]
+                yield self._chunk_result(loaded, chunk, result, encode_seconds.pop(result.id, 0.0))
+        except Exception as exc:
+            import torch
+
+            if isinstance(exc, torch.OutOfMemoryError):
+                raise OutOfMemoryError(
+                    "the GPU ran out of memory; try a smaller --batch-size or --chunk-seconds"
+                ) from exc
+            raise
+
+    def _requests(
+        self,
+        loaded: Any,
+        recording: Recording,
+        chunks: Sequence[Chunk],
+        encode_seconds: dict[int, float],
+        cancel: threading.Event | None,
+    ) -> Iterator[Any]:
+        from engine.backends.vibevoice.inputs import AcousticNoise, build_request
+
+        cfg = self.config
+        for i, chunk in enumerate(chunks):
+            check_cancel(cancel)
+            started = time.perf_counter()
+            samples = recording.slice(chunk.start, chunk.end)
+            request = build_request(
+                loaded,
+                samples,
+                request_id=i,
+                max_new_tokens=token_budget(len(samples) / SAMPLE_RATE, cfg),
+                context=cfg.context_text,
+                noise=AcousticNoise(cfg.acoustic, chunk_seed(cfg.seed, chunk.index)),
+                segment_seconds=cfg.encoder_segment_seconds,
+            )
+            encode_seconds[i] = time.perf_counter() - started
+            yield request
+
+    def _chunk_result(self, loaded: Any, chunk: Chunk, result: Any, encode_seconds: float) -> ChunkResult:
+        text = loaded.processor.tokenizer.decode(list(result.token_ids), skip_special_tokens=True)
+        prefill = result.stats.prefill_seconds + encode_seconds  # audio encoding counts as prefill
+        stats = dataclasses.replace(result.stats, prefill_seconds=prefill)
+        return ChunkResult(
+            chunk=chunk,
+            segments=parse_reply(text, chunk.duration),
+            finish_reason=result.finish_reason,
+            stats=stats,
+            raw_text=text,
+        )
+
+    def _load(self) -> tuple[Any, Any]:
+        if self._loaded is None:
+            from engine.backends.vibevoice.boundary import segment_boundary
+            from engine.backends.vibevoice.decoders import create_decoder
+            from engine.backends.vibevoice.loading import load_model
+
+            loaded = load_model(self.config)
+            self._decoder = create_decoder(
+                self.config.engine,
+                loaded.model,
+                max_batch=self.config.batch_size,
+                eos_token_ids=loaded.tokens.eos_ids,
+                segment_boundary=segment_boundary(loaded.processor.tokenizer),
+                options=self.config.engine_options,
+            )
+            self._loaded = loaded
+        return self._loaded, self._decoder
+
+
+def chunk_seed(seed: int, chunk_index: int) -> int:
+    """The noise seed of one chunk: fixed by the run's seed and the chunk's place in the recording."""
+    return (seed * 1_000_003 + chunk_index) % (2**63)

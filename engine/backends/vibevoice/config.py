@@ -1,0 +1,109 @@
+"""Settings of the VibeVoice-ASR backend: which checkpoint, where it runs, how it decodes.
+
+`VibeVoiceConfig` is a frozen dataclass validated on construction (`ValueError` on a bad value);
+every field has a default, and CLI flags map onto fields one to one. This module imports neither
+torch nor transformers, so building a config (e.g. from GUI settings) is cheap.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_MODEL = "microsoft/VibeVoice-ASR-HF"
+SAMPLE_RATE = 24000  # the acoustic tokenizer's rate: audio is decoded straight to it
+MAX_TOKENS = 32768  # the checkpoint's own generation limit (one hour of dense speech)
+
+DEVICES = ("auto", "cpu", "cuda")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+ATTENTIONS = ("sdpa", "eager", "flash_attention_2")
+ACOUSTIC_MODES = ("mean", "seeded", "sampled")
+ENGINES = ("hf", "murmur")
+BUDGETS = ("paper", "murmur", "max")
+ENGINE_OPTIONS = ("eviction", "sink", "window", "delay", "speech_rate", "repetition_penalty")
+_CUDA_INDEX = re.compile(r"cuda:\d+")
+
+
+@dataclass(frozen=True, slots=True)
+class VibeVoiceConfig:
+    """How to load and run VibeVoice-ASR. See docs/vibevoice.md for each setting."""
+
+    model: str = DEFAULT_MODEL  # a hub id or a local folder holding the HF-format checkpoint
+    device: str = "auto"  # auto (CUDA when present), cpu, cuda or cuda:N
+    dtype: str = "auto"  # auto: bfloat16 on CUDA, float32 on the CPU
+    attention: str = "sdpa"  # the language model's attention kernel
+    batch_size: int = 16  # chunks decoded together
+    context: tuple[str, ...] = ()  # names and terms the user expects, stated in the prompt
+    offline: bool | None = None  # None: offline exactly when HF_HUB_OFFLINE is set
+    engine: str = "hf"  # the decoder: "hf" (transformers generate) or "murmur" (engine.decode)
+    budget: str = "paper"  # token budget rule per chunk (engine.backends.vibevoice.budget)
+    min_new_tokens: int = 256  # floor of every chunk's token budget
+    max_new_tokens: int = MAX_TOKENS  # ceiling of every chunk's token budget
+    acoustic: str = "mean"  # mean (deterministic), seeded (noise from `seed`), sampled (fresh noise)
+    seed: int = 0  # the noise seed of acoustic="seeded"
+    encoder_segment_seconds: float = 60.0  # audio encoded in causal segments of this length
+    # options of Murmur's decode engine (engine="murmur"), passed to its config; None: its default
+    eviction: str | None = None  # KV eviction policy or preset
+    sink: int | None = None
+    window: int | None = None
+    delay: int | None = None
+    speech_rate: float | None = None
+    repetition_penalty: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.model.strip():
+            raise ValueError("the model must be a hub id or a folder, got an empty name")
+        if self.device not in DEVICES and not _CUDA_INDEX.fullmatch(self.device):
+            raise ValueError(f"device must be one of {', '.join(DEVICES)} or cuda:N, got {self.device!r}")
+        _choice("dtype", self.dtype, DTYPES)
+        _choice("attention", self.attention, ATTENTIONS)
+        _choice("acoustic mode", self.acoustic, ACOUSTIC_MODES)
+        _choice("decode engine", self.engine, ENGINES)
+        _choice("token budget", self.budget, BUDGETS)
+        if self.batch_size < 1:
+            raise ValueError(f"batch size must be at least 1, got {self.batch_size}")
+        if not 1 <= self.min_new_tokens <= self.max_new_tokens:
+            raise ValueError(
+                f"token budget bounds must satisfy 1 <= min ({self.min_new_tokens}) "
+                f"<= max ({self.max_new_tokens})"
+            )
+        if self.seed < 0:
+            raise ValueError(f"seed must be zero or positive, got {self.seed}")
+        if not 1.0 <= self.encoder_segment_seconds <= 600.0:
+            raise ValueError(
+                f"encoder segments must last 1–600 s, got {self.encoder_segment_seconds}"
+            )
+        terms = self.context.split(",") if isinstance(self.context, str) else self.context
+        if any(not isinstance(t, str) for t in terms):
+            raise ValueError("context must be a sequence of strings")
+        object.__setattr__(self, "context", tuple(terms))  # a list or "a, b" becomes a tuple
+        if self.engine_options and self.engine != "murmur":
+            raise ValueError(
+                f"{', '.join(self.engine_options)} only apply to Murmur's decode engine (--engine murmur)"
+            )
+
+    @property
+    def is_offline(self) -> bool:
+        """Whether loading may only use local files (the field, else the HF_HUB_OFFLINE variable)."""
+        if self.offline is not None:
+            return self.offline
+        return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+    @property
+    def engine_options(self) -> dict[str, Any]:
+        """The decode-engine options that were given (not None), by their engine config names."""
+        values = {name: getattr(self, name) for name in ENGINE_OPTIONS}
+        return {name: value for name, value in values.items() if value is not None}
+
+    @property
+    def context_text(self) -> str | None:
+        """The context terms as the prompt states them ("Alice, Kubernetes"), or None."""
+        terms = [t.strip() for t in self.context if t.strip()]
+        return ", ".join(terms) or None
+
+
+def _choice(what: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{what} must be one of {', '.join(allowed)}, got {value!r}")

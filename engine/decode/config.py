@@ -1,0 +1,62 @@
+"""The engine's settings: batch size, eviction, decoding mode, attention backend, loop guard.
+
+Fields map one to one onto command-line options (`--eviction`, `--sink`, `--window`, `--delay`,
+`--speech-rate`, `--repetition-penalty`): `eviction` names a policy or a preset (or is a full
+`EvictionConfig`), and `sink` / `window` / `delay` / `speech_rate` override its values (None keeps
+them). After construction `eviction` is always the resolved `EvictionConfig` (overrides applied,
+idempotently, so `dataclasses.replace` works).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.decode.attention import ATTENTION
+from engine.decode.eviction import EvictionConfig
+from engine.decode.loop_guard import LoopGuardConfig
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    max_batch: int = 16  # rows decoded together; finished rows are refilled with waiting requests
+    eviction: str | EvictionConfig = "none"  # a policy ("none", "output", "speech", "both") or preset
+    sink: int | None = None  # output sink tokens
+    window: int | None = None  # the policy's window(s), in tokens
+    delay: int | None = None  # decode steps before the speech window moves
+    speech_rate: float | None = None  # speech tokens the window advances per decode step
+    repetition_penalty: float = 1.0  # the base decoding mode (1.0: plain greedy)
+    attention: str = "auto"  # one of attention.ATTENTION
+    cuda_graphs: bool = True  # replay captured decode steps on CUDA (sdpa and flash-attn backends)
+    loop: LoopGuardConfig = field(default_factory=LoopGuardConfig)
+    kv_memory_limit: int | None = None  # bytes the KV store may take; None: what the device gives
+
+    def __post_init__(self) -> None:
+        if self.max_batch < 1:
+            raise ValueError("the batch must hold at least one request")
+        if not self.repetition_penalty > 0:
+            raise ValueError("the repetition penalty must be positive")
+        if self.attention not in ATTENTION:
+            raise ValueError(
+                f"unknown attention backend {self.attention!r}; choose one of: {', '.join(ATTENTION)}"
+            )
+        if self.kv_memory_limit is not None and self.kv_memory_limit < 1:
+            raise ValueError("the KV memory limit must be positive")
+        if isinstance(self.eviction, EvictionConfig):
+            resolved = self.eviction.overridden(self.sink, self.window, self.delay, self.speech_rate)
+        else:
+            resolved = EvictionConfig.from_options(
+                self.eviction, self.sink, self.window, self.delay, self.speech_rate
+            )
+        object.__setattr__(self, "eviction", resolved)
+
+    @property
+    def policy(self) -> EvictionConfig:
+        """The resolved eviction settings."""
+        if not isinstance(self.eviction, EvictionConfig):
+            raise TypeError("unresolved eviction settings")
+        return self.eviction
+
+    @property
+    def uses_penalties(self) -> bool:
+        retries = self.loop.retries if self.loop.enabled else ()
+        return any(m.repetition_penalty != 1.0 for m in retries) or self.repetition_penalty != 1.0

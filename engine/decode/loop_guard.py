@@ -1,0 +1,92 @@
+"""Repetition loops: noticed while decoding, rolled back, re-decoded with a bounded retry schedule.
+
+A row is looping when its newest tokens repeat one n-gram over and over: for some period p ≤
+`max_period`, the last `max(min_tokens, min_repeats·p)` tokens are p-periodic. The detector keeps,
+per row and period, how many trailing tokens equal the token p before them, updated once per
+generated token for all rows at once (no rescans).
+
+Recovery (done by the scheduler): cut the row back to its last complete segment before the loop
+(the adapter's `SegmentBoundary`), re-decode from there with the next `DecodeMode` of `retries`
+until the output has passed the place where the loop began, then go on greedily. When no retry is
+left, the row ends with `FinishReason.LOOP`, keeping what it produced before the loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.decode.api import SegmentBoundary
+from engine.decode.sampling import DecodeMode
+
+
+@dataclass(frozen=True, slots=True)
+class LoopGuardConfig:
+    enabled: bool = True
+    max_period: int = 128  # longest repeated n-gram looked for (tokens)
+    min_repeats: int = 4  # repetitions of an n-gram that make a loop ...
+    min_tokens: int = 64  # ... spanning at least this many tokens
+    retries: tuple[DecodeMode, ...] = (
+        DecodeMode(repetition_penalty=1.15),
+        DecodeMode(repetition_penalty=1.05, temperature=0.5, seed=1234),
+    )
+
+    def __post_init__(self) -> None:
+        if self.max_period < 1 or self.min_repeats < 2 or self.min_tokens < 2:
+            raise ValueError("loop detection needs max_period ≥ 1, min_repeats ≥ 2 and min_tokens ≥ 2")
+
+
+@dataclass(frozen=True, slots=True)
+class Loop:
+    start: int  # index of the first token of the repeated stretch
+    period: int  # length of the repeated n-gram
+
+
+class LoopDetector:
+    """Trailing period-p match counts for rows 0..B-1: run (B, P)."""
+
+    def __init__(self, rows: int, config: LoopGuardConfig) -> None:
+        periods = np.arange(1, config.max_period + 1)
+        self.periods = periods  # (P,)
+        self.need = np.maximum(config.min_tokens, config.min_repeats * periods) - periods  # (P,)
+        self.run = np.zeros((rows, config.max_period), dtype=np.int64)  # (B, P)
+
+    def reset(self, row: int) -> None:
+        self.run[row] = 0
+
+    def move_row(self, src: int, dst: int) -> None:
+        self.run[dst] = self.run[src]
+
+    def update(self, history: np.ndarray, index: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+        """Rows 0..n-1 appended `tokens` (n,) at `index` (n,); `history` (≥n, G) holds their tokens.
+
+        Returns the rows now looping.
+        """
+        n = tokens.shape[0]
+        back = index[:, None] - self.periods[None, :]  # (n, P)
+        prev = np.take_along_axis(history[:n], np.maximum(back, 0), axis=1)
+        match = (back >= 0) & (prev == tokens[:, None])
+        run = np.where(match, self.run[:n] + 1, 0)
+        self.run[:n] = run
+        return np.flatnonzero((run >= self.need[None, :]).any(axis=1))
+
+    def loop(self, row: int, index: int) -> Loop:
+        """The repeated stretch ending at `index` in a row that `update` reported."""
+        over = self.run[row] >= self.need
+        starts = index - self.run[row] - self.periods + 1  # (P,)
+        best = int(np.argmin(np.where(over, starts, np.iinfo(np.int64).max)))
+        return Loop(start=max(int(starts[best]), 0), period=int(self.periods[best]))
+
+
+def rollback_point(tokens: Sequence[int], loop: Loop, boundary: SegmentBoundary | None) -> int:
+    """Length of the output to keep before re-decoding: the last complete segment before the loop."""
+    if boundary is None:
+        return loop.start
+    return min(max(int(boundary(tokens[: loop.start])), 0), loop.start)
+
+
+def salvage(tokens: Sequence[int], loop: Loop) -> tuple[int, ...]:
+    """What a row keeps when it cannot recover: its output up to and including one repetition."""
+    return tuple(tokens[: loop.start + loop.period])

@@ -1,0 +1,109 @@
+"""The device side of a batch: the KV store, the attention backend, the sampler, each row's last token.
+
+`admit` prefills one request with the HF forward, imports the KV entries its first decode step may
+see into a row of the store, and chooses its first token. `step` turns a host `StepPlan` into
+tensors, runs `decode_step` for rows 0..n-1 and returns the chosen tokens to the host — the one
+synchronisation per step. Everything runs under `torch.inference_mode`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from engine.decode.attention import make_attention
+from engine.decode.config import EngineConfig
+from engine.decode.graphs import StepGraphs
+from engine.decode.kv_store import KVStore
+from engine.decode.layout import RowLayout
+from engine.decode.prefill import prefill
+from engine.decode.rows import StepPlan
+from engine.decode.sampling import DecodeMode, Sampler, row_key
+from engine.decode.step import ModelParts, StepInputs, decode_step
+from engine.decode.work import Work
+
+
+class Runner:
+    def __init__(self, parts: ModelParts, config: EngineConfig, rows: int) -> None:
+        shape = parts.attention_shape
+        self.parts, self.device = parts, parts.device
+        self.store = KVStore(
+            len(parts.layers),
+            shape.kv_heads,
+            shape.head_dim,
+            rows,
+            parts.dtype,
+            self.device,
+            config.kv_memory_limit,
+        )
+        self.attention = make_attention(config.attention, shape, self.device)
+        self.sampler = Sampler(rows, parts.vocab_size, self.device, config.uses_penalties)
+        self.last = torch.zeros(rows, dtype=torch.int64, device=self.device)  # (B,) token fed next
+        graphs = config.cuda_graphs and self.device.type == "cuda" and self.attention.name != "flashinfer"
+        self.graphs = StepGraphs(parts, self.store, self.attention, self.last) if graphs else None
+
+    @torch.inference_mode()
+    def admit(self, row: int, work: Work, layout: RowLayout) -> tuple[int, float]:
+        """Prefill `work` into `row`; returns its first new token and the seconds it took."""
+        started = time.perf_counter()
+        request, k = work.request, len(work.prefix)
+        pre = prefill(self.parts, request.inputs_embeds, work.prefix)
+        self.store.import_row(row, layout, pre.keys, pre.values, resume=k)
+        self.set_mode(row, work, work.mode, work.prefix)
+        steps = torch.tensor([k], device=self.device)
+        first = self.sampler.choose(pre.logits[None], row, steps)
+        self.sampler.note_row(row, first)
+        self.last[row] = first[0]
+        _sync(self.device)
+        return int(first[0]), time.perf_counter() - started
+
+    @torch.inference_mode()
+    def set_mode(self, row: int, work: Work, mode: DecodeMode, tokens: Sequence[int]) -> None:
+        """Switch a row's decoding mode; `tokens` is its output so far (the penalty's history)."""
+        self.sampler.set_mode(row, mode, row_key(mode.seed, work.request.id, work.retries))
+        self.sampler.reset_row(row, list(tokens))
+
+    @torch.inference_mode()
+    def step(self, plan: StepPlan) -> np.ndarray:
+        """Run one step for rows 0..n-1; returns the tokens they chose (n,)."""
+        n = plan.positions.shape[0]
+        host = torch.from_numpy(np.stack([plan.positions, plan.slots, plan.seqlen, plan.chosen]))
+        positions, slots, seqlen, chosen = host.to(self.device, non_blocking=True)
+        speech = None
+        if plan.speech is not None:
+            rows, src, dst = (torch.from_numpy(a).to(self.device) for a in plan.speech)
+            speech = (rows, src, dst)
+        length = int(plan.seqlen.max())
+        if self.graphs is not None:
+            if speech is not None:
+                self.store.copy_speech(*speech)
+            logits = self.graphs.run(positions, slots, seqlen, length)
+        else:
+            inputs = StepInputs(
+                tokens=self.last[:n],
+                positions=positions,
+                write=self.store.flat_index(slots),
+                seqlen=seqlen,
+                length=length,
+                ragged=bool(plan.seqlen.min() != length),
+                speech=speech,
+            )
+            logits = decode_step(self.parts, self.store, self.attention, inputs)  # (n, V)
+        tokens = self.sampler.choose(logits, 0, chosen)
+        self.sampler.note(tokens)
+        self.last[:n] = tokens
+        return tokens.cpu().numpy()
+
+    @torch.inference_mode()
+    def move_row(self, src: int, dst: int) -> None:
+        self.store.move_row(src, dst)
+        self.sampler.move_row(src, dst)
+        self.last[dst] = self.last[src]
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)

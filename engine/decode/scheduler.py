@@ -1,0 +1,185 @@
+"""The decode loop of one batch: refill free rows, step every occupied row, settle finished rows.
+
+    ┌─► refill: free rows take waiting work (prefill + import); a row may finish on its first token
+    │   step:   one token for every occupied row
+    └── settle: EOS / budget → a result; a loop → rolled back and queued again, or a LOOP result
+
+Results are yielded the moment a row finishes, so any number of requests runs with a fixed
+batch. A row that loops only ever costs itself: it leaves its row, and its retry waits in the queue
+like any other request. `cancel` is checked before every step.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+
+import numpy as np
+import torch
+
+from engine.decode.api import DecodeResult, SegmentBoundary
+from engine.decode.config import EngineConfig
+from engine.decode.eviction import make_policy
+from engine.decode.loop_guard import LoopDetector, rollback_point, salvage
+from engine.decode.rows import RowTable
+from engine.decode.runner import Runner
+from engine.decode.sampling import DecodeMode
+from engine.decode.step import ModelParts
+from engine.decode.work import Cost, Work, WorkQueue
+from engine.errors import Cancelled
+from engine.types import FinishReason
+
+_REVERT_EVERY = 16  # steps between checks whether a retrying row is past its loop
+
+
+class Scheduler:
+    def __init__(
+        self,
+        parts: ModelParts,
+        config: EngineConfig,
+        rows: int,
+        queue: WorkQueue,
+        eos: tuple[int, ...],
+        boundary: SegmentBoundary | None,
+    ) -> None:
+        self.config, self.queue, self.boundary = config, queue, boundary
+        self.base = DecodeMode(repetition_penalty=config.repetition_penalty)
+        self.policy = make_policy(config.policy)
+        self.eos = np.array(eos, dtype=np.int64)
+        self.runner = Runner(parts, config, rows)
+        self.table = RowTable(rows)
+        self.detector = LoopDetector(rows, config.loop) if config.loop.enabled else None
+        self.steps = 0
+
+    def run(self, cancel: threading.Event | None = None) -> Iterator[DecodeResult]:
+        while True:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()
+            yield from self._refill()
+            if self.table.n == 0:
+                return
+            tokens = self._step()
+            yield from self._settle(tokens)
+
+    def in_flight(self) -> list[Work]:
+        """Work held by the rows now (to requeue it when the batch is abandoned)."""
+        return [w for w in self.table.work[: self.table.n] if w is not None]
+
+    # 1) refill
+    def _refill(self) -> Iterator[DecodeResult]:
+        while self.table.n < self.table.rows and (work := self.queue.pop()) is not None:
+            request = work.request
+            layout = self.policy.layout(request.prompt_length, request.speech_span, request.max_new_tokens)
+            try:
+                first, seconds = self.runner.admit(self.table.n, work, layout)
+            except torch.OutOfMemoryError:
+                self.queue.push_front([work])
+                raise
+            work = work.spent(Cost(prefill_seconds=seconds))
+            tokens = (*work.prefix, first)
+            if first in self.eos:
+                yield work.result(work.prefix, FinishReason.EOS, Cost(), self._evicts)
+            elif len(tokens) >= request.max_new_tokens:
+                yield work.result(tokens, FinishReason.LENGTH, Cost(), self._evicts)
+            else:
+                row = self.table.occupy(work, layout, list(tokens))
+                if self.detector is not None:
+                    self.detector.reset(row)
+
+    # 2) step
+    def _step(self) -> np.ndarray:
+        n = self.table.n
+        plan = self.table.plan()
+        started = time.perf_counter()
+        tokens = self.runner.step(plan)
+        self.table.seconds[:n] += time.perf_counter() - started
+        self.steps += 1
+        return tokens
+
+    # 3) settle
+    def _settle(self, tokens: np.ndarray) -> Iterator[DecodeResult]:
+        n = self.table.n
+        eos = (tokens[:, None] == self.eos[None, :]).any(axis=1)  # (n,)
+        self.table.append(tokens, eos)
+        length = self.table.ints["length"][:n]
+        full = ~eos & (length >= self.table.ints["max_new"][:n])
+        looping: set[int] = set()
+        if self.detector is not None:
+            flagged = self.detector.update(self.table.history, length - 1, tokens)
+            looping = {int(r) for r in flagged if not eos[r]}
+            if self.steps % _REVERT_EVERY == 0:
+                self._revert_modes()
+        if not looping and not (eos | full).any():
+            return
+        ends = {int(r): FinishReason.EOS for r in np.flatnonzero(eos)}
+        ends |= {int(r): FinishReason.LENGTH for r in np.flatnonzero(full)}
+        for row in sorted(set(ends) | looping, reverse=True):  # release from the end: rows below stay put
+            result = self._recover(row) if row in looping else self._finish(row, ends[row])
+            if result is not None:
+                yield result
+
+    def _finish(self, row: int, reason: FinishReason, tokens: tuple[int, ...] | None = None) -> DecodeResult:
+        work = self._work(row)
+        out = self.table.tokens(row) if tokens is None else tokens
+        result = work.result(out, reason, self.table.cost(row), self._evicts)
+        self._release(row)
+        return result
+
+    def _recover(self, row: int) -> DecodeResult | None:
+        """Send a looping row back to the queue with its next retry, or end it as LOOP."""
+        work, tokens = self._work(row), self.table.tokens(row)
+        if self.detector is None:
+            raise RuntimeError("loop recovery without a loop detector")
+        loop = self.detector.loop(row, len(tokens) - 1)
+        kept = salvage(tokens, loop)
+        if len(kept) > len(work.salvage):
+            work = self.table.work[row] = _with_salvage(work, kept)
+        retries = self.config.loop.retries
+        if work.retries >= len(retries):
+            return self._finish(row, FinishReason.LOOP, work.salvage)
+        resume = tokens[: rollback_point(tokens, loop, self.boundary)]
+        self.queue.push_front([work.retry(resume, retries[work.retries], loop.start, self.table.cost(row))])
+        self._release(row)
+        return None
+
+    def _revert_modes(self) -> None:
+        """Rows that retried past their loop go back to the base decoding mode."""
+        for row in range(self.table.n):
+            work = self.table.work[row]
+            if work is None or work.revert_after is None:
+                continue
+            tokens = self.table.tokens(row)
+            if self.boundary is not None:
+                passed = self.boundary(tokens) > work.revert_after
+            else:
+                passed = len(tokens) >= work.revert_after + self.config.loop.min_tokens
+            if passed:
+                work = self.table.work[row] = _reverted(work, self.base)
+                self.runner.set_mode(row, work, self.base, tokens)
+
+    def _release(self, row: int) -> None:
+        moved = self.table.release(row)
+        if moved is not None:
+            self.runner.move_row(moved, row)
+            if self.detector is not None:
+                self.detector.move_row(moved, row)
+
+    def _work(self, row: int) -> Work:
+        work = self.table.work[row]
+        if work is None:
+            raise RuntimeError(f"row {row} holds no work")
+        return work
+
+    @property
+    def _evicts(self) -> bool:
+        return self.config.policy.evicts
+
+
+def _with_salvage(work: Work, kept: tuple[int, ...]) -> Work:
+    return replace(work, salvage=kept)
+
+
+def _reverted(work: Work, base: DecodeMode) -> Work:
+    return replace(work, mode=base, revert_after=None)

@@ -1,0 +1,88 @@
+"""A request in flight: what to decode, where a retry starts from, and what it has cost so far.
+
+A `Work` is created once per request and replaced (never mutated in place) when a loop sends the
+request back to the queue: the replacement carries the output kept so far (`prefix`), the decoding
+mode of the retry, and the accumulated cost, so the final `DecodeResult` reports all attempts.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+
+from engine.decode.api import DecodeRequest, DecodeResult
+from engine.decode.sampling import DecodeMode
+from engine.types import FinishReason, GenerationStats
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    prefill_seconds: float = 0.0
+    decode_seconds: float = 0.0
+    kept_sum: float = 0.0  # Σ kept/logical KV over decode steps
+    steps: int = 0
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(
+            self.prefill_seconds + other.prefill_seconds,
+            self.decode_seconds + other.decode_seconds,
+            self.kept_sum + other.kept_sum,
+            self.steps + other.steps,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    request: DecodeRequest
+    mode: DecodeMode  # how this attempt chooses tokens
+    prefix: tuple[int, ...] = ()  # output already accepted; decoding resumes after it
+    retries: int = 0  # loop retries used so far
+    revert_after: int | None = None  # back to the base mode once a segment ends past this index
+    salvage: tuple[int, ...] = ()  # the best loop-free output seen, kept if every retry fails
+    cost: Cost = Cost()
+
+    def retry(self, prefix: tuple[int, ...], mode: DecodeMode, loop_start: int, cost: Cost) -> Work:
+        """The next attempt: resume after `prefix` in `mode` until the output passes `loop_start`."""
+        return replace(
+            self,
+            prefix=prefix,
+            mode=mode,
+            retries=self.retries + 1,
+            revert_after=loop_start,
+            cost=self.cost + cost,
+        )
+
+    def spent(self, cost: Cost) -> Work:
+        return replace(self, cost=self.cost + cost)
+
+    def result(self, tokens: tuple[int, ...], reason: FinishReason, cost: Cost, evicts: bool) -> DecodeResult:
+        total = self.cost + cost
+        kept = total.kept_sum / total.steps if evicts and total.steps else None
+        stats = GenerationStats(
+            prompt_tokens=self.request.prompt_length,
+            generated_tokens=len(tokens),
+            prefill_seconds=total.prefill_seconds,
+            decode_seconds=total.decode_seconds,
+            kv_kept_fraction=kept,
+            retries=self.retries,
+        )
+        return DecodeResult(self.request.id, tokens, reason, stats)
+
+
+class WorkQueue:
+    """Requests waiting for a row: retries and requeued work first, then new requests in order."""
+
+    def __init__(self, requests: Iterable[DecodeRequest], mode: DecodeMode) -> None:
+        self._new: Iterator[DecodeRequest] = iter(requests)
+        self._front: deque[Work] = deque()
+        self._mode = mode
+
+    def pop(self) -> Work | None:
+        if self._front:
+            return self._front.popleft()
+        request = next(self._new, None)
+        return None if request is None else Work(request, self._mode)
+
+    def push_front(self, works: Iterable[Work]) -> None:
+        self._front.extendleft(reversed(list(works)))

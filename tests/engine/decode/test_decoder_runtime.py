@@ -1,0 +1,90 @@
+"""Running the decoder: results stream out as rows finish, cancel stops between steps, and running
+out of memory means a smaller batch (a typed error only when one row does not fit)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+
+import pytest
+from hf_oracle import make_requests, tiny_qwen2
+
+from engine.decode.config import EngineConfig
+from engine.decode.engine import MurmurDecoder
+from engine.errors import Cancelled, OutOfMemoryError
+from engine.types import FinishReason
+
+ROW_BYTES = 2 * 2 * 2 * 16 * 8 * 128  # K and V, 2 layers, 2 KV heads, head 16, float64, 128 slots
+
+
+@pytest.fixture(scope="module")
+def model():
+    return tiny_qwen2()
+
+
+def test_results_stream_out_as_rows_finish_while_later_requests_wait(model):
+    requests = make_requests([40, 47, 35, 52], [4, 30, 30, 30])
+    pulled: list[int] = []
+
+    def lazily():
+        for r in requests:
+            pulled.append(r.id)
+            yield r
+
+    stream = MurmurDecoder(model, EngineConfig(max_batch=2)).decode(lazily())
+    first = next(stream)
+    assert first.id == 0 and first.finish_reason == FinishReason.LENGTH
+    assert pulled == [0, 1]  # the short request finished before the last two were even read
+    rest = list(stream)
+    assert sorted(r.id for r in rest) == [1, 2, 3]
+
+
+def test_cancel_stops_between_steps(model):
+    cancel = threading.Event()
+    stream = MurmurDecoder(model, EngineConfig(max_batch=2)).decode(
+        make_requests([40, 47, 35], [4, 30, 30]), cancel
+    )
+    next(stream)
+    cancel.set()
+    with pytest.raises(Cancelled):
+        next(stream)
+
+
+def test_cancel_before_the_start_decodes_nothing(model):
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(Cancelled):
+        list(MurmurDecoder(model).decode(make_requests([40], 10), cancel))
+
+
+def test_out_of_memory_retries_with_a_smaller_batch_and_loses_nothing(model):
+    requests = make_requests([40, 47, 35, 52, 30], 30)
+    expected = {r.id: r.token_ids for r in MurmurDecoder(model, EngineConfig(max_batch=4)).decode(requests)}
+    tight = EngineConfig(max_batch=4, kv_memory_limit=2 * ROW_BYTES + 1)  # two rows fit, four do not
+    got = {r.id: r.token_ids for r in MurmurDecoder(model, tight).decode(requests)}
+    assert got == expected
+
+
+def test_out_of_memory_with_a_single_row_is_a_typed_error(model):
+    tiny = EngineConfig(max_batch=4, kv_memory_limit=ROW_BYTES // 2)
+    with pytest.raises(OutOfMemoryError, match="ran out of memory"):
+        list(MurmurDecoder(model, tiny).decode(make_requests([40], 30)))
+
+
+def test_config_rejects_nonsense():
+    with pytest.raises(ValueError, match="attention backend"):
+        EngineConfig(attention="magic")
+    with pytest.raises(ValueError):
+        EngineConfig(max_batch=0)
+    with pytest.raises(ValueError):
+        EngineConfig(repetition_penalty=0.0)
+
+
+def test_config_resolves_eviction_options_like_the_command_line():
+    config = EngineConfig(eviction="both", sink=8, window=512)
+    assert (config.policy.n_sink, config.policy.output_window, config.policy.speech_window) == (8, 512, 512)
+    assert config.policy.delay == 512  # the default where no option is given
+    assert replace(config, max_batch=4).policy == config.policy
+    assert EngineConfig(eviction="paper-speech-1538").policy.speech_window == 1538
+    with pytest.raises(ValueError, match="unknown eviction policy"):
+        EngineConfig(eviction="sometimes")
