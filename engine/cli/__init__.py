@@ -18,6 +18,9 @@ from engine import __version__
 # subcommand → (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "transcribe": ("engine.cli.transcribe", "transcribe recordings into speaker-labelled transcripts"),
+    "eval": ("engine.cli.eval", "score a system on a dataset: WER, DER, cpWER, tcpWER and speed"),
+    "bench": ("engine.cli.bench", "run a sweep of systems on a dataset and print the comparison table"),
+    "synth-corpus": ("engine.cli.synth", "generate a synthetic long-form test corpus with exact references"),
 }
 
 

@@ -1,0 +1,90 @@
+"""`murmur bench SOURCE`: run a sweep of named systems on one dataset; print the paper's table.
+
+The default sweep is `engine.evaluation.systems.SWEEP` (single pass, chunk sizes 30–600 s, KV
+eviction variants, the whisper baseline); `--systems` picks some by name, `--systems-file` reads
+others from JSON, `--set BACKEND.KEY=VALUE` adds a backend option to every system of that
+backend (e.g. `--set vibevoice.model=/models/tiny`). Systems that cannot run here are listed as
+skipped with the reason. Writes `<out>/bench.json`, `<out>/bench.md`, `<out>/plots/*.png` and one
+folder per system; `--list` only shows the systems and whether each can run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from engine.cli.eval import (
+    add_scoring_arguments,
+    add_source_arguments,
+    guarded,
+    load_manifest,
+    metric_config,
+    parse_options,
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_source_arguments(p)
+    g = p.add_argument_group("systems")
+    g.add_argument("--systems", help="comma-separated system names (default: the whole sweep)")
+    g.add_argument("--systems-file", type=Path, help="JSON list of systems to use instead of the sweep")
+    g.add_argument(
+        "--set", action="append", default=[], metavar="BACKEND.KEY=VALUE",
+        help="backend option for every system of that backend (repeatable)",
+    )  # fmt: skip
+    g.add_argument("--baseline", default="single-pass", help="system the speed-up is measured against")
+    g.add_argument("--list", action="store_true", help="list the systems and whether each can run, then stop")
+    add_scoring_arguments(p)
+    p.add_argument("--out", type=Path, help="output folder (default: bench/<dataset>)")
+
+
+def chosen_systems(args: argparse.Namespace) -> list[Any]:
+    from engine.evaluation.systems import SWEEP, apply_overrides, read_systems, select
+
+    systems = read_systems(args.systems_file) if args.systems_file else list(SWEEP)
+    names = [n.strip() for n in args.systems.split(",") if n.strip()] if args.systems else None
+    return apply_overrides(select(systems, names), _overrides(args.set))
+
+
+def _overrides(items: list[str]) -> dict[str, dict[str, Any]]:
+    by_backend: dict[str, dict[str, Any]] = defaultdict(dict)
+    for key, value in parse_options(items).items():
+        backend, dot, option = key.partition(".")
+        if not dot or not option:
+            raise ValueError(f"--set needs BACKEND.KEY=VALUE, got {key!r}")
+        by_backend[backend][option] = value
+    return dict(by_backend)
+
+
+def run(args: argparse.Namespace) -> int:
+    return guarded(lambda cancel: _run(args, cancel))
+
+
+def _run(args: argparse.Namespace, cancel: threading.Event) -> int:
+    from engine.evaluation.bench import run_bench, write_bench
+    from engine.evaluation.runner import RunOptions
+    from engine.evaluation.systems import unavailable
+
+    systems = chosen_systems(args)
+    if args.list:
+        for s in systems:
+            reason = unavailable(s)
+            print(f"{s.name:14} {s.title:42} {'ready' if reason is None else 'skipped: ' + reason}")
+        return 0
+    manifest = load_manifest(args)
+    out = args.out or Path("bench") / manifest.name
+    options = RunOptions(metric_config(args), out, args.resume)
+    report = run_bench(systems, manifest, options, args.count_failures, _stderr, cancel, args.baseline)
+    written = write_bench(report, out)
+    print(report.table())
+    _stderr(f"wrote {len(written)} files under {out}")
+    return 0
+
+
+def _stderr(message: str) -> None:
+    import sys
+
+    print(message, file=sys.stderr, flush=True)

@@ -1,0 +1,184 @@
+"""`murmur eval SOURCE --backend ...`: score one system on a dataset; write JSON and a Markdown table.
+
+SOURCE is a manifest (.json/.csv, see `engine.evaluation.manifest`) or, with `--dataset NAME`, a
+folder in a known layout (ami-ihm, ami-sdm, tedlium, earnings21, earnings21-eval10, folder). The
+system is given like `murmur transcribe` gives it (backend, model, device, batch size, chunk size,
+mode), the decode-engine flags (--engine, --eviction, --sink, --window, --delay; passed to the
+backend under those names), plus `--option KEY=VALUE` for any other backend option. A system the
+backend cannot run (an option it does not have) is reported as skipped with the reason (exit 1).
+Scoring conventions are flags (normaliser, tcpWER collar, DER collar and overlap, failures as
+100 % error) and are written into the report. Output: `<out>/eval.json`, `<out>/eval.md`,
+hypotheses in `<out>/hyp/`; the table is printed. Its argument and loading functions are
+shared with `murmur bench`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engine.errors import Cancelled, MurmurError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from engine.backends import BACKENDS
+
+    add_source_arguments(p)
+    g = p.add_argument_group("system")
+    g.add_argument("--backend", choices=sorted(BACKENDS), default="whisper", help="default: whisper")
+    g.add_argument("--model", help="model name or local folder (default: the backend's own)")
+    g.add_argument("--device", choices=["auto", "cpu", "cuda"], help="default: auto")
+    g.add_argument("--batch-size", type=int, help="chunks decoded together (default: backend's)")
+    g.add_argument("--chunk-seconds", type=float, help="longest chunk (default: the backend's)")
+    g.add_argument("--mode", choices=["chunked", "single"], default="chunked", help="default: chunked")
+    g.add_argument(
+        "--option", action="append", default=[], metavar="KEY=VALUE",
+        help="any other backend option, e.g. --option eviction=paper-speech (repeatable)",
+    )  # fmt: skip
+    for flag, kind, text in DECODE_FLAGS:
+        g.add_argument(f"--{flag}", type=kind, help=text)
+    g.add_argument("--name", help="name of this system in the report (default: the backend's)")
+    add_scoring_arguments(p)
+    p.add_argument("--out", type=Path, help="output folder (default: eval/<dataset>/<name>)")
+
+
+# decode-engine options passed to the backend under their own names (the backend decides validity)
+DECODE_FLAGS = (
+    ("engine", str, "decoder: hf or murmur (vibevoice)"),
+    ("eviction", str, "KV eviction policy or preset, e.g. paper-speech (murmur engine)"),
+    ("sink", int, "output sink tokens kept (eviction)"),
+    ("window", int, "eviction window, tokens"),
+    ("delay", int, "decode steps before the speech window moves (eviction)"),
+)
+
+
+def add_source_arguments(p: argparse.ArgumentParser) -> None:
+    from engine.evaluation.datasets import DATASETS
+
+    p.add_argument("source", type=Path, metavar="SOURCE", help="a manifest file, or a folder with --dataset")
+    g = p.add_argument_group("dataset")
+    g.add_argument("--dataset", choices=list(DATASETS), help="read SOURCE as a folder in this layout")
+    g.add_argument("--allow-missing", action="store_true", help="skip recordings without audio or reference")
+    g.add_argument("--only", help="comma-separated recording ids to evaluate")
+    g.add_argument("--limit", type=int, help="evaluate at most this many recordings")
+    g.add_argument("--write-manifest", type=Path, metavar="PATH", help="also save the manifest read")
+
+
+def add_scoring_arguments(p: argparse.ArgumentParser) -> None:
+    from engine.evaluation.normalize import NORMALIZERS
+
+    g = p.add_argument_group("scoring")
+    g.add_argument("--normalizer", choices=list(NORMALIZERS), default="murmur", help="default: murmur")
+    g.add_argument("--collar", type=float, default=5.0, help="tcpWER collar, seconds (default 5)")
+    g.add_argument(
+        "--der-collar", type=float, default=0.25,
+        help="DER collar, pyannote's total width in seconds: 0.25 forgives ±0.125 s (default 0.25)",
+    )  # fmt: skip
+    g.add_argument("--der-skip-overlap", action="store_true", help="leave overlapped speech out of DER")
+    g.add_argument(
+        "--count-failures", action="store_true",
+        help="count recordings the system failed on as 100 %% error in corpus figures",
+    )  # fmt: skip
+    g.add_argument("--resume", action="store_true", help="reuse hypotheses already in the output folder")
+
+
+def load_manifest(args: argparse.Namespace) -> Any:
+    """The manifest SOURCE names, narrowed by --only/--limit, saved with --write-manifest."""
+    from engine.evaluation.datasets import read_dataset
+    from engine.evaluation.manifest import read_manifest, write_manifest
+
+    if args.dataset:
+        manifest = read_dataset(args.dataset, args.source, args.allow_missing)
+    else:
+        manifest = read_manifest(args.source)
+    ids = [i.strip() for i in args.only.split(",") if i.strip()] if args.only else None
+    manifest = manifest.select(ids, args.limit)
+    if args.write_manifest:
+        write_manifest(manifest, args.write_manifest)
+    return manifest
+
+
+def metric_config(args: argparse.Namespace) -> Any:
+    from engine.evaluation.metrics import MetricConfig
+
+    return MetricConfig(args.normalizer, args.collar, args.der_collar, args.der_skip_overlap)
+
+
+def parse_options(items: list[str]) -> dict[str, Any]:
+    """`KEY=VALUE` strings as a dict (values parsed as JSON literals when they are)."""
+    from engine.evaluation.systems import parse_value
+
+    options = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"expected KEY=VALUE, got {item!r}")
+        options[key.strip().replace("-", "_")] = parse_value(value)
+    return options
+
+
+def system_from_args(args: argparse.Namespace) -> Any:
+    from engine.evaluation.systems import System
+
+    options = {"model": args.model, "device": args.device, "batch_size": args.batch_size}
+    options |= {flag: getattr(args, flag) for flag, _, _ in DECODE_FLAGS}
+    options = {k: v for k, v in options.items() if v is not None} | parse_options(args.option)
+    single = args.mode == "single"
+    name = args.name or (f"{args.backend}-single" if single else args.backend)
+    options_items = tuple(sorted(options.items()))
+    return System(name, args.backend, options_items, args.chunk_seconds, single, role="variant")
+
+
+def run(args: argparse.Namespace) -> int:
+    return guarded(lambda cancel: _run(args, cancel))
+
+
+def _run(args: argparse.Namespace, cancel: threading.Event) -> int:
+    from engine.evaluation.bench import write_system
+    from engine.evaluation.runner import RunOptions, evaluate
+    from engine.evaluation.tables import system_table
+
+    manifest = load_manifest(args)
+    system = system_from_args(args)
+    out = args.out or Path("eval") / manifest.name / system.name
+    options = RunOptions(metric_config(args), out, args.resume)
+    report = evaluate(system, manifest, options, _stderr, cancel).counting_failures(args.count_failures)
+    written = write_system(report, out)
+    print(system_table(report))
+    _stderr(f"wrote {', '.join(str(p) for p in written)}")
+    return 1 if report.skipped else 0
+
+
+def guarded(body: Callable[[threading.Event], int]) -> int:
+    """Run `body(cancel)` with Ctrl-C setting `cancel`; user errors print one line and give 1."""
+    cancel = threading.Event()
+    previous = signal.signal(signal.SIGINT, _on_interrupt(cancel))
+    try:
+        return body(cancel)
+    except Cancelled:
+        print("murmur: cancelled", file=sys.stderr)
+        return 130
+    except (MurmurError, ValueError, OSError) as exc:
+        print(f"murmur: error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _on_interrupt(cancel: threading.Event) -> Callable[[int, Any], None]:
+    def handler(signum: int, frame: Any) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        print("\nmurmur: stopping after the current step (Ctrl-C again to abort)", file=sys.stderr)
+
+    return handler
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)

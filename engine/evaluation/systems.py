@@ -1,0 +1,166 @@
+"""Named system configurations: a backend, its options and the chunking mode, chosen by name.
+
+A `System` is everything `Pipeline.create(backend, PipelineConfig(...), **options)` needs, plus a
+row label and a `role` for plots (`sweep`: points of the chunk-size curve; `baseline`: a
+reference line such as the whisper baseline; `variant`: a single marker, e.g. an eviction
+setting). `SWEEP` is the paper's benchmark: single pass, chunk sizes 30/60/120/300/600 s,
+output-, speech- and both-token KV eviction at 300 s with Murmur's decode engine (the paper's
+settings, named presets of `engine.decode.eviction`), and the whisper baseline. Systems can also
+be read from a JSON file (a list of objects with the `System` fields).
+
+`unavailable(system)` says why a system cannot run here (unknown backend, an option its config
+does not have, a chunk size over the model's limit) without loading any model, so a sweep reports
+such systems as skipped with that reason instead of dropping them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.pipeline import PipelineConfig
+
+ROLES = ("sweep", "baseline", "variant")
+
+
+@dataclass(frozen=True, slots=True)
+class System:
+    name: str
+    backend: str
+    options: tuple[tuple[str, Any], ...] = ()  # backend options, as `murmur transcribe` flags give them
+    chunk_seconds: float | None = None  # None: the backend's default chunk size
+    single_pass: bool = False
+    label: str = ""
+    role: str = "variant"
+
+    def __post_init__(self) -> None:
+        if not self.name or any(c.isspace() or c in "/\\" for c in self.name):
+            raise ValueError(f"a system name must be one word usable as a folder name, got {self.name!r}")
+        if self.role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)}, got {self.role!r}")
+        self.pipeline_config()  # validates chunk size vs single pass
+
+    @property
+    def title(self) -> str:
+        return self.label or self.name
+
+    def pipeline_config(self) -> PipelineConfig:
+        return PipelineConfig(chunk_seconds=self.chunk_seconds, single_pass=self.single_pass)
+
+    def backend_options(self) -> dict[str, Any]:
+        return dict(self.options)
+
+    def with_options(self, extra: Mapping[str, Any]) -> System:
+        """A copy with `extra` options added (replacing options of the same name)."""
+        merged = {**self.backend_options(), **extra}
+        return dataclasses.replace(self, options=tuple(sorted(merged.items())))
+
+
+def _vibevoice(
+    name: str, label: str, role: str = "sweep", chunk: float | None = 300.0, **options: Any
+) -> System:
+    return System(name, "vibevoice", tuple(sorted(options.items())), chunk, chunk is None, label, role)
+
+
+def _chunked(seconds: int) -> System:
+    return _vibevoice(f"chunk-{seconds}", f"Chunked {seconds} s, no eviction", chunk=float(seconds))
+
+
+def _evicting(name: str, label: str, preset: str) -> System:
+    """300 s chunks on Murmur's decode engine with an eviction preset of `engine.decode.eviction`."""
+    return _vibevoice(name, label, "variant", engine="murmur", eviction=preset)
+
+
+SWEEP: tuple[System, ...] = (
+    _vibevoice("single-pass", "VibeVoice single pass", role="baseline", chunk=None),
+    System("whisper", "whisper", (), 30.0, False, "Whisper baseline (faster-whisper)", "baseline"),
+    *(_chunked(c) for c in (30, 60, 120, 300, 600)),
+    _evicting("evict-output", "+ output-token eviction (s4 w1024)", "paper-output"),
+    _evicting("evict-speech", "+ speech-token eviction (d512 w1024)", "paper-speech"),
+    _evicting("evict-both", "+ both evictions (s4 w1024, d512 w1024)", "paper-both"),
+)
+
+
+def unavailable(system: System) -> str | None:
+    """Why `system` cannot run in this installation, or None when it can (no model is loaded)."""
+    from engine.backends import BACKENDS, backend_config
+
+    if system.backend not in BACKENDS:
+        return f"backend {system.backend!r} is not available (known: {', '.join(sorted(BACKENDS))})"
+    module_name, _, class_name = BACKENDS[system.backend]
+    try:
+        backend_config(system.backend, **system.backend_options())
+        backend_cls = getattr(importlib.import_module(module_name), class_name)
+    except (ValueError, TypeError) as exc:
+        return str(exc)
+    except ImportError as exc:
+        return f"backend {system.backend!r} cannot be imported: {exc}"
+    limit = float(getattr(backend_cls, "max_chunk_seconds", float("inf")))
+    if system.chunk_seconds is not None and system.chunk_seconds > limit:
+        chunk = system.chunk_seconds
+        return f"the {system.backend} backend takes at most {limit:g} s per chunk, not {chunk:g}"
+    return None
+
+
+def select(systems: Sequence[System], names: Iterable[str] | None) -> list[System]:
+    """The systems called `names`, in that order (all when None)."""
+    if names is None:
+        return list(systems)
+    by_name = {s.name: s for s in systems}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise ValueError(f"unknown system(s) {', '.join(unknown)}; known: {', '.join(by_name)}")
+    return [by_name[n] for n in dict.fromkeys(names)]
+
+
+def apply_overrides(systems: Sequence[System], overrides: Mapping[str, Mapping[str, Any]]) -> list[System]:
+    """Add per-backend options (`{"vibevoice": {"model": "/models/tiny"}}`) to every matching system."""
+    return [s.with_options(overrides[s.backend]) if s.backend in overrides else s for s in systems]
+
+
+def read_systems(path: Path) -> list[System]:
+    """Systems from a JSON list of {name, backend, options, chunk_seconds, single_pass, label, role}."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot read systems from {path}: {exc}") from exc
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a JSON list of systems")
+    systems = []
+    for item in data:
+        if not isinstance(item, dict):
+            raise ValueError(f"{path}: each system is an object, got {item!r}")
+        options = item.get("options", {})
+        if not isinstance(options, dict):
+            raise ValueError(f"{path}: options of {item.get('name')!r} must be an object")
+        fields = {k: v for k, v in item.items() if k != "options"}
+        try:
+            systems.append(System(**fields, options=tuple(sorted(options.items()))))
+        except TypeError as exc:
+            raise ValueError(f"{path}: bad system {item.get('name')!r}: {exc}") from exc
+    return systems
+
+
+def parse_value(text: str) -> Any:
+    """A command-line option value: a JSON literal (number, true/false, null, list) or a string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def to_dict(system: System) -> dict[str, Any]:
+    return {
+        "name": system.name,
+        "backend": system.backend,
+        "options": system.backend_options(),
+        "chunk_seconds": system.chunk_seconds,
+        "single_pass": system.single_pass,
+        "label": system.label,
+        "role": system.role,
+    }

@@ -1,0 +1,75 @@
+"""A benchmark sweep: shared models, the comparison table with speed-ups, skipped systems, plots."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.evaluation.bench import run_bench, write_bench
+from engine.evaluation.runner import RunOptions
+from engine.evaluation.systems import System
+
+PNG = b"\x89PNG\r\n\x1a\n"
+SYSTEMS = [
+    System("whisper", "whisper", (("device", "cpu"),), 30.0, label="Whisper baseline", role="baseline"),
+    System("vv-like", "whisper", (("eviction", "paper-speech"),), 30.0, label="not possible"),
+    System("whisper-20", "whisper", (("device", "cpu"),), 20.0, label="20 s chunks", role="sweep"),
+]
+
+
+@pytest.fixture(scope="module")
+def bench(one_minute, tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    report = run_bench(SYSTEMS, one_minute, RunOptions(out_dir=out), baseline="whisper")
+    return report, out, write_bench(report, out)
+
+
+def test_every_system_is_reported_in_order_and_the_impossible_one_is_skipped(bench):
+    report, _, _ = bench
+    assert [r.system.name for r in report.reports] == [s.name for s in SYSTEMS]
+    assert [r.skipped is None for r in report.reports] == [True, False, True]
+    assert "eviction" in report.reports[1].skipped
+
+
+def test_the_table_has_the_papers_columns_speed_ups_and_skips(bench):
+    report, _, _ = bench
+    table = report.table()
+    assert table.splitlines()[0] == (
+        "| System | chunk (s) | WER (%) | DER (%) | cpWER (%) | tcpWER (%) | Total (s) | Speed-up |"
+    )
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in table.splitlines()[2:4]}
+    assert rows["Whisper baseline"].endswith("| baseline |")
+    expected = f"{report.reports[0].total_seconds / report.reports[2].total_seconds:.2f}×"
+    assert rows["20 s chunks"].startswith("| 20 s chunks | 20 |") and rows["20 s chunks"].endswith(
+        f"| {expected} |"
+    )
+    assert "- `vv-like`: backend 'whisper' has no option(s): eviction" in table
+
+
+def test_systems_differing_only_in_chunking_share_the_model_and_score_alike(bench):
+    report, _, _ = bench
+    first, _, second = report.reports
+    assert abs(first.pooled("wer").rate - second.pooled("wer").rate) < 0.1
+
+
+def test_bench_files_and_plots_are_written(bench):
+    report, out, written = bench
+    names = sorted(p.name for p in written)
+    assert names == sorted(
+        ["bench.json", "bench.md", "wer.png", "der.png", "cpwer.png", "tcpwer.png", "latency.png"]
+    )
+    assert all(p.read_bytes().startswith(PNG) for p in written if p.suffix == ".png")
+    data = json.loads((out / "bench.json").read_text())
+    assert [s["system"]["name"] for s in data["systems"]] == [s.name for s in SYSTEMS]
+    assert (out / "whisper" / "eval.json").is_file() and (
+        out / "whisper" / "hyp" / "meeting-01.json"
+    ).is_file()
+    assert report.table() in (out / "bench.md").read_text()
+
+
+def test_a_missing_baseline_leaves_speed_up_blank_with_a_note(bench):
+    report, _, _ = bench
+    table = type(report)(report.dataset, report.reports, baseline="single-pass").table()
+    assert "Speed-up is over `single-pass`, which did not run" in table
+    assert "| baseline |" not in table
