@@ -1,0 +1,109 @@
+"""The window's edit commands that need the view's context: which rows, where the cursor is.
+
+`EditActions` reads the selection (and the text cursor while a line is being edited, or the
+playhead) from the transcript view and applies the matching function of `app.commands`. A refused
+edit is reported through `message`, never raised into Qt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from app import commands
+from app import speakers as sp
+from app.transcript_model import TranscriptModel
+from app.widgets.transcript_view import TranscriptView
+
+NUDGE = 0.1  # seconds per boundary nudge
+
+
+class EditActions(QObject):
+    message = Signal(str)
+
+    def __init__(self, model: TranscriptModel, view: TranscriptView, playhead: Callable[[], float],
+                 parent: QObject | None = None) -> None:  # fmt: skip
+        super().__init__(parent)
+        self.model, self.view, self.playhead = model, view, playhead
+
+    def _guarded(self, action: Callable[[], None]) -> bool:
+        if self.model.read_only:
+            self.message.emit("The transcript can be edited when the transcription has finished")
+            return False
+        try:
+            action()
+        except ValueError as exc:
+            self.message.emit(str(exc))
+            return False
+        return True
+
+    def _row(self) -> int | None:
+        row = self.view.current_source_row()
+        if row is None:
+            self.message.emit("Select an utterance first")
+        return row
+
+    def split(self) -> bool:
+        """Split at the text cursor while editing; else at the playhead if inside; else mid-text."""
+        editing = self.view.edit_cursor()
+        if editing is not None:
+            row, cursor = editing
+            self.view.commit_open_editor()
+        else:
+            row = self._row()
+            if row is None:
+                return False
+            cursor = self._cursor_at_playhead(row)
+        ok = self._guarded(lambda: commands.split(self.model, row, cursor))
+        if ok:
+            self.view.select_row(row + 1)
+        return ok
+
+    def _cursor_at_playhead(self, row: int) -> int:
+        u = self.model.utterance(row)
+        t = self.playhead()
+        if u.start < t < u.end and u.words:
+            before = [w for w in u.words if w.end <= t]
+            text = " ".join(w.text for w in before)
+            if 0 < len(text) < len(u.text):
+                return len(text)
+        if u.start < t < u.end:
+            return round(len(u.text) * (t - u.start) / u.duration)
+        return len(u.text) // 2 if " " not in u.text else u.text.rfind(" ", 0, len(u.text) // 2 + 1)
+
+    def merge(self) -> bool:
+        row = self._row()
+        return row is not None and self._guarded(lambda: commands.merge_with_next(self.model, row))
+
+    def nudge(self, which: str, delta: float) -> bool:
+        row = self._row()
+        if row is None:
+            return False
+        u = self.model.utterance(row)
+        start, end = (u.start + delta, u.end) if which == "start" else (u.start, u.end + delta)
+        ok = self._guarded(lambda: commands.retime(self.model, row, start, end))
+        if ok:
+            moved = next(i for i, x in enumerate(self.model.utterances) if (x.start, x.end) == (start, end))
+            self.view.select_row(moved)
+        return ok
+
+    def assign(self, number: int) -> bool:
+        """Give the selected utterances speaker `number` (1-based, book order); 0 unassigns."""
+        rows = self.view.selected_source_rows()
+        if not rows:
+            self.message.emit("Select an utterance first")
+            return False
+        if number and number > len(self.model.book):
+            self.message.emit(f"There is no speaker {number}; add one in the speaker panel")
+            return False
+        speaker = self.model.book[number - 1].id if number else None
+        ok = self._guarded(lambda: commands.set_speaker(self.model, rows, speaker))
+        if ok:
+            self.message.emit(f"{len(rows)} utterance(s) → {sp.display_name(self.model.book, speaker)}")
+        return ok
+
+    def new_speaker(self) -> sp.SpeakerInfo | None:
+        info: list[sp.SpeakerInfo] = []
+        self._guarded(lambda: info.append(commands.add_speaker(self.model)))
+        return info[0] if info else None

@@ -1,0 +1,121 @@
+"""Utterance edits as pure functions on frozen `Utterance`s (the undo commands apply their results).
+
+- `set_text` keeps word timings only while the words still spell the text (ignoring whitespace).
+- `split(u, cursor)` cuts at a character position: at a word boundary when the utterance has word
+  timings (the right half starts at its first word), else at the time proportional to the text.
+- `merge(a, b)` joins an utterance with the next one (the first one's speaker wins).
+- `retime(u, start, end, duration)` moves the boundaries, refusing an empty or reversed span.
+- `find_matches` / `replace_text` / `replace_all` implement find and replace.
+Every refusal is a `ValueError` with a message a user understands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from engine.types import Utterance, Word
+
+MIN_DURATION = 0.05  # seconds: the shortest utterance an edit may leave
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    row: int
+    start: int  # character offsets in the row's text
+    end: int
+
+
+def _letters(text: str) -> str:
+    return "".join(text.split())
+
+
+def words_spell_text(u: Utterance) -> bool:
+    return bool(u.words) and _letters("".join(w.text for w in u.words)) == _letters(u.text)
+
+
+def set_text(u: Utterance, text: str) -> Utterance:
+    """`u` with new text; word timings survive only a whitespace-only change."""
+    text = " ".join(text.split())
+    words = u.words if u.words and _letters(text) == _letters(u.text) else ()
+    return replace(u, text=text, words=words)
+
+
+def split(u: Utterance, cursor: int) -> tuple[Utterance, Utterance]:
+    """Two utterances: text before `cursor` and after it, with a matching split time."""
+    left, right = u.text[:cursor].strip(), u.text[cursor:].strip()
+    if not left or not right:
+        raise ValueError("place the cursor inside the text to split it")
+    if words_spell_text(u):
+        words_left, words_right = _split_words(u.words, len(_letters(u.text[:cursor])))
+        if words_left and words_right:
+            at = words_right[0].start
+            if u.start + MIN_DURATION <= at <= u.end - MIN_DURATION:
+                return (
+                    Utterance(u.start, at, left, u.speaker, words_left),
+                    Utterance(at, u.end, right, u.speaker, words_right),
+                )
+    if u.duration < 2 * MIN_DURATION:
+        raise ValueError("this utterance is too short to split")
+    at = u.start + u.duration * len(u.text[:cursor].rstrip()) / max(len(u.text), 1)
+    at = min(max(at, u.start + MIN_DURATION), u.end - MIN_DURATION)
+    return Utterance(u.start, at, left, u.speaker), Utterance(at, u.end, right, u.speaker)
+
+
+def _split_words(words: Sequence[Word], letters_before: int) -> tuple[tuple[Word, ...], tuple[Word, ...]]:
+    """Words whose letters lie before the cut, and the rest (a word cut in two goes right)."""
+    seen = 0
+    for i, w in enumerate(words):
+        if seen >= letters_before:
+            return tuple(words[:i]), tuple(words[i:])
+        seen += len(_letters(w.text))
+    return tuple(words), ()
+
+
+def merge(first: Utterance, second: Utterance) -> Utterance:
+    """One utterance covering both, texts joined with a space; the first one's speaker."""
+    text = " ".join(t for t in (first.text.strip(), second.text.strip()) if t)
+    words = first.words + second.words if words_spell_text(first) and words_spell_text(second) else ()
+    return Utterance(min(first.start, second.start), max(first.end, second.end), text, first.speaker, words)
+
+
+def retime(u: Utterance, start: float, end: float, duration: float) -> Utterance:
+    """`u` spanning [start, end]; words outside the new span are clamped into it."""
+    if start < 0 or (duration > 0 and end > duration + 1e-6):
+        raise ValueError("times must lie inside the recording")
+    if end - start < MIN_DURATION:
+        raise ValueError("the end must come after the start")
+    words = tuple(
+        replace(w, start=min(max(w.start, start), end), end=min(max(w.end, start), end)) for w in u.words
+    )
+    return replace(u, start=start, end=end, words=words)
+
+
+def _pattern(query: str, case_sensitive: bool) -> re.Pattern[str]:
+    if not query:
+        raise ValueError("type something to find")
+    return re.compile(re.escape(query), 0 if case_sensitive else re.IGNORECASE)
+
+
+def find_matches(texts: Sequence[str], query: str, case_sensitive: bool = False) -> list[Match]:
+    """Every occurrence of `query` in `texts`, in reading order."""
+    pattern = _pattern(query, case_sensitive)
+    return [Match(row, m.start(), m.end()) for row, text in enumerate(texts) for m in pattern.finditer(text)]
+
+
+def replace_text(text: str, query: str, replacement: str, case_sensitive: bool = False) -> tuple[str, int]:
+    """`text` with every occurrence of `query` replaced, and how many there were."""
+    return _pattern(query, case_sensitive).subn(lambda _: replacement, text)
+
+
+def replace_all(
+    utterances: Sequence[Utterance], query: str, replacement: str, case_sensitive: bool = False
+) -> tuple[tuple[Utterance, ...], int]:
+    """All utterances with `query` replaced everywhere, and the number of replacements."""
+    total, out = 0, []
+    for u in utterances:
+        text, n = replace_text(u.text, query, replacement, case_sensitive)
+        total += n
+        out.append(set_text(u, text) if n else u)
+    return tuple(out), total

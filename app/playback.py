@@ -1,0 +1,151 @@
+"""Audio playback through sounddevice, imported lazily so the app runs without any sound system.
+
+- `PlaybackSource` (pure numpy) reads a recording from a position at a speed (0.5–2×, by linear
+  interpolation, so pitch follows speed); it is what the audio callback calls.
+- `unavailable_reason()` says, in words, why playback cannot work here (PortAudio missing: OSError
+  at import; no output device: PortAudioError/ValueError), or None when it can.
+- `Player` plays one recording on the default output device. Its position is read from any thread;
+  the view polls it. `play`, `pause` and `seek` return at once; errors opening the device raise
+  `PlaybackError` with a message for the status bar.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+MIN_SPEED, MAX_SPEED = 0.5, 2.0
+
+
+class PlaybackError(Exception):
+    """The audio device could not be opened or failed while playing."""
+
+
+class PlaybackSource:
+    """A read head over `samples` (float32, (T,)) that advances `speed` samples per output frame."""
+
+    def __init__(self, samples: np.ndarray, sample_rate: int, start: float = 0.0, speed: float = 1.0) -> None:
+        self.samples = samples
+        self.sample_rate = sample_rate
+        self._pos = 0.0  # fractional sample index
+        self.speed = speed
+        self.seek(start)
+
+    @property
+    def speed(self) -> float:
+        return self._speed
+
+    @speed.setter
+    def speed(self, value: float) -> None:
+        if not MIN_SPEED <= value <= MAX_SPEED:
+            raise ValueError(f"speed must be between {MIN_SPEED} and {MAX_SPEED}")
+        self._speed = float(value)
+
+    @property
+    def position(self) -> float:
+        return self._pos / self.sample_rate
+
+    @property
+    def finished(self) -> bool:
+        return self._pos >= len(self.samples) - 1
+
+    def seek(self, seconds: float) -> None:
+        self._pos = min(max(seconds * self.sample_rate, 0.0), float(max(len(self.samples) - 1, 0)))
+
+    def read(self, frames: int) -> np.ndarray:
+        """The next `frames` output samples (zeros past the end), float32 (frames,)."""
+        last = len(self.samples) - 1
+        idx = self._pos + np.arange(frames) * self._speed
+        out = np.zeros(frames, np.float32)
+        inside = idx < last
+        if last > 0 and inside.any():
+            out[inside] = np.interp(idx[inside], np.arange(len(self.samples)), self.samples)
+        self._pos = min(self._pos + frames * self._speed, float(max(last, 0)))
+        return out
+
+
+def _sounddevice() -> Any:
+    import sounddevice  # lazy: raises OSError when the PortAudio library is missing
+
+    return sounddevice
+
+
+def unavailable_reason() -> str | None:
+    """Why playback cannot work on this machine, or None when an output device exists."""
+    try:
+        sd = _sounddevice()
+    except OSError:
+        return "Playback is unavailable: the PortAudio library is not installed (libportaudio2)."
+    except ImportError:
+        return "Playback is unavailable: the sounddevice package is not installed."
+    try:
+        sd.query_devices(kind="output")
+    except (sd.PortAudioError, ValueError):
+        return "Playback is unavailable: no audio output device was found."
+    return None
+
+
+class Player:
+    """Plays a recording on the default output device."""
+
+    def __init__(self, samples: np.ndarray, sample_rate: int) -> None:
+        self._source = PlaybackSource(samples, sample_rate)
+        self._lock = threading.Lock()
+        self._stream: Any = None
+
+    @property
+    def position(self) -> float:
+        with self._lock:
+            return self._source.position
+
+    @property
+    def playing(self) -> bool:
+        stream = self._stream
+        return stream is not None and bool(stream.active)
+
+    @property
+    def speed(self) -> float:
+        return self._source.speed
+
+    def set_speed(self, speed: float) -> None:
+        with self._lock:
+            self._source.speed = speed
+
+    def seek(self, seconds: float) -> None:
+        with self._lock:
+            self._source.seek(seconds)
+
+    def play(self, at: float | None = None) -> None:
+        """Start playing (from `at` seconds if given); PlaybackError if the device fails."""
+        self.pause()
+        if at is not None:
+            self.seek(at)
+        sd = _sounddevice()
+        try:
+            self._stream = sd.OutputStream(
+                samplerate=self._source.sample_rate, channels=1, dtype="float32", callback=self._callback
+            )
+            self._stream.start()
+        except (sd.PortAudioError, ValueError, OSError) as exc:
+            self._stream = None
+            raise PlaybackError(f"Could not play audio: {exc}") from exc
+
+    def pause(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            try:
+                stream.stop()
+                stream.close()
+            except Exception:  # a vanished device must not take the app down
+                pass
+
+    close = pause
+
+    def _callback(self, outdata: np.ndarray, frames: int, _time: Any, _status: Any) -> None:
+        with self._lock:
+            outdata[:, 0] = self._source.read(frames)
+            done = self._source.finished
+        if done:
+            raise _sounddevice().CallbackStop

@@ -1,0 +1,210 @@
+"""Project files (`.murmur`): a transcript with its speakers, settings and a link to the audio.
+
+A project is one JSON object, portable between machines:
+`{"format": "murmur-project", "version": 1, "audio": {"path", "relative", "size", "duration"},
+"transcript": <Murmur transcript JSON or null>, "speakers": [{"id", "name", "color"}],
+"settings": {...}, "speech": [[start, end], ...], "chunks": [[start, end], ...]}`.
+The audio is referenced by absolute path and by path relative to the project file; `resolve_audio`
+tries the relative path first (a project moved together with its audio), then the absolute one,
+then a file of the same name beside the project. Files are written atomically.
+
+Recovery: `RecoveryStore(folder)` keeps one autosave file per running session (the project plus
+the saving process id and the project's own path). A file left behind by a process that is no
+longer running means edits were not saved: `pending()` lists those so they can be restored.
+Malformed files raise `ProjectError` with a message naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.speakers import SpeakerBook, SpeakerInfo
+from engine.errors import MurmurError, TranscriptFormatError
+from engine.types import Chunk, SpeechSegment, Transcript
+
+FORMAT = "murmur-project"
+VERSION = 1
+SUFFIX = ".murmur"
+RECOVERY_SUFFIX = ".murmur-recovery"
+
+
+class ProjectError(MurmurError):
+    """A project file could not be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class AudioRef:
+    path: str  # absolute, as saved
+    relative: str | None = None  # relative to the project's folder, when one exists
+    size: int | None = None
+    duration: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    audio: AudioRef | None = None
+    transcript: Transcript | None = None
+    speakers: SpeakerBook = ()
+    settings: dict[str, Any] = field(default_factory=dict)
+    speech: tuple[SpeechSegment, ...] = ()
+    chunks: tuple[Chunk, ...] = ()
+
+
+def audio_ref(audio: Path, project_path: Path | None, duration: float) -> AudioRef:
+    """How a project saved at `project_path` refers to `audio`."""
+    audio = audio.resolve()
+    relative = None
+    if project_path is not None:
+        try:
+            relative = Path(os.path.relpath(audio, project_path.resolve().parent)).as_posix()
+        except ValueError:  # another drive on Windows
+            relative = None
+    size = audio.stat().st_size if audio.exists() else None
+    return AudioRef(str(audio), relative, size, duration)
+
+
+def resolve_audio(project_path: Path, ref: AudioRef) -> Path | None:
+    """The audio file a project refers to, wherever it can still be found; None if nowhere."""
+    folder = project_path.resolve().parent
+    candidates = [folder / ref.relative] if ref.relative else []
+    candidates += [Path(ref.path), folder / Path(ref.path).name]
+    return next((c.resolve() for c in candidates if c.is_file()), None)
+
+
+def to_dict(project: Project, project_path: Path | None) -> dict[str, Any]:
+    from engine.export import render  # the exporters pull in python-docx: load them on first save
+
+    audio = project.audio
+    if audio is not None and project_path is not None:
+        audio = audio_ref(Path(audio.path), project_path, audio.duration)
+    transcript = project.transcript
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "audio": None if audio is None else {
+            "path": audio.path, "relative": audio.relative, "size": audio.size, "duration": audio.duration
+        },
+        "transcript": None if transcript is None else json.loads(render(transcript, "json")),
+        "speakers": [{"id": s.id, "name": s.name, "color": s.color} for s in project.speakers],
+        "settings": project.settings,
+        "speech": [[s.start, s.end] for s in project.speech],
+        "chunks": [[c.start, c.end] for c in project.chunks],
+    }  # fmt: skip
+
+
+def from_dict(data: Any) -> Project:
+    from engine.export.json_format import transcript_from_dict
+
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError("it is not a Murmur project")
+    if data.get("version") != VERSION:
+        raise ValueError(f"it has format version {data.get('version')!r}; this Murmur reads {VERSION}")
+    audio = data.get("audio")
+    transcript = data.get("transcript")
+    return Project(
+        audio=None if audio is None else AudioRef(
+            str(audio["path"]), audio.get("relative"), audio.get("size"), float(audio.get("duration", 0.0))
+        ),
+        transcript=None if transcript is None else transcript_from_dict(transcript),
+        speakers=tuple(SpeakerInfo(str(s["id"]), str(s["name"]), str(s["color"])) for s in data["speakers"]),
+        settings=dict(data.get("settings") or {}),
+        speech=tuple(SpeechSegment(float(a), float(b)) for a, b in data.get("speech", [])),
+        chunks=tuple(Chunk(i, float(a), float(b)) for i, (a, b) in enumerate(data.get("chunks", []))),
+    )  # fmt: skip
+
+
+def save_project(project: Project, path: Path) -> None:
+    """Write `project` to `path` atomically (relative audio path computed for `path`)."""
+    _write_json(path, to_dict(project, path))
+
+
+def load_project(path: Path) -> Project:
+    return from_dict(_read_json(path))
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    payload = json.dumps(data, ensure_ascii=False, allow_nan=False, indent=1).encode("utf-8")
+    from engine.export.atomic import atomic_write
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, lambda stream: stream.write(payload))
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ProjectError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ProjectError(f"{path.name} is not a Murmur project: it is not valid JSON") from exc
+    try:
+        from_dict(data)
+    except (ValueError, KeyError, TypeError, TranscriptFormatError) as exc:
+        raise ProjectError(f"{path.name} is not a valid Murmur project: {exc}") from exc
+    return data
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """An autosave left behind by a session that ended without saving."""
+
+    path: Path
+    saved_at: float  # seconds since the epoch
+    project_path: Path | None  # where the project was saved before, if it ever was
+    project: Project
+
+
+class RecoveryStore:
+    """Autosave files of live sessions in `folder`; each session writes only its own file."""
+
+    def __init__(self, folder: Path, pid: int | None = None) -> None:
+        self.folder = folder
+        self.pid = os.getpid() if pid is None else pid
+        self.path = folder / f"session-{self.pid}-{int(time.time() * 1000)}{RECOVERY_SUFFIX}"
+
+    def write(self, project: Project, project_path: Path | None) -> None:
+        data = to_dict(project, None)
+        data["recovery"] = {
+            "pid": self.pid,
+            "saved_at": time.time(),
+            "project_path": None if project_path is None else str(project_path),
+        }
+        _write_json(self.path, data)
+
+    def discard(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def pending(self) -> list[Recovery]:
+        """Autosaves of sessions that are no longer running, newest first (unreadable ones skipped)."""
+        found = []
+        for path in sorted(self.folder.glob(f"*{RECOVERY_SUFFIX}")):
+            try:
+                data = _read_json(path)
+                meta = data["recovery"]
+                if path == self.path or _process_alive(int(meta["pid"])):
+                    continue
+                where = meta.get("project_path")
+                found.append(Recovery(path, float(meta["saved_at"]), where and Path(where), from_dict(data)))
+            except (ProjectError, KeyError, TypeError, ValueError):
+                continue
+        return sorted(found, key=lambda r: r.saved_at, reverse=True)
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    if sys.platform == "win32":  # os.kill would terminate the process there
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True

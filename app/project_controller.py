@@ -1,0 +1,196 @@
+"""Saving, opening, autosaving and recovering projects for the window.
+
+`ProjectController` turns the window's state (model, loaded audio, settings) into a `Project`
+and back. Saving marks the undo stack clean; opening resets it. Every `autosave_ms` (30 s by
+default) unsaved edits are written to this session's recovery file, which a clean save or a clean
+exit removes; `pending()` lists files left by sessions that crashed. An audio file that moved is
+found next to the project, or the user is asked to locate it (`locate_audio`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QFileDialog
+
+from app.project import (
+    SUFFIX,
+    AudioRef,
+    Project,
+    ProjectError,
+    Recovery,
+    RecoveryStore,
+    audio_ref,
+    load_project,
+    resolve_audio,
+    save_project,
+)
+from app.settings import TranscribeSettings
+from app.speakers import book_from_transcript
+from engine.types import Transcript
+
+if TYPE_CHECKING:
+    from app.main_window import MainWindow
+    from app.worker import LoadedAudio
+
+
+class ProjectController(QObject):
+    message = Signal(str)
+    error = Signal(str, str)
+    path_changed = Signal()
+
+    def __init__(self, window: MainWindow, recovery_dir: Path, autosave_ms: int) -> None:
+        super().__init__(window)
+        self.window = window
+        self.path: Path | None = None
+        self.recovery = RecoveryStore(recovery_dir)
+        self._autosaved_index = 0
+        self.timer = QTimer(self)
+        self.timer.setInterval(autosave_ms)
+        self.timer.timeout.connect(self.autosave)
+        self.timer.start()
+        self._replace_on_load: Path | None = None
+        window.session.audio_ready.connect(self._on_audio)
+        window.session.error.connect(self._on_error)
+
+    # -- a new recording starts a new document ---------------------------------------------
+    def start_new(self, audio: Path) -> bool:
+        """Before another recording opens: offer to save unsaved edits (False: the user cancelled).
+        The document is replaced only once the recording has loaded; a failure keeps it."""
+        w = self.window
+        current = w.session.audio
+        if current is not None and current.path == audio:
+            return True
+        if (
+            w.ask_before_closing
+            and not w.undo_stack.isClean()
+            and not w.confirm_discard("opening another recording")
+        ):
+            return False
+        self._replace_on_load = audio
+        return True
+
+    def _on_audio(self, audio: LoadedAudio) -> None:
+        if self._replace_on_load != audio.path:
+            return
+        self._replace_on_load = None
+        w = self.window
+        meta = Transcript(utterances=(), duration=audio.recording.duration, source=str(audio.path))
+        w.model.set_document((), (), meta)
+        w.undo_stack.clear()
+        self.path = None
+        self.recovery.discard()
+        self.path_changed.emit()
+
+    def _on_error(self, *_: object) -> None:
+        self._replace_on_load = None
+
+    # -- state ↔ project -------------------------------------------------------------------
+    def snapshot(self) -> Project:
+        w = self.window
+        audio = w.session.audio
+        path = audio.path if audio is not None else w.session.pending_path
+        duration = audio.recording.duration if audio is not None else w.model.meta.duration
+        prepared = w.session.prepared
+        return Project(
+            audio=None if path is None else audio_ref(path, self.path, duration),
+            transcript=w.model.transcript() if w.model.rowCount() or w.model.meta.chunks else None,
+            speakers=w.model.book,
+            settings=w.settings.to_dict(),
+            speech=tuple(prepared.speech) if prepared is not None else (),
+            chunks=tuple(prepared.chunks) if prepared is not None else (),
+        )
+
+    def save(self, path: Path | None = None) -> bool:
+        path = path or self.path
+        if path is None:
+            return False
+        if path.suffix != SUFFIX:
+            path = path.with_name(path.name + SUFFIX)
+        try:
+            save_project(self.snapshot(), path)
+        except OSError as exc:
+            self.error.emit("Could not save the project", f"{path}: {exc.strerror or exc}")
+            return False
+        self.path = path
+        self.window.undo_stack.setClean()
+        self.recovery.discard()
+        self.path_changed.emit()
+        self.message.emit(f"Saved {path.name}")
+        return True
+
+    def open(self, path: Path, audio: Path | None = None) -> bool:
+        """Open a project; `audio` overrides where its recording is (relinking)."""
+        try:
+            project = load_project(path)
+        except ProjectError as exc:
+            self.error.emit("Cannot open this project", str(exc))
+            return False
+        self.path = path
+        self.apply(project, audio or self._find_audio(path, project.audio))
+        self.window.undo_stack.clear()
+        self.window.undo_stack.setClean()
+        self._autosaved_index = 0
+        self.path_changed.emit()
+        return True
+
+    def apply(self, project: Project, audio: Path | None) -> None:
+        """Show `project` in the window and start loading its recording (when there is one)."""
+        w = self.window
+        w.settings = TranscribeSettings.from_dict(project.settings) if project.settings else w.settings
+        transcript = project.transcript
+        if transcript is not None:
+            colors = {s.id: s.color for s in project.speakers}
+            book = project.speakers or book_from_transcript(transcript, colors)
+            w.model.set_document(transcript.utterances, book, transcript)
+        else:
+            w.model.set_document((), project.speakers, w.model.meta)
+        if audio is not None:
+            w.session.open_audio(audio, w.settings, project.speech or None, project.chunks)
+        elif project.audio is not None:
+            self.error.emit("Recording not found", f"{project.audio.path} could not be found. The transcript "
+                            "is open; open the recording again to see the waveform and play it.")  # fmt: skip
+
+    def _find_audio(self, path: Path, ref: AudioRef | None) -> Path | None:
+        if ref is None:
+            return None
+        return resolve_audio(path, ref) or self.locate_audio(ref)
+
+    def locate_audio(self, ref: AudioRef) -> Path | None:
+        name = Path(ref.path).name
+        chosen, _ = QFileDialog.getOpenFileName(self.window, f"Where is {name}?", str(Path(ref.path).parent))
+        return Path(chosen) if chosen else None
+
+    # -- autosave and recovery -------------------------------------------------------------
+    def autosave(self) -> bool:
+        stack = self.window.undo_stack
+        if stack.isClean() or stack.index() == self._autosaved_index:
+            return False
+        try:
+            self.recovery.write(self.snapshot(), self.path)
+        except OSError:
+            return False
+        self._autosaved_index = stack.index()
+        return True
+
+    def pending(self) -> list[Recovery]:
+        return self.recovery.pending()
+
+    def restore(self, recovery: Recovery) -> None:
+        ref = recovery.project.audio
+        anchor = recovery.project_path or recovery.path
+        audio = resolve_audio(anchor, ref) if ref is not None else None
+        self.path = recovery.project_path
+        self.apply(recovery.project, audio)
+        self.window.undo_stack.clear()
+        self.window.undo_stack.resetClean()  # restored edits are unsaved
+        recovery.path.replace(self.recovery.path)  # still recoverable until saved or autosaved anew
+        self._autosaved_index = -1
+        self.path_changed.emit()
+        self.message.emit("Restored unsaved work from the last session")
+
+    def close(self) -> None:
+        self.timer.stop()
+        self.recovery.discard()

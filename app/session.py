@@ -1,0 +1,154 @@
+"""One recording's life in the window: open it, show its plan, transcribe it, keep the edits safe.
+
+`Session` drives the `RunController` and the `TranscriptModel`:
+- `open_audio(path)` decodes off the GUI thread (`audio_ready`, then `plan_ready` with speech and
+  chunks); a file that fails to decode ends in `error(title, message)` and leaves the previous
+  recording and transcript in place.
+- `transcribe(settings)` snapshots the document, makes the table read-only and fills it with live
+  results (each finished chunk, stitched); on success the result replaces the document as one
+  undoable step, so undo brings back what was there before. On cancel or failure the snapshot is
+  restored untouched (a first transcription keeps what was finished, also undoable).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from app import commands
+from app import speakers as sp
+from app.settings import TranscribeSettings
+from app.transcript_model import TranscriptModel
+from app.worker import LoadedAudio, LoadJob, RunController, TranscribeJob
+from engine.types import Chunk, ChunkResult, SpeechSegment, Transcript
+
+
+class Session(QObject):
+    audio_ready = Signal(object)  # LoadedAudio
+    plan_ready = Signal(object)  # engine.pipeline.Prepared
+    busy_changed = Signal(bool)
+    job_started = Signal(str)  # what the progress panel should say first
+    progress = Signal(object)
+    message = Signal(str)
+    error = Signal(str, str)
+    transcribed = Signal(object)  # Transcript
+
+    def __init__(self, model: TranscriptModel, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.runner = RunController(self)
+        self.audio: LoadedAudio | None = None
+        self.prepared: Any = None
+        self.pending_path: Path | None = None
+        self._snapshot: commands.Document | None = None
+        self._partials: list[ChunkResult] = []
+        self._job = ""
+        worker = self.runner.worker
+        worker.progress.connect(self.progress)
+        worker.audio_loaded.connect(self._on_audio)
+        worker.prepared.connect(self._on_prepared)
+        worker.partial.connect(self._on_partial)
+        worker.finished.connect(self._on_finished)
+        worker.failed.connect(self._on_failed)
+        worker.cancelled.connect(self._on_cancelled)
+        worker.idle.connect(lambda: self.busy_changed.emit(False))
+
+    @property
+    def busy(self) -> bool:
+        return self.runner.busy
+
+    def open_audio(
+        self,
+        path: Path,
+        settings: TranscribeSettings,
+        speech: tuple[SpeechSegment, ...] | None = None,
+        chunks: tuple[Chunk, ...] = (),
+    ) -> bool:
+        if not self.runner.start(LoadJob(path, settings, speech, chunks)):
+            return False
+        self._job, self.pending_path = "load", path
+        self.busy_changed.emit(True)
+        self.job_started.emit(f"Opening {path.name}")
+        return True
+
+    def transcribe(self, settings: TranscribeSettings) -> bool:
+        if self.audio is None or not self.runner.start(TranscribeJob(settings)):
+            return False
+        self._job = "transcribe"
+        self._snapshot = commands.current_document(self.model)
+        self._partials = []
+        self.model.read_only = True
+        self.busy_changed.emit(True)
+        self.job_started.emit("Starting transcription")
+        return True
+
+    def cancel(self) -> None:
+        self.runner.cancel()
+
+    def shutdown(self) -> None:
+        self.runner.shutdown()
+
+    # -- worker results --------------------------------------------------------------------
+    def _on_audio(self, audio: LoadedAudio) -> None:
+        self.audio = audio
+        self.audio_ready.emit(audio)
+
+    def _on_prepared(self, prepared: Any) -> None:
+        self.prepared = prepared
+        self.plan_ready.emit(prepared)
+
+    def _on_partial(self, result: ChunkResult) -> None:
+        from engine.stitching import stitch
+
+        self._partials.append(result)
+        utterances = stitch(sorted(self._partials, key=lambda r: r.chunk.index))
+        meta = self._meta()
+        self.model.set_document(utterances, self.model.book, meta)
+
+    def _meta(self) -> Transcript:
+        duration = self.audio.recording.duration if self.audio else 0.0
+        chunks = tuple(self.prepared.chunks) if self.prepared is not None else ()
+        source = str(self.audio.path) if self.audio else None
+        return Transcript(utterances=(), duration=duration, source=source, chunks=chunks)
+
+    def _restore(self) -> None:
+        self.model.read_only = False
+        if self._snapshot is not None:
+            s = self._snapshot
+            self.model.set_document(s.utterances, s.book, s.meta)
+
+    def _on_finished(self, transcript: Transcript) -> None:
+        self._restore()
+        colors = {s.id: s.color for s in self.model.book}
+        book = sp.book_from_transcript(transcript, colors)
+        commands.set_document(self.model, transcript, book, "Transcribe")
+        self.message.emit(f"Transcribed {len(transcript.utterances)} utterances with {transcript.model}")
+        self.transcribed.emit(transcript)
+
+    def _on_failed(self, title: str, text: str) -> None:
+        if self._job == "transcribe":
+            kept = self._keep_partial("failed")
+            text += "\n\n" + (kept or "Your transcript and edits are unchanged.")
+        self.error.emit(title, text)
+
+    def _on_cancelled(self) -> None:
+        if self._job == "transcribe":
+            kept = self._keep_partial("cancelled")
+            self.message.emit("Transcription cancelled. " + (kept or "Your transcript is unchanged."))
+        else:
+            self.message.emit("Opening cancelled")
+
+    def _keep_partial(self, why: str) -> str:
+        """Restore the snapshot; a first transcription keeps its finished chunks (undoable)."""
+        self._restore()
+        if self.model.rowCount() or not self._partials:
+            return ""
+        from engine.stitching import stitch
+
+        utterances = stitch(sorted(self._partials, key=lambda r: r.chunk.index))
+        partial = replace(self._meta(), utterances=utterances)
+        commands.set_document(self.model, partial, self.model.book, f"Partial transcript ({why})")
+        return f"The {len(self._partials)} chunk(s) finished before it {why} were kept."

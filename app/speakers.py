@@ -1,0 +1,155 @@
+"""Speakers as the editor sees them: id, display name and colour (no Qt).
+
+A `SpeakerBook` is an ordered, immutable tuple of `SpeakerInfo`. The transcript's utterances refer
+to speakers by id; names live only here, so a rename is one change that every view and every
+export picks up (`engine_speakers` gives the `engine.types.Speaker`s an export writes). Colours
+come from `PALETTE` in order of appearance, unless a project stored its own. Utterances whose
+speaker is None are "unassigned": they get no chip colour of their own (`UNASSIGNED_COLOR`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from engine.types import Speaker, Transcript, Utterance
+
+PALETTE = (
+    "#4E79A7", "#E15759", "#59A14F", "#F28E2B", "#B07AA1",
+    "#76B7B2", "#EDC948", "#FF9DA7", "#9C755F", "#7F7F7F",
+)  # fmt: skip
+UNASSIGNED_COLOR = "#B8BEC6"
+UNASSIGNED_NAME = "Unassigned"
+
+
+@dataclass(frozen=True, slots=True)
+class SpeakerInfo:
+    id: str
+    name: str
+    color: str  # "#RRGGBB"
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            raise ValueError("a speaker needs an id")
+        if not (len(self.color) == 7 and self.color.startswith("#")):
+            raise ValueError(f"colour must look like #RRGGBB, got {self.color!r}")
+
+
+SpeakerBook = tuple[SpeakerInfo, ...]
+
+
+def palette_color(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def book_from_transcript(transcript: Transcript, colors: Mapping[str, str] | None = None) -> SpeakerBook:
+    """The transcript's speakers (plus any id utterances use without an entry), coloured."""
+    colors = colors or {}
+    known = {s.id: s.name for s in transcript.speakers}
+    ids = list(known) + [u.speaker for u in transcript.utterances if u.speaker and u.speaker not in known]
+    ids = list(dict.fromkeys(ids))
+    return tuple(
+        SpeakerInfo(sid, known.get(sid, sid), colors.get(sid, palette_color(i))) for i, sid in enumerate(ids)
+    )
+
+
+def engine_speakers(book: SpeakerBook) -> tuple[Speaker, ...]:
+    return tuple(Speaker(s.id, s.name) for s in book)
+
+
+def find(book: SpeakerBook, speaker_id: str | None) -> SpeakerInfo | None:
+    return next((s for s in book if s.id == speaker_id), None)
+
+
+def display_name(book: SpeakerBook, speaker_id: str | None) -> str:
+    if speaker_id is None:
+        return UNASSIGNED_NAME
+    found = find(book, speaker_id)
+    return found.name if found else speaker_id
+
+
+def display_color(book: SpeakerBook, speaker_id: str | None) -> str:
+    found = find(book, speaker_id)
+    return found.color if found else UNASSIGNED_COLOR
+
+
+def rename(book: SpeakerBook, speaker_id: str, name: str) -> SpeakerBook:
+    name = " ".join(name.split())
+    if not name:
+        raise ValueError("a speaker name cannot be empty")
+    if any(s.name == name and s.id != speaker_id for s in book):
+        raise ValueError(f"another speaker is already called {name!r}; merge them instead")
+    return tuple(replace(s, name=name) if s.id == speaker_id else s for s in _require(book, speaker_id))
+
+
+def recolor(book: SpeakerBook, speaker_id: str, color: str) -> SpeakerBook:
+    return tuple(
+        replace(s, color=color.upper()) if s.id == speaker_id else s for s in _require(book, speaker_id)
+    )
+
+
+def add_speaker(book: SpeakerBook, name: str | None = None) -> tuple[SpeakerBook, SpeakerInfo]:
+    """A new speaker with a fresh id ("S1", "S2"…), the next palette colour and a free name."""
+    ids = {s.id for s in book}
+    names = {s.name for s in book}
+    n = 1
+    while f"S{n}" in ids:
+        n += 1
+    k = len(book) + 1
+    while f"Speaker {k}" in names:
+        k += 1
+    info = SpeakerInfo(f"S{n}", name or f"Speaker {k}", palette_color(len(book)))
+    return (*book, info), info
+
+
+def merge_speakers(
+    book: SpeakerBook, utterances: Sequence[Utterance], sources: Iterable[str], target: str
+) -> tuple[SpeakerBook, tuple[Utterance, ...]]:
+    """Every utterance of `sources` given to `target`; the source speakers leave the book."""
+    _require(book, target)
+    gone = {s for s in sources if s != target}
+    for sid in gone:
+        _require(book, sid)
+    new_book = tuple(s for s in book if s.id not in gone)
+    new_utterances = tuple(replace(u, speaker=target) if u.speaker in gone else u for u in utterances)
+    return new_book, new_utterances
+
+
+@dataclass(frozen=True, slots=True)
+class Lane:
+    """One row of the waveform's speaker lanes: a speaker's turns."""
+
+    name: str
+    color: str
+    starts: tuple[float, ...]
+    ends: tuple[float, ...]
+
+
+def speaker_lanes(book: SpeakerBook, utterances: Sequence[Utterance]) -> list[Lane]:
+    """A lane per speaker in book order (speakers without turns too), then one for unassigned turns."""
+    turns: dict[str | None, list[Utterance]] = {}
+    for u in utterances:
+        turns.setdefault(u.speaker, []).append(u)
+    lanes = [_lane(s.name, s.color, turns.pop(s.id, [])) for s in book]
+    unassigned = [u for sid, us in turns.items() for u in us if sid is None or find(book, sid) is None]
+    if unassigned:
+        lanes.append(_lane(UNASSIGNED_NAME, UNASSIGNED_COLOR, sorted(unassigned, key=lambda u: u.start)))
+    return lanes
+
+
+def _lane(name: str, color: str, turns: Sequence[Utterance]) -> Lane:
+    return Lane(name, color, tuple(u.start for u in turns), tuple(u.end for u in turns))
+
+
+def talk_time(utterances: Iterable[Utterance]) -> dict[str | None, float]:
+    """Seconds spoken per speaker id (None: unassigned)."""
+    totals: dict[str | None, float] = {}
+    for u in utterances:
+        totals[u.speaker] = totals.get(u.speaker, 0.0) + u.duration
+    return totals
+
+
+def _require(book: SpeakerBook, speaker_id: str) -> SpeakerBook:
+    if find(book, speaker_id) is None:
+        raise ValueError(f"unknown speaker {speaker_id!r}")
+    return book

@@ -1,0 +1,1 @@
+"""The widgets of the main window: thin Qt views over plain data."""

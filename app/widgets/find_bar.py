@@ -1,0 +1,142 @@
+"""Find and replace across the transcript, and the speaker filter, in one bar above the table.
+
+Next / Previous walk the matches in reading order and select the matching row; Replace changes
+the current match and moves on; Replace all changes every match as one undoable step. The
+"Show" box filters the table to one speaker (or the unassigned utterances).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
+
+from app import commands
+from app import speakers as sp
+from app.edits import Match, find_matches
+from app.transcript_model import TranscriptModel
+from app.widgets.transcript_view import ALL, TranscriptView
+
+
+class FindBar(QWidget):
+    message = Signal(str)
+
+    def __init__(self, model: TranscriptModel, view: TranscriptView, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model, self.view = model, view
+        self.current: Match | None = None
+        self.find_edit = self._edit("Find", "Find text in the transcript")
+        self.replace_edit = self._edit("Replace with", "Replacement text")
+        self.case = QCheckBox("Aa")
+        self.case.setToolTip("Match case")
+        self.case.setAccessibleName("Match case")
+        self.count = QLabel("")
+        self.count.setMinimumWidth(64)
+        self.speaker_filter = QComboBox()
+        self.speaker_filter.setAccessibleName("Show speaker")
+        self.speaker_filter.setToolTip("Show the utterances of one speaker only")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.find_edit, 2)
+        layout.addWidget(self.case)
+        for text, tip, slot in (("◀", "Previous match (Shift+F3)", self.find_previous),
+                                ("▶", "Next match (F3)", self.find_next)):  # fmt: skip
+            layout.addWidget(self._button(text, tip, slot))
+        layout.addWidget(self.count)
+        layout.addWidget(self.replace_edit, 2)
+        layout.addWidget(self._button("Replace", "Replace this match", self.replace_one))
+        layout.addWidget(self._button("All", "Replace every match", self.replace_every))
+        layout.addSpacing(12)
+        layout.addWidget(QLabel("Show"))
+        layout.addWidget(self.speaker_filter, 1)
+        self.find_edit.returnPressed.connect(self.find_next)
+        self.find_edit.textChanged.connect(self._reset)
+        self.speaker_filter.currentIndexChanged.connect(self._apply_filter)
+        model.speakers_changed.connect(self.refresh_speakers)
+        self.refresh_speakers()
+
+    def _edit(self, placeholder: str, name: str) -> QLineEdit:
+        edit = QLineEdit()
+        edit.setPlaceholderText(placeholder)
+        edit.setAccessibleName(name)
+        edit.setClearButtonEnabled(True)
+        return edit
+
+    def _button(self, text: str, tip: str, slot: object) -> QPushButton:
+        button = QPushButton(text)
+        button.setToolTip(tip)
+        button.setAccessibleName(tip)
+        button.clicked.connect(slot)
+        return button
+
+    def refresh_speakers(self) -> None:
+        chosen = self.speaker_filter.currentData() if self.speaker_filter.count() else ALL
+        self.speaker_filter.blockSignals(True)
+        self.speaker_filter.clear()
+        self.speaker_filter.addItem("All speakers", ALL)
+        for info in self.model.book:
+            self.speaker_filter.addItem(info.name, info.id)
+        self.speaker_filter.addItem(sp.UNASSIGNED_NAME, None)
+        found = self.speaker_filter.findData(chosen)
+        self.speaker_filter.setCurrentIndex(max(found, 0))
+        self.speaker_filter.blockSignals(False)
+        self._apply_filter()
+
+    def set_speaker_filter(self, speaker: str | None) -> None:
+        self.speaker_filter.setCurrentIndex(max(self.speaker_filter.findData(speaker), 0))
+
+    def _apply_filter(self) -> None:
+        self.view.filter.set_speaker(self.speaker_filter.currentData())
+
+    def _matches(self) -> list[Match]:
+        query = self.find_edit.text()
+        return (
+            find_matches([u.text for u in self.model.utterances], query, self.case.isChecked())
+            if query
+            else []
+        )
+
+    def _reset(self) -> None:
+        self.current = None
+        self.count.setText("")
+
+    def find_next(self) -> None:
+        self._step(+1)
+
+    def find_previous(self) -> None:
+        self._step(-1)
+
+    def _step(self, direction: int) -> None:
+        matches = self._matches()
+        if not matches:
+            self.current = None
+            self.count.setText("0 found" if self.find_edit.text() else "")
+            return
+        keys = [(m.row, m.start) for m in matches]
+        here = (self.current.row, self.current.start) if self.current else None
+        if here is None:
+            row = self.view.current_source_row()
+            i = next((k for k, key in enumerate(keys) if row is not None and key[0] >= row), 0)
+        elif direction > 0:
+            i = next((k for k, key in enumerate(keys) if key > here), 0)
+        else:
+            i = next((k for k in range(len(keys) - 1, -1, -1) if keys[k] < here), len(keys) - 1)
+        self.current = matches[i]
+        self.count.setText(f"{i + 1} of {len(matches)}")
+        self.view.select_row(self.current.row)
+
+    def replace_one(self) -> None:
+        if self.current is None or self.current not in self._matches():
+            self.find_next()
+            return
+        commands.replace_match(self.model, self.current, self.replace_edit.text())
+        self.current = Match(self.current.row, self.current.start, self.current.start)
+        self.find_next()
+
+    def replace_every(self) -> None:
+        if not self.find_edit.text():
+            return
+        n = commands.replace_all(
+            self.model, self.find_edit.text(), self.replace_edit.text(), self.case.isChecked()
+        )
+        self.message.emit(f"Replaced {n} occurrence(s)")
+        self._reset()

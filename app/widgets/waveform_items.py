@@ -1,0 +1,235 @@
+"""The graphics items the waveform view stacks (pyqtgraph GraphicsObjects, data in seconds).
+
+Each item paints only what is inside the visible x-range, so cost depends on the view's width in
+pixels, never on the recording's length:
+- `EnvelopeItem`: the min/max envelope from an `EnvelopePyramid` (a stroke per bin), or the samples
+  as a line when zoomed in;
+- `SpanItem`: shaded spans between two y values (VAD speech, the selected utterance);
+- `ChunkItem`: chunk boundaries as dashed lines with chunk numbers along the top;
+- `LanesItem`: one lane per speaker with a coloured band per turn and the speaker's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
+
+from app.envelope import EnvelopePyramid
+from app.speakers import Lane
+from app.timeline import visible_spans
+
+MAX_BINS_PER_PIXEL = 1
+
+
+def _view_x(item: pg.GraphicsObject) -> tuple[float, float, float] | None:
+    """(t0, t1, seconds per pixel) of the view the item is in, or None when not shown yet."""
+    vb = item.getViewBox()
+    if vb is None:
+        return None
+    (x0, x1), _ = vb.viewRange()
+    width = max(vb.width(), 1.0)
+    return x0, x1, (x1 - x0) / width
+
+
+def _device_text(painter: QPainter, at: QPointF, text: str, color: QColor, bold: bool = False,
+                 box: QColor | None = None) -> None:  # fmt: skip
+    """Draw `text` unscaled, vertically centred at the device position of view point `at`."""
+    p = painter.transform().map(at)
+    painter.save()
+    painter.resetTransform()
+    font = QFont(painter.font())
+    font.setPointSizeF(8.5)
+    font.setBold(bold)
+    painter.setFont(font)
+    metrics = painter.fontMetrics()
+    x, baseline = p.x() + 4, p.y() + metrics.ascent() / 2 - 1
+    if box is not None:
+        rect = QRectF(x - 3, baseline - metrics.ascent() - 1, metrics.horizontalAdvance(text) + 6,
+                      metrics.height() + 2)  # fmt: skip
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(box)
+        painter.drawRoundedRect(rect, 3, 3)
+    painter.setPen(color)
+    painter.drawText(QPointF(x, baseline), text)
+    painter.restore()
+
+
+class EnvelopeItem(pg.GraphicsObject):
+    def __init__(self, color: str = "#3A6EA5") -> None:
+        super().__init__()
+        self.pyramid: EnvelopePyramid | None = None
+        self.gain = 1.0
+        self.color = QColor(color)
+
+    def set_pyramid(self, pyramid: EnvelopePyramid | None) -> None:
+        self.prepareGeometryChange()
+        self.pyramid = pyramid
+        if pyramid is not None:
+            top = pyramid.levels[-1]
+            peak = float(max(np.abs(top.mins).max(initial=0), np.abs(top.maxs).max(initial=0)))
+            self.gain = 0.95 / peak if peak > 1e-4 else 1.0
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        duration = self.pyramid.duration if self.pyramid is not None else 0.0
+        return QRectF(0.0, -1.0, duration, 2.0)
+
+    def viewRangeChanged(self) -> None:
+        self.update()
+
+    def paint(self, painter: QPainter, *args: object) -> None:
+        view = _view_x(self)
+        if self.pyramid is None or view is None:
+            return
+        t0, t1, spp = view
+        pixels = max(int((t1 - t0) / spp), 1)
+        env = self.pyramid.window(t0, t1, pixels * MAX_BINS_PER_PIXEL)
+        if len(env.times) == 0:
+            return
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, env.raw)
+        if env.raw:
+            painter.setPen(pg.mkPen(self.color, width=1.2, cosmetic=True))
+            painter.drawPath(pg.arrayToQPath(env.times, env.mins * self.gain))
+            return
+        # one vertical stroke per bin, min to max: as fast as Qt draws lines, and filled-looking
+        x = np.repeat(env.times + env.step / 2, 2)
+        y = np.empty(len(x))
+        y[0::2], y[1::2] = env.mins * self.gain, env.maxs * self.gain
+        painter.setPen(pg.mkPen(self.color, width=1, cosmetic=True))
+        painter.drawPath(pg.arrayToQPath(x, y, connect="pairs"))
+
+
+class SpanItem(pg.GraphicsObject):
+    """Spans [start, end] drawn as rectangles between `y0` and `y1`."""
+
+    def __init__(self, color: str, alpha: int, y0: float, y1: float, border: str | None = None) -> None:
+        super().__init__()
+        fill = QColor(color)
+        fill.setAlpha(alpha)
+        self.brush = QBrush(fill)
+        self.pen = pg.mkPen(border, width=1.5, cosmetic=True) if border else QPen(Qt.PenStyle.NoPen)
+        self.y0, self.y1 = y0, y1
+        self.starts = np.zeros(0)
+        self.ends = np.zeros(0)
+
+    def set_spans(self, starts: Sequence[float], ends: Sequence[float]) -> None:
+        self.prepareGeometryChange()
+        order = np.argsort(np.asarray(starts, dtype=float), kind="stable")
+        self.starts = np.asarray(starts, dtype=float)[order]
+        self.ends = np.maximum.accumulate(np.asarray(ends, dtype=float)[order]) if len(order) else np.zeros(0)
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        end = float(self.ends[-1]) if len(self.ends) else 0.0
+        return QRectF(0.0, self.y0, max(end, 1e-9), self.y1 - self.y0)
+
+    def viewRangeChanged(self) -> None:
+        self.update()
+
+    def paint(self, painter: QPainter, *args: object) -> None:
+        view = _view_x(self)
+        if view is None or len(self.starts) == 0:
+            return
+        t0, t1, spp = view
+        starts, ends = visible_spans(self.starts, self.ends, t0, t1, spp)
+        painter.setPen(self.pen)
+        painter.setBrush(self.brush)
+        for a, b in zip(starts, ends, strict=True):
+            painter.drawRect(QRectF(float(a), self.y0, float(b - a), self.y1 - self.y0))
+
+
+class ChunkItem(pg.GraphicsObject):
+    """Chunks as numbered bars along the top (`bar` = (y0, y1)) and a dashed line down to `y0` at
+    each chunk's start and at the last chunk's end; gaps between bars are audio no chunk covers."""
+
+    def __init__(self, y0: float, bar: tuple[float, float]) -> None:
+        super().__init__()
+        self.y0, self.bar = y0, bar
+        self.chunks: list[tuple[int, float, float]] = []
+
+    def set_chunks(self, chunks: Sequence[tuple[int, float, float]]) -> None:
+        self.prepareGeometryChange()
+        self.chunks = sorted(chunks, key=lambda c: c[1])
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        end = self.chunks[-1][2] if self.chunks else 0.0
+        return QRectF(0.0, self.y0, max(end, 1e-9), self.bar[1] - self.y0)
+
+    def viewRangeChanged(self) -> None:
+        self.update()
+
+    def paint(self, painter: QPainter, *args: object) -> None:
+        view = _view_x(self)
+        if view is None or not self.chunks:
+            return
+        t0, t1, spp = view
+        visible = [c for c in self.chunks if c[2] >= t0 and c[1] <= t1]
+        shortest = max(min(c[2] - c[1] for c in self.chunks), 1e-9)
+        label_every = max(1, int(np.ceil(28 * spp / shortest)))
+        ink = QColor("#8A5A00")
+        lo, hi = self.bar
+        painter.setPen(Qt.PenStyle.NoPen)
+        for index, start, end in visible:
+            painter.setBrush(QColor("#F6D58E") if index % 2 else QColor("#FBE7B8"))
+            painter.drawRect(QRectF(start, lo, end - start, hi - lo))
+        painter.setPen(pg.mkPen(ink, width=1, style=Qt.PenStyle.DashLine, cosmetic=True))
+        for _index, start, _end in visible:
+            painter.drawLine(QPointF(start, self.y0), QPointF(start, hi))
+        if visible and visible[-1] is self.chunks[-1]:
+            end = self.chunks[-1][2]
+            painter.drawLine(QPointF(end, self.y0), QPointF(end, hi))
+        for index, start, _end in visible:
+            if index % label_every == 0:
+                _device_text(painter, QPointF(start, (lo + hi) / 2), f"chunk {index + 1}", ink, bold=True)
+
+
+class LanesItem(pg.GraphicsObject):
+    """One horizontal lane per speaker, stacked downwards from `top`, each `height` tall."""
+
+    def __init__(self, top: float, height: float) -> None:
+        super().__init__()
+        self.top, self.height = top, height
+        self.lanes: list[tuple[Lane, SpanItem]] = []
+        self.duration = 0.0
+
+    def set_lanes(self, lanes: Sequence[Lane], duration: float) -> None:
+        self.prepareGeometryChange()
+        for _, item in self.lanes:
+            item.setParentItem(None)
+            if item.scene() is not None:
+                item.scene().removeItem(item)
+        self.lanes, self.duration = [], duration
+        for i, lane in enumerate(lanes):
+            y1 = self.top - i * self.height - 0.04
+            item = SpanItem(lane.color, 235, y1 - self.height + 0.08, y1)
+            item.setParentItem(self)
+            item.setFlag(item.GraphicsItemFlag.ItemStacksBehindParent)
+            item.set_spans(lane.starts, lane.ends)
+            self.lanes.append((lane, item))
+        self.update()
+
+    def bottom(self) -> float:
+        return self.top - max(len(self.lanes), 1) * self.height
+
+    def boundingRect(self) -> QRectF:
+        return QRectF(0.0, self.bottom(), max(self.duration, 1e-9), self.top - self.bottom())
+
+    def viewRangeChanged(self) -> None:
+        self.update()
+
+    def paint(self, painter: QPainter, *args: object) -> None:
+        view = _view_x(self)
+        if view is None:
+            return
+        t0, t1, _ = view
+        for i, (lane, _item) in enumerate(self.lanes):
+            y1 = self.top - i * self.height
+            if i % 2 == 0:
+                painter.fillRect(QRectF(t0, y1 - self.height, t1 - t0, self.height), QColor(0, 0, 0, 10))
+            ink, box = QColor(lane.color).darker(150), QColor(255, 255, 255, 215)
+            _device_text(painter, QPointF(t0, y1 - self.height / 2), lane.name, ink, bold=True, box=box)

@@ -1,0 +1,81 @@
+"""Shared fixtures for the app tests: offscreen Qt, isolated settings, a window factory, the demo
+transcript produced once by the real worker, and `wait_until` for background jobs."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QApplication
+from qt_helpers import make_store, open_demo, wait_until
+
+from app.main_window import MainWindow
+from app.settings import SettingsStore
+from engine.types import Stage, Transcript
+
+
+@pytest.fixture
+def make_window(qapp: QApplication, tmp_path: Path) -> Iterator[Callable[..., MainWindow]]:
+    windows: list[MainWindow] = []
+
+    def make(recovery: Path | None = None, store: SettingsStore | None = None) -> MainWindow:
+        store = store or make_store(tmp_path)
+        window = MainWindow(store, recovery or tmp_path / "recovery", autosave_ms=60_000)
+        window.ask_before_closing = False
+        window.resize(1280, 800)
+        window.show()
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        window.close()
+        window.deleteLater()
+    QApplication.processEvents()
+
+
+@dataclass(frozen=True)
+class DemoRun:
+    transcript: Transcript
+    live_rows: list[int]  # table rows each time a chunk result arrived, before the run finished
+    stages: list[Stage]
+    undo_text: str
+
+
+@pytest.fixture(scope="session")
+def demo_run(qapp: QApplication, tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """The demo transcribed once through the real worker thread with the bundled whisper model."""
+    folder = tmp_path_factory.mktemp("demo-run")
+    window = MainWindow(make_store(folder), folder / "recovery", autosave_ms=60_000)
+    window.ask_before_closing = False
+    live_rows: list[int] = []
+    stages: list[Stage] = []
+    window.session.runner.worker.partial.connect(lambda _: live_rows.append(-1))
+    window.model.document_changed.connect(
+        lambda: live_rows.append(window.model.rowCount()) if window.model.read_only else None
+    )
+    window.session.progress.connect(lambda p: stages.append(p.stage))
+    try:
+        open_demo(window)
+        stages.clear()
+        assert window.transcribe()
+        wait_until(lambda: not window.session.busy, timeout=300)
+        transcript = window.model.transcript()
+        undo_text = window.undo_stack.undoText()
+    finally:
+        window.close()
+        window.deleteLater()
+    assert transcript.utterances, "the demo produced no transcript"
+    return DemoRun(transcript, [r for r in live_rows if r >= 0], list(dict.fromkeys(stages)), undo_text)
+
+
+@pytest.fixture
+def demo_transcript(demo_run: DemoRun) -> Transcript:
+    return demo_run.transcript

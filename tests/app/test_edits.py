@@ -1,0 +1,68 @@
+"""Pure utterance edits: text, split, merge, retime, find and replace."""
+
+from __future__ import annotations
+
+import pytest
+
+from app import edits
+from engine.types import Utterance, Word
+
+
+def timed(text: str, start: float = 0.0, step: float = 0.5, speaker: str | None = "A") -> Utterance:
+    words = tuple(Word(start + i * step, start + (i + 1) * step, w) for i, w in enumerate(text.split()))
+    return Utterance(start, start + step * len(words), text, speaker, words)
+
+
+def test_splitting_at_a_word_boundary_uses_the_word_times():
+    u = timed("one two three four")
+    left, right = edits.split(u, len("one two "))
+    assert (left.text, right.text) == ("one two", "three four")
+    assert left.end == right.start == 1.0
+    assert [w.text for w in right.words] == ["three", "four"]
+    assert left.speaker == right.speaker == "A"
+
+
+def test_splitting_without_word_times_divides_time_by_text_length():
+    u = Utterance(10.0, 20.0, "aaaa bbbb", "A")
+    left, right = edits.split(u, 5)
+    assert 14.0 < left.end == right.start < 15.0
+
+
+def test_splitting_at_either_edge_is_refused():
+    with pytest.raises(ValueError, match="cursor"):
+        edits.split(timed("one two"), 0)
+
+
+def test_merging_joins_text_and_span_and_keeps_the_first_speaker():
+    a, b = timed("one two", 0.0), timed("three", 2.0, speaker="B")
+    merged = edits.merge(a, b)
+    assert (merged.text, merged.start, merged.end, merged.speaker) == ("one two three", 0.0, 2.5, "A")
+    assert len(merged.words) == 3
+
+
+def test_editing_text_drops_word_times_that_no_longer_match():
+    u = timed("one two")
+    assert edits.set_text(u, "one  two").words == u.words
+    assert edits.set_text(u, "one too").words == ()
+
+
+def test_retiming_refuses_reversed_or_out_of_range_spans():
+    u = timed("one two")
+    assert edits.retime(u, 0.2, 0.9, 10.0).start == 0.2
+    with pytest.raises(ValueError, match="after"):
+        edits.retime(u, 0.9, 0.2, 10.0)
+    with pytest.raises(ValueError, match="inside"):
+        edits.retime(u, 0.0, 11.0, 10.0)
+
+
+def test_find_and_replace_all_count_and_respect_case():
+    texts = ["The cat sat.", "the CAT ran", "dog"]
+    assert [(m.row, m.start) for m in edits.find_matches(texts, "cat")] == [(0, 4), (1, 4)]
+    assert len(edits.find_matches(texts, "cat", case_sensitive=True)) == 1
+    utterances = [Utterance(i, i + 1, t) for i, t in enumerate(texts)]
+    replaced, n = edits.replace_all(utterances, "cat", "fox")
+    assert n == 2 and replaced[1].text == "the fox ran" and replaced[2] is utterances[2]
+
+
+def test_replacement_text_is_literal():
+    assert edits.replace_text("a.b", ".", r"\1") == (r"a\1b", 1)

@@ -1,0 +1,76 @@
+"""Playback: the read head's speed and bounds, and graceful behaviour without a sound device.
+
+The last test plays through a real PortAudio stream on ALSA's null device (in a subprocess, since
+PortAudio reads its device list once per process)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.playback import PlaybackSource, unavailable_reason
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_reading_at_normal_speed_returns_the_samples_in_order():
+    samples = np.arange(100, dtype=np.float32)
+    head = PlaybackSource(samples, 10, start=1.0)
+    np.testing.assert_array_equal(head.read(5), samples[10:15])
+    assert head.position == pytest.approx(1.5)
+
+
+def test_double_speed_skips_every_other_sample_and_half_speed_interpolates():
+    samples = np.arange(100, dtype=np.float32)
+    fast = PlaybackSource(samples, 10, speed=2.0)
+    np.testing.assert_array_equal(fast.read(4), [0, 2, 4, 6])
+    slow = PlaybackSource(samples, 10, speed=0.5)
+    np.testing.assert_allclose(slow.read(4), [0, 0.5, 1.0, 1.5])
+
+
+def test_reading_past_the_end_gives_silence_and_finishes():
+    head = PlaybackSource(np.ones(10, np.float32), 10, start=0.5)
+    out = head.read(20)
+    assert out[:4].all() and not out[10:].any() and head.finished
+
+
+def test_speed_outside_the_supported_range_is_refused():
+    with pytest.raises(ValueError, match="speed"):
+        PlaybackSource(np.zeros(10, np.float32), 10, speed=4.0)
+
+
+def test_this_machine_reports_why_it_cannot_play():
+    reason = unavailable_reason()
+    if reason is None:
+        pytest.skip("this machine has an audio output device")
+    assert reason.startswith("Playback is unavailable")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="uses ALSA's null device")
+def test_playback_runs_to_the_end_on_a_null_audio_device(tmp_path):
+    (tmp_path / ".asoundrc").write_text("pcm.!default { type null }\nctl.!default { type hw card 0 }\n")
+    code = textwrap.dedent("""
+        import time, numpy as np
+        from app.playback import Player, unavailable_reason
+        assert unavailable_reason() is None, unavailable_reason()
+        player = Player(np.zeros(16000, np.float32), 16000)
+        player.play(0.25)
+        deadline = time.monotonic() + 10
+        while player.playing and time.monotonic() < deadline:
+            time.sleep(0.01)
+        print(round(player.position, 2))
+        player.pause()
+    """)
+    env = {**os.environ, "HOME": str(tmp_path)}
+    command = [sys.executable, "-c", code]
+    out = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
+    if "PortAudio library" in out.stderr or ("sounddevice" in out.stderr and "No module" in out.stderr):
+        pytest.skip("PortAudio is not installed")
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout) == pytest.approx(1.0, abs=0.01)

@@ -1,0 +1,60 @@
+"""Speaker book: names, colours, merging and the waveform lanes built from it."""
+
+from __future__ import annotations
+
+import pytest
+
+from app import speakers as sp
+from engine.types import Speaker, Transcript, Utterance
+
+
+def transcript() -> Transcript:
+    utterances = (Utterance(0, 1, "a", "s1"), Utterance(1, 2, "b", "s2"), Utterance(2, 3, "c", None),
+                  Utterance(3, 4, "d", "s3"))  # fmt: skip
+    return Transcript(utterances, speakers=(Speaker("s1", "Alice"), Speaker("s2", "Bob")))
+
+
+def test_book_lists_known_and_orphan_speakers_with_distinct_colours():
+    book = sp.book_from_transcript(transcript(), {"s2": "#123456"})
+    assert [(s.id, s.name) for s in book] == [("s1", "Alice"), ("s2", "Bob"), ("s3", "s3")]
+    assert book[1].color == "#123456" and book[0].color != book[2].color
+
+
+def test_rename_propagates_to_the_engine_speakers_used_by_exports():
+    book = sp.rename(sp.book_from_transcript(transcript()), "s1", "  Dr.  Ann Lee ")
+    assert sp.engine_speakers(book)[0] == Speaker("s1", "Dr. Ann Lee")
+    with pytest.raises(ValueError, match="already"):
+        sp.rename(book, "s2", "Dr. Ann Lee")
+    with pytest.raises(ValueError, match="empty"):
+        sp.rename(book, "s2", " ")
+
+
+def test_merging_speakers_moves_their_utterances_and_drops_them():
+    t = transcript()
+    book, utterances = sp.merge_speakers(sp.book_from_transcript(t), t.utterances, ["s2", "s3"], "s1")
+    assert [s.id for s in book] == ["s1"]
+    assert [u.speaker for u in utterances] == ["s1", "s1", None, "s1"]
+
+
+def test_new_speakers_get_fresh_ids_and_names():
+    book, info = sp.add_speaker(sp.book_from_transcript(transcript()))
+    assert info.id not in {"s1", "s2", "s3"} and info.name == "Speaker 4" and book[-1] == info
+
+
+def test_unassigned_utterances_get_a_neutral_name_colour_and_lane():
+    t = transcript()
+    book = sp.book_from_transcript(t)
+    assert sp.display_name(book, None) == sp.UNASSIGNED_NAME
+    assert sp.display_color(book, None) == sp.UNASSIGNED_COLOR
+    lanes = sp.speaker_lanes(book, t.utterances)
+    assert [lane.name for lane in lanes] == ["Alice", "Bob", "s3", sp.UNASSIGNED_NAME]
+    assert lanes[-1].starts == (2,)
+
+
+def test_talk_time_sums_per_speaker():
+    assert sp.talk_time(transcript().utterances) == {"s1": 1, "s2": 1, None: 1, "s3": 1}
+
+
+def test_colours_must_be_hex():
+    with pytest.raises(ValueError, match="RRGGBB"):
+        sp.SpeakerInfo("x", "X", "red")

@@ -1,0 +1,95 @@
+"""Transcribing in the window: live chunk results, one undoable result, cancel, and failures."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from qt_helpers import open_demo, wait_until
+
+from app import commands
+from app import speakers as sp
+from app.settings import TranscribeSettings
+from app.transcript_model import SPEAKER
+from engine.types import Stage, Transcript
+
+
+def without_speakers(transcript: Transcript) -> Transcript:
+    utterances = tuple(replace(u, speaker=None) for u in transcript.utterances)
+    return replace(transcript, utterances=utterances, speakers=())
+
+
+def test_transcribing_the_demo_streams_chunks_then_lands_as_one_undoable_step(demo_run):
+    transcript = demo_run.transcript
+    assert len(transcript.utterances) > 20
+    assert "meeting" in transcript.text.lower()
+    assert transcript.model == "faster-whisper tiny.en" and len(transcript.chunks) >= 4
+    assert demo_run.live_rows and demo_run.live_rows[0] < len(transcript.utterances), "no live results"
+    assert demo_run.live_rows == sorted(demo_run.live_rows)
+    assert Stage.INFER in demo_run.stages and demo_run.stages.index(Stage.INFER) < demo_run.stages.index(
+        Stage.STITCH
+    )
+    assert demo_run.undo_text == "Transcribe"
+
+
+def test_speakers_found_by_the_engine_get_lanes_chips_and_panel_rows(make_window, demo_transcript):
+    window = make_window()
+    book = sp.book_from_transcript(demo_transcript)
+    commands.set_document(window.model, demo_transcript, book, "Transcribe")
+    names = [s.name for s in demo_transcript.speakers]
+    assert [window.speaker_panel.list.item(i).text() for i in range(len(names))] == names
+    assert [lane.name for lane, _ in window.waveform.lanes.lanes][: len(names)] == names
+    first = demo_transcript.utterances[0]
+    assert window.model.data(window.model.index(0, SPEAKER)) == sp.display_name(book, first.speaker)
+
+
+def test_unassigned_utterances_show_as_such_and_can_be_given_speakers(make_window, demo_transcript):
+    window = make_window()
+    speakerless = without_speakers(demo_transcript)  # as from a pipeline that finds no speakers
+    commands.set_document(window.model, speakerless, (), "Transcribe")
+    assert window.speaker_panel.list.item(0).text() == sp.UNASSIGNED_NAME
+    assert [lane.name for lane, _ in window.waveform.lanes.lanes] == [sp.UNASSIGNED_NAME]
+    info = window.edit.new_speaker()
+    window.transcript_view.select_row(0)
+    window.actions_by_name["speaker_1"].trigger()
+    assert window.model.utterance(0).speaker == info.id
+    assert [lane.name for lane, _ in window.waveform.lanes.lanes] == [info.name, sp.UNASSIGNED_NAME]
+
+
+def test_cancel_stops_within_seconds_and_leaves_the_window_usable(make_window):
+    window = make_window()
+    window.set_settings(TranscribeSettings(batch_size=1))
+    open_demo(window)
+    results: list[object] = []
+    window.session.runner.worker.partial.connect(results.append)
+    assert window.transcribe()
+    assert window.model.read_only and window.actions_by_name["cancel"].isEnabled()
+    wait_until(lambda: len(results) >= 1, timeout=120)
+    asked = time.monotonic()
+    window.progress_panel.cancel.click()
+    wait_until(lambda: not window.session.busy, timeout=30)
+    assert time.monotonic() - asked < 10
+    assert "cancelled" in window.statusBar().currentMessage().lower()
+    assert not window.model.read_only and not window.progress_panel.isVisible()
+    assert window.actions_by_name["transcribe"].isEnabled()
+    assert window.model.rowCount() > 0, "a first run keeps the chunks it finished"
+    assert window.undo_stack.undoText().startswith("Partial transcript")
+
+
+def test_a_failed_run_shows_why_and_keeps_the_edited_transcript(make_window, demo_transcript):
+    window = make_window()
+    open_demo(window)
+    commands.set_document(
+        window.model, demo_transcript, sp.book_from_transcript(demo_transcript), "Transcribe"
+    )
+    commands.edit_text(window.model, 0, "An edit the user made.")
+    before = window.model.utterances
+    window.set_settings(TranscribeSettings(model="/no/such/model-folder"))
+    assert window.transcribe()
+    wait_until(lambda: not window.session.busy, timeout=120)
+    dialog = window.last_dialog
+    assert dialog.windowTitle() == "The model could not be loaded"
+    assert "/no/such/model-folder" in dialog.text() and "unchanged" in dialog.text()
+    assert window.isVisible() and window.model.utterances == before
+    window.undo_stack.undo()
+    assert window.model.utterance(0).text != "An edit the user made."

@@ -1,0 +1,78 @@
+"""The waveform view: regions, chunks, lanes, zoom and pan by mouse and keys, clicks to times."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+
+from app.envelope import EnvelopePyramid
+from app.speakers import Lane
+from app.widgets.waveform_view import WaveformView
+
+
+@pytest.fixture(scope="module")
+def hour() -> EnvelopePyramid:
+    rng = np.random.default_rng(0)
+    second = (rng.standard_normal(16000) * 0.05).astype(np.float32)
+    return EnvelopePyramid.build(np.tile(second, 3600), 16000)
+
+
+@pytest.fixture
+def view(qtbot, hour) -> WaveformView:
+    w = WaveformView()
+    qtbot.addWidget(w)
+    w.resize(1000, 300)
+    w.show()
+    w.set_audio(hour)
+    w.set_speech(np.arange(0, 3600, 10.0), np.arange(0, 3600, 10.0) + 6)
+    w.set_chunks([(i, i * 300.0, i * 300.0 + 290) for i in range(12)])
+    qtbot.waitExposed(w)
+    return w
+
+
+def test_whole_hour_is_shown_with_clock_labels(view):
+    assert view.visible_range() == pytest.approx((0, 3600), abs=1)
+    labels = view.getPlotItem().getAxis("bottom").tickStrings([0, 1800, 3600], 1, 600)
+    assert labels == ["0:00", "30:00", "1:00:00"]
+
+
+def test_keys_zoom_and_pan_and_stay_inside_the_recording(view, qtbot):
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key.Key_Plus)
+    qtbot.keyClick(view, Qt.Key.Key_Plus)
+    x0, x1 = view.visible_range()
+    assert x1 - x0 == pytest.approx(3600 / 2.25, rel=0.01)
+    qtbot.keyClick(view, Qt.Key.Key_Right)
+    assert view.visible_range()[0] > x0
+    qtbot.keyClick(view, Qt.Key.Key_End)
+    assert view.visible_range()[1] == pytest.approx(3600, abs=0.5)
+    qtbot.keyClick(view, Qt.Key.Key_0)
+    assert view.visible_range() == pytest.approx((0, 3600), abs=1)
+
+
+def test_zooming_to_milliseconds_draws_without_trouble(view):
+    view.show_range(1234.5, 1234.55)
+    assert view.grab().width() == view.width()
+
+
+def test_a_click_reports_the_time_under_the_mouse(view, qtbot):
+    view.show_range(100, 200)
+    x = view.mapFromScene(view.vb.mapViewToScene(QPointF(150.0, 0.0))).x()
+    with qtbot.waitSignal(view.clicked) as blocker:
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, 100))
+    assert blocker.args[0] == pytest.approx(150.0, abs=0.5)
+
+
+def test_lanes_add_rows_below_the_waveform(view):
+    before = view.vb.viewRange()[1][0]
+    view.set_lanes([Lane("A", "#ff0000", (1.0,), (2.0,)), Lane("B", "#00ff00", (2.0,), (3.0,)),
+                    Lane("C", "#0000ff", (), ())])  # fmt: skip
+    assert len(view.lanes.lanes) == 3 and view.vb.viewRange()[1][0] < before
+
+
+def test_ensure_visible_pans_to_an_offscreen_selection(view):
+    view.show_range(0, 60)
+    view.ensure_visible(2000, 2010)
+    x0, x1 = view.visible_range()
+    assert x0 <= 2000 and x1 >= 2010 and x1 - x0 == pytest.approx(60, abs=0.5)

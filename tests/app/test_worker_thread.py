@@ -1,0 +1,62 @@
+"""The worker thread: jobs run off the GUI thread, report in order, and fail without dying."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from qt_helpers import DEMO, wait_until
+
+from app.settings import TranscribeSettings
+from app.worker import LoadJob, RunController, TranscribeJob, error_message
+from engine.errors import AudioDecodeError, ModelLoadError
+
+
+def record(controller: RunController) -> list[tuple[str, object]]:
+    events: list[tuple[str, object]] = []
+    w = controller.worker
+    for name in ("audio_loaded", "prepared", "finished", "cancelled", "idle"):
+        getattr(w, name).connect(lambda *args, n=name: events.append((n, args)))
+    w.failed.connect(lambda title, text: events.append(("failed", (title, text))))
+    w.progress.connect(lambda p: events.append(("progress", threading.current_thread())))
+    return events
+
+
+def test_loading_reports_progress_then_audio_then_the_plan(qapp):
+    controller = RunController()
+    events = record(controller)
+    try:
+        assert controller.start(LoadJob(DEMO, TranscribeSettings()))
+        assert not controller.start(LoadJob(DEMO, TranscribeSettings())), "a second job must wait"
+        wait_until(lambda: any(n == "prepared" for n, _ in events))
+        names = [n for n, _ in events if n != "progress"]
+        assert names == ["audio_loaded", "idle", "prepared"]
+        loaded = events[[n for n, _ in events].index("audio_loaded")][1][0]
+        assert 120 < loaded.recording.duration < 130 and loaded.envelope.duration == loaded.recording.duration
+        assert any(n == "progress" for n, _ in events) and not controller.busy
+    finally:
+        controller.shutdown()
+
+
+def test_a_corrupt_file_fails_with_a_clear_message_and_the_thread_survives(qapp, tmp_path: Path):
+    broken = tmp_path / "broken.flac"
+    broken.write_bytes(b"fLaC" + bytes(range(256)) * 8)
+    controller = RunController()
+    events = record(controller)
+    try:
+        controller.start(LoadJob(broken, TranscribeSettings()))
+        wait_until(lambda: any(n == "failed" for n, _ in events))
+        title, text = next(args for n, args in events if n == "failed")
+        assert title == "Cannot open this file" and "broken.flac" in text
+        controller.start(TranscribeJob(TranscribeSettings()))  # nothing was loaded: refused, not a crash
+        wait_until(lambda: [n for n, _ in events].count("failed") == 2)
+    finally:
+        controller.shutdown()
+
+
+def test_error_messages_name_the_problem():
+    assert error_message(ModelLoadError("x"))[0] == "The model could not be loaded"
+    assert error_message(AudioDecodeError("y")) == ("Cannot open this file", "y")
+    assert error_message(MemoryError())[0] == "Out of memory"
+    assert error_message(ValueError("chunk too big"))[0] == "These settings cannot be used"
+    assert error_message(RuntimeError("boom"))[0] == "Unexpected error"
