@@ -24,6 +24,7 @@ from engine.cli.eval import (
     metric_config,
     parse_options,
 )
+from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,6 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     g.add_argument("--baseline", default="single-pass", help="system the speed-up is measured against")
     g.add_argument("--list", action="store_true", help="list the systems and whether each can run, then stop")
+    add_speaker_arguments(p)
     add_scoring_arguments(p)
     p.add_argument("--out", type=Path, help="output folder (default: bench/<dataset>)")
 
@@ -46,7 +48,9 @@ def chosen_systems(args: argparse.Namespace) -> list[Any]:
 
     systems = read_systems(args.systems_file) if args.systems_file else list(SWEEP)
     names = [n.strip() for n in args.systems.split(",") if n.strip()] if args.systems else None
-    return apply_overrides(select(systems, names), _overrides(args.set))
+    speakers = speaker_config(args)
+    chosen = apply_overrides(select(systems, names), _overrides(args.set))
+    return [s.with_speakers(speakers) for s in chosen]
 
 
 def _overrides(items: list[str]) -> dict[str, dict[str, Any]]:

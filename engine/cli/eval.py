@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 from engine.errors import Cancelled, MurmurError
 
 
@@ -43,6 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for flag, kind, text in DECODE_FLAGS:
         g.add_argument(f"--{flag}", type=kind, help=text)
     g.add_argument("--name", help="name of this system in the report (default: the backend's)")
+    add_speaker_arguments(p)
     add_scoring_arguments(p)
     p.add_argument("--out", type=Path, help="output folder (default: eval/<dataset>/<name>)")
 
@@ -131,7 +133,10 @@ def system_from_args(args: argparse.Namespace) -> Any:
     single = args.mode == "single"
     name = args.name or (f"{args.backend}-single" if single else args.backend)
     options_items = tuple(sorted(options.items()))
-    return System(name, args.backend, options_items, args.chunk_seconds, single, role="variant")
+    return System(
+        name, args.backend, options_items, args.chunk_seconds, single, role="variant",
+        speakers=speaker_config(args),
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:

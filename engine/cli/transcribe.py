@@ -18,6 +18,7 @@ from typing import Any
 from engine.backends import BACKENDS
 from engine.backends.vibevoice import config as vibevoice
 from engine.cli.progressbar import ProgressBar
+from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 from engine.decode.eviction import POLICIES, PRESETS
 from engine.errors import Cancelled, MurmurError
 from engine.progress import format_clock
@@ -58,23 +59,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     me.add_argument("--delay", type=int, metavar="D", help="steps before speech eviction (default: 512)")
     me.add_argument("--speech-rate", type=float, metavar="R", help="speech window tokens/step (default: 1)")
     me.add_argument("--repetition-penalty", type=float, metavar="P", help="repeat penalty (default: 1, off)")
-    sp = p.add_argument_group("speakers (see docs/speakers.md)")
-    sp.add_argument(
-        "--diarizer",
-        choices=["embedded", "pyannote", "none"],
-        default="embedded",
-        help="who speaks when: embedded (default, offline), pyannote (needs its weights), none",
-    )
-    sp.add_argument("--speakers", type=int, metavar="N", help="the number of speakers, if known")
-    sp.add_argument("--min-speakers", type=int, metavar="N", help="at least N speakers")
-    sp.add_argument("--max-speakers", type=int, metavar="N", help="at most N speakers")
-    sp.add_argument(
-        "--pyannote",
-        metavar="PIPELINE",
-        help="pyannote pipeline: a local folder with config.yaml, or a hub id "
-        "(default: pyannote/speaker-diarization-community-1)",
-    )
-    sp.add_argument("--hf-token", help="Hugging Face token for a hub pipeline (default: $HF_TOKEN)")
+    add_speaker_arguments(p)
     p.add_argument("--out", type=Path, help="output folder (default: next to each input file)")
     p.add_argument(
         "--format",
@@ -96,20 +81,6 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
         **{k: getattr(args, k, None) for k in ("dtype", "attention", "budget", "engine", "acoustic")},
         **{k: getattr(args, k, None) for k in ENGINE_OPTIONS},
     }
-
-
-def speaker_config(args: argparse.Namespace) -> Any:
-    """The `SpeakerConfig` the speaker flags describe."""
-    from engine.speakers import SpeakerConfig
-
-    return SpeakerConfig(
-        diarizer=args.diarizer,
-        num_speakers=args.speakers,
-        min_speakers=args.min_speakers,
-        max_speakers=args.max_speakers,
-        pyannote=args.pyannote,
-        hf_token=args.hf_token,
-    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,11 +19,12 @@ import dataclasses
 import importlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.pipeline import PipelineConfig
+from engine.speakers import SpeakerConfig
 
 ROLES = ("sweep", "baseline", "variant")
 
@@ -37,6 +38,7 @@ class System:
     single_pass: bool = False
     label: str = ""
     role: str = "variant"
+    speakers: SpeakerConfig = field(default_factory=SpeakerConfig)  # how speakers are found
 
     def __post_init__(self) -> None:
         if not self.name or any(c.isspace() or c in "/\\" for c in self.name):
@@ -50,7 +52,9 @@ class System:
         return self.label or self.name
 
     def pipeline_config(self) -> PipelineConfig:
-        return PipelineConfig(chunk_seconds=self.chunk_seconds, single_pass=self.single_pass)
+        return PipelineConfig(
+            chunk_seconds=self.chunk_seconds, single_pass=self.single_pass, speakers=self.speakers
+        )
 
     def backend_options(self) -> dict[str, Any]:
         return dict(self.options)
@@ -59,6 +63,9 @@ class System:
         """A copy with `extra` options added (replacing options of the same name)."""
         merged = {**self.backend_options(), **extra}
         return dataclasses.replace(self, options=tuple(sorted(merged.items())))
+
+    def with_speakers(self, speakers: SpeakerConfig) -> System:
+        return dataclasses.replace(self, speakers=speakers)
 
 
 def _vibevoice(
@@ -124,7 +131,8 @@ def apply_overrides(systems: Sequence[System], overrides: Mapping[str, Mapping[s
 
 
 def read_systems(path: Path) -> list[System]:
-    """Systems from a JSON list of {name, backend, options, chunk_seconds, single_pass, label, role}."""
+    """Systems from a JSON list of {name, backend, options, chunk_seconds, single_pass, label, role,
+    speakers (SpeakerConfig fields)}."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -138,9 +146,10 @@ def read_systems(path: Path) -> list[System]:
         options = item.get("options", {})
         if not isinstance(options, dict):
             raise ValueError(f"{path}: options of {item.get('name')!r} must be an object")
-        fields = {k: v for k, v in item.items() if k != "options"}
+        fields = {k: v for k, v in item.items() if k not in ("options", "speakers")}
         try:
-            systems.append(System(**fields, options=tuple(sorted(options.items()))))
+            speakers = SpeakerConfig(**item.get("speakers", {}))
+            systems.append(System(**fields, options=tuple(sorted(options.items())), speakers=speakers))
         except TypeError as exc:
             raise ValueError(f"{path}: bad system {item.get('name')!r}: {exc}") from exc
     return systems
@@ -163,4 +172,5 @@ def to_dict(system: System) -> dict[str, Any]:
         "single_pass": system.single_pass,
         "label": system.label,
         "role": system.role,
+        "speakers": {k: v for k, v in dataclasses.asdict(system.speakers).items() if k != "hf_token"},
     }

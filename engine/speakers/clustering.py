@@ -1,7 +1,7 @@
 """Spectral clustering of speaker embeddings, the number of speakers found by the eigengap.
 
 Contract of `cluster(embeddings, count, neighbours, max_points)`:
-- the affinity graph links each embedding to its `neighbours` fraction (at least 5) most
+- the affinity graph links each embedding to its `neighbours` fraction (at least 10) most
   cosine-similar others, symmetrised; its normalised Laplacian's smallest eigenvalues are taken;
 - the number of speakers is the position of the largest gap between consecutive eigenvalues (so one
   speaker is found when the graph is well connected), then moved into the user's bounds, or the
@@ -20,7 +20,7 @@ import numpy as np
 from engine.speakers.diarization import SpeakerCount
 
 MAX_SPEAKERS = 20
-MIN_NEIGHBOURS = 5
+MIN_NEIGHBOURS = 10
 
 
 def cluster(

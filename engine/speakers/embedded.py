@@ -34,7 +34,7 @@ FRAME_SECONDS = HOP / SAMPLE_RATE  # 10 ms
 
 @dataclass(frozen=True, slots=True)
 class EmbeddedConfig:
-    neighbours: float = 0.03  # share of windows each window links to in the affinity graph
+    neighbours: float = 0.015  # share of windows each window links to in the affinity graph
     hop_seconds: float = 0.4  # between window starts
     min_turn_seconds: float = 0.4
     snap_seconds: float = 0.3
@@ -53,7 +53,7 @@ class EmbeddedConfig:
 
 
 class EmbeddedDiarizer:
-    """GE2E windows + agglomerative clustering (see the module contract)."""
+    """GE2E windows + spectral clustering (see the module contract)."""
 
     name = "embedded"
 
