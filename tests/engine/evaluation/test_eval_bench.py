@@ -73,3 +73,18 @@ def test_a_missing_baseline_leaves_speed_up_blank_with_a_note(bench):
     table = type(report)(report.dataset, report.reports, baseline="single-pass").table()
     assert "Speed-up is over `single-pass`, which did not run" in table
     assert "| baseline |" not in table
+
+
+def test_speaker_flags_reach_every_system_of_a_sweep(tmp_path):
+    from engine.cli import build_parser
+    from engine.cli.bench import chosen_systems
+    from engine.evaluation.systems import read_systems, to_dict
+
+    args = build_parser().parse_args(
+        ["bench", str(tmp_path / "manifest.json"), "--speakers", "4", "--diarizer", "embedded"]
+    )
+    systems = chosen_systems(args)
+    assert systems and all(s.pipeline_config().speakers.num_speakers == 4 for s in systems)
+    saved = tmp_path / "systems.json"
+    saved.write_text(json.dumps([to_dict(s) for s in systems]))
+    assert read_systems(saved) == systems  # speaker settings survive a systems file
