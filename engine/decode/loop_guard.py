@@ -37,6 +37,10 @@ class LoopGuardConfig:
         if self.max_period < 1 or self.min_repeats < 2 or self.min_tokens < 2:
             raise ValueError("loop detection needs max_period ≥ 1, min_repeats ≥ 2 and min_tokens ≥ 2")
 
+    def window(self) -> int:
+        """How many trailing tokens `find_loop` needs to see to detect any loop."""
+        return max(self.min_tokens, self.min_repeats * self.max_period) + self.max_period
+
 
 @dataclass(frozen=True, slots=True)
 class Loop:
@@ -78,6 +82,22 @@ class LoopDetector:
         starts = index - self.run[row] - self.periods + 1  # (P,)
         best = int(np.argmin(np.where(over, starts, np.iinfo(np.int64).max)))
         return Loop(start=max(int(starts[best]), 0), period=int(self.periods[best]))
+
+
+def find_loop(tokens: Sequence[int] | np.ndarray, config: LoopGuardConfig) -> Loop | None:
+    """The loop `tokens` end in, by rescanning them (the definition `LoopDetector` keeps up
+    incrementally), or None. The shortest period wins; the stretch reaches back as far as it repeats."""
+    g = np.asarray(tokens, dtype=np.int64)
+    n = len(g)
+    for p in range(1, min(config.max_period, n // config.min_repeats) + 1):
+        need = max(config.min_tokens, config.min_repeats * p)
+        if need > n or not np.array_equal(g[n - need + p :], g[n - need : n - p]):
+            continue
+        start = n - need
+        while start > 0 and g[start - 1] == g[start - 1 + p]:
+            start -= 1
+        return Loop(start=start, period=p)
+    return None
 
 
 def rollback_point(tokens: Sequence[int], loop: Loop, boundary: SegmentBoundary | None) -> int:

@@ -4,7 +4,7 @@
 `VibeVoiceConfig.model` through transformers' native `VibeVoiceAsrForConditionalGeneration`.
 Modules: config (settings), loading (checkpoint → model + processor), prompt (template, special
 tokens), inputs (audio → decode request), budget (tokens per chunk), jsonscan + parsing (reply →
-segments), boundary (segment ends in token space), loops, reference (transformers `generate`
+segments), boundary (segment ends in token space), reference (transformers `generate`
 decoder), decoders (decoders by name), backend, tiny + tiny_clips + tiny_train (small
 self-built test checkpoints, one of them trained on synthetic clips).
 Importing this package does not import torch.

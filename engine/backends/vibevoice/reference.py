@@ -8,7 +8,7 @@ ids from the attention mask, so padding does not shift a row's positions and a p
 decodes like the same request alone; prefill computes logits for the last position only
 (`logits_to_keep=1`). Per row it stops at an
 end-of-reply token (EOS), at its own `max_new_tokens` (LENGTH), or in a repetition loop (LOOP:
-the row is cut back to before the repetition plus one copy of it, see `loops.py`). A whole
+the row is cut back to before the repetition plus one copy of it, `engine.decode.loop_guard`). A whole
 recording in one request is the single-pass baseline; many chunks in batches, the chunked one.
 
 Built like every decoder in `engine.backends.vibevoice.decoders`: `GenerateDecoder(model,
@@ -35,8 +35,8 @@ from transformers import (
 )
 
 from engine.backends.base import check_cancel
-from engine.backends.vibevoice.loops import LoopDetector
 from engine.decode.api import DecodeRequest, DecodeResult, SegmentBoundary
+from engine.decode.loop_guard import LoopGuardConfig, find_loop, salvage
 from engine.types import FinishReason, GenerationStats
 
 LOOP_CHECK_EVERY = 8  # decode steps between loop checks
@@ -46,7 +46,7 @@ LOOP_CHECK_EVERY = 8  # decode steps between loop checks
 class GenerateConfig:
     max_batch: int = 16  # requests decoded together (one `generate` call)
     pad_token_id: int | None = None  # fills finished rows; None: the checkpoint's, else an end id
-    loops: LoopDetector = field(default_factory=LoopDetector)
+    loops: LoopGuardConfig = field(default_factory=LoopGuardConfig)  # detection thresholds only
 
     def __post_init__(self) -> None:
         if self.max_batch < 1:
@@ -177,7 +177,7 @@ class _RowWatch(StoppingCriteria):
         self,
         budgets: list[int],
         eos_token_ids: tuple[int, ...],
-        loops: LoopDetector,
+        loops: LoopGuardConfig,
         cancel: threading.Event | None,
     ) -> None:
         self.budgets = budgets
@@ -202,10 +202,11 @@ class _RowWatch(StoppingCriteria):
         tails = input_ids[:, -self.loops.window() :].tolist()
         steps = input_ids.shape[1]
         for b, tail in enumerate(tails):
-            if b in self.loops_found or bool(ended[b]) or self.loops.cut(tail) is None:
+            if b in self.loops_found or bool(ended[b]) or find_loop(tail, self.loops) is None:
                 continue
-            keep = self.loops.cut(input_ids[b].tolist())  # the whole row: where the loop began
-            self.loops_found[b] = (steps if keep is None else keep, steps)
+            row = input_ids[b].tolist()
+            loop = find_loop(row, self.loops)  # the whole row: where the loop began
+            self.loops_found[b] = (steps if loop is None else len(salvage(row, loop)), steps)
 
 
 class _FirstStep(LogitsProcessor):

@@ -11,7 +11,7 @@ from hf_oracle import embedding, markov_qwen2
 from engine.decode.api import DecodeRequest
 from engine.decode.config import EngineConfig
 from engine.decode.engine import MurmurDecoder
-from engine.decode.loop_guard import LoopDetector, LoopGuardConfig
+from engine.decode.loop_guard import LoopDetector, LoopGuardConfig, find_loop, salvage
 from engine.decode.sampling import DecodeMode
 from engine.types import FinishReason
 
@@ -120,3 +120,39 @@ def test_the_detector_flags_repeated_ngrams_not_short_repetitions():
             loops.append(detector.loop(0, i))
     assert flagged_at and flagged_at[0] == 11 + 12 - 1  # 12 tokens of "8 9" complete the loop
     assert (loops[0].start, loops[0].period) == (11, 2)
+
+
+def test_a_periodic_tail_is_a_loop_cut_back_to_one_copy():
+    head = list(range(100, 140))
+    pattern = [7, 8, 9, 10, 11]
+    ids = head + pattern * 20
+    assert len(salvage(ids, find_loop(ids, LoopGuardConfig()))) == len(head) + len(pattern)
+    assert len(salvage([5] * 64, find_loop([5] * 64, LoopGuardConfig()))) == 1
+
+
+def test_varied_text_and_short_repeats_are_not_loops():
+    ids = np.random.default_rng(0).integers(0, 500, 3000).tolist()  # long, never periodic
+    assert find_loop(ids, LoopGuardConfig()) is None
+    assert find_loop([1, 2, 3] * 5, LoopGuardConfig()) is None  # 15 tokens: below the 64-token minimum
+    with pytest.raises(ValueError):
+        LoopGuardConfig(min_repeats=1)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_incremental_detector_agrees_with_rescanning_the_tokens(seed):
+    """`LoopDetector` (one update per token, used while decoding) flags a row exactly when
+    `find_loop` (a rescan, used by the reference decoder) first finds a loop, at the same place."""
+    rng = np.random.default_rng(seed)
+    config = LoopGuardConfig(max_period=6, min_repeats=3, min_tokens=10)
+    tokens = rng.integers(0, 4, 30).tolist() + rng.integers(0, 4, rng.integers(1, 7)).tolist() * 12
+    detector = LoopDetector(1, config)
+    history = np.array([tokens])
+    for i, token in enumerate(tokens):
+        flagged = detector.update(history, np.array([i]), np.array([token])).size > 0
+        rescanned = find_loop(tokens[: i + 1], config)
+        assert flagged == (rescanned is not None)
+        if flagged:
+            assert detector.loop(0, i) == rescanned
+            break
+    else:
+        pytest.fail("a pattern repeated 12 times was never flagged")

@@ -1,12 +1,10 @@
-"""Rollback points for decoders: segment ends in token space, and repetition loops in token ids."""
+"""Rollback points for decoders: segment ends in token space."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from engine.backends.vibevoice.boundary import segment_boundary
-from engine.backends.vibevoice.loops import LoopDetector
 from engine.backends.vibevoice.parsing import parse_reply
 
 REPLY = (
@@ -42,19 +40,3 @@ def test_before_any_complete_segment_the_boundary_is_the_opening_bracket(tokeniz
     b = segment_boundary(tokenizer)(ids)
     assert "[" in tokenizer.decode(ids[:b]) and "[" not in tokenizer.decode(ids[: b - 1])
     assert segment_boundary(tokenizer)([]) == 0
-
-
-def test_a_periodic_tail_is_a_loop_cut_back_to_one_copy():
-    head = list(range(100, 140))
-    pattern = [7, 8, 9, 10, 11]
-    ids = head + pattern * 20
-    assert LoopDetector().cut(ids) == len(head) + len(pattern)
-    assert LoopDetector().cut([5] * 64) == 1
-
-
-def test_varied_text_and_short_repeats_are_not_loops():
-    ids = np.random.default_rng(0).integers(0, 500, 3000).tolist()  # long, never periodic
-    assert LoopDetector().cut(ids) is None
-    assert LoopDetector().cut([1, 2, 3] * 5) is None  # 15 tokens: below the 64-token minimum
-    with pytest.raises(ValueError):
-        LoopDetector(min_repeats=1)

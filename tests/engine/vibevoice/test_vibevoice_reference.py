@@ -10,9 +10,9 @@ import torch
 from engine.backends.vibevoice.config import VibeVoiceConfig
 from engine.backends.vibevoice.decoders import DECODERS, create_decoder
 from engine.backends.vibevoice.loading import load_model
-from engine.backends.vibevoice.loops import LoopDetector
 from engine.backends.vibevoice.reference import GenerateConfig, GenerateDecoder
 from engine.decode.api import DecodeRequest
+from engine.decode.loop_guard import LoopGuardConfig
 from engine.errors import Cancelled, ModelLoadError
 from engine.types import FinishReason
 
@@ -109,6 +109,6 @@ def test_decoders_are_chosen_by_name_and_a_missing_one_is_a_clear_error(loaded, 
 
 
 def test_loop_detection_can_be_tuned():
-    assert GenerateConfig(loops=LoopDetector(min_tokens=8)).loops.min_tokens == 8
+    assert GenerateConfig(loops=LoopGuardConfig(min_tokens=8)).loops.min_tokens == 8
     with pytest.raises(ValueError):
         GenerateConfig(max_batch=0)
