@@ -16,15 +16,16 @@ for each `--similarity` value (the tuning behind `ReconcileConfig.min_similarity
 from __future__ import annotations
 
 import argparse
-import re
 import resource
 import time
-import warnings
 
 import numpy as np
 
 from engine.audio.chunking import ChunkingConfig, plan_chunks
 from engine.audio.vad import SileroVad
+from engine.evaluation.metrics import cp_error, diarization_error
+from engine.evaluation.normalize import MurmurNormalizer
+from engine.evaluation.reference import TextSegment
 from engine.speakers.embedded import EmbeddedDiarizer
 from engine.speakers.reconcile import (
     ReconcileConfig,
@@ -39,32 +40,20 @@ from engine.types import ChunkResult, Recording, Segment, SpeechSegment, Utteran
 
 
 def der(reference: list[Utterance], turns: list[tuple[float, float, str]]) -> float:
-    from pyannote.core import Annotation
-    from pyannote.core import Segment as Span
-    from pyannote.metrics.diarization import DiarizationErrorRate
-
-    ref, hyp = Annotation(), Annotation()
-    for i, u in enumerate(reference):
-        ref[Span(u.start, u.end), i] = u.speaker
-    for i, (a, b, s) in enumerate(turns):
-        hyp[Span(a, b), i] = s
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(DiarizationErrorRate(collar=0.25, skip_overlap=False)(ref, hyp))
+    """DER (pyannote.metrics, collar 0.25 s total width, overlap scored)."""
+    ref = [TextSegment(u.speaker or "?", "", u.start, u.end) for u in reference]
+    hyp = [TextSegment(s, "", a, b) for a, b, s in turns]
+    return diarization_error(ref, hyp, collar=0.25).rate or 0.0
 
 
 def cpwer(reference: list[Utterance], hypothesis: list[Utterance]) -> float:
-    from meeteval.io import SegLST
-    from meeteval.wer import cpwer as meeteval_cpwer
+    """cpWER (meeteval) after the paper's normalisation."""
+    normalise = MurmurNormalizer()
 
-    def seglst(us: list[Utterance]) -> SegLST:
-        return SegLST([
-            {"session_id": "s", "speaker": u.speaker, "start_time": u.start, "end_time": u.end,
-             "words": " ".join(re.sub(r"[^\w\s']", " ", u.text.lower()).split())}
-            for u in us
-        ])  # fmt: skip
+    def segments(us: list[Utterance]) -> list[TextSegment]:
+        return [TextSegment(u.speaker or "?", normalise(u.text), u.start, u.end) for u in us]
 
-    return float(meeteval_cpwer(seglst(reference), seglst(hypothesis))["s"].error_rate)
+    return cp_error(segments(reference), segments(hypothesis)).rate or 0.0
 
 
 def simulate(reference: list[Utterance], chunk_seconds: float, seed: int) -> list[ChunkResult]:

@@ -15,6 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from engine.audio.chunking import ChunkingConfig, plan_chunks
+from engine.evaluation.metrics import cp_error, diarization_error
+from engine.evaluation.normalize import MurmurNormalizer
+from engine.evaluation.reference import TextSegment
 from engine.types import Chunk, ChunkResult, Segment, SpeechSegment, Utterance
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -69,46 +72,26 @@ def simulate_results(
 
 
 def cpwer(reference: Sequence[RefTurn], hypothesis: Sequence[RefTurn]) -> float:
-    """meeteval's cpWER (lower-cased, punctuation stripped)."""
-    import re
+    """cpWER (meeteval, through `engine.evaluation.metrics`) after the paper's normalisation."""
+    normalise = MurmurNormalizer()
 
-    from meeteval.io import SegLST
-    from meeteval.wer import cpwer as meeteval_cpwer
+    def segments(turns: Sequence[RefTurn]) -> list[TextSegment]:
+        return [TextSegment(t.speaker, normalise(t.text), t.start, t.end) for t in turns]
 
-    def seglst(turns: Sequence[RefTurn]) -> SegLST:
-        return SegLST(
-            [
-                {
-                    "session_id": "s",
-                    "speaker": t.speaker,
-                    "start_time": t.start,
-                    "end_time": t.end,
-                    "words": " ".join(re.sub(r"[^\w\s']", " ", t.text.lower()).split()),
-                }
-                for t in turns
-            ]
-        )
-
-    return float(meeteval_cpwer(seglst(reference), seglst(hypothesis))["s"].error_rate)
+    rate = cp_error(segments(reference), segments(hypothesis)).rate
+    assert rate is not None
+    return rate
 
 
 def der(
     reference: Sequence[RefTurn], hypothesis: Sequence[tuple[float, float, str]], collar: float = 0.25
 ) -> float:
     """pyannote.metrics DER, `collar` total width around reference boundaries, overlap scored."""
-    import warnings
-
-    from pyannote.core import Annotation, Segment
-    from pyannote.metrics.diarization import DiarizationErrorRate
-
-    ref, hyp = Annotation(), Annotation()
-    for i, t in enumerate(reference):
-        ref[Segment(t.start, t.end), i] = t.speaker
-    for i, (a, b, s) in enumerate(hypothesis):
-        hyp[Segment(a, b), i] = s
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(DiarizationErrorRate(collar=collar, skip_overlap=False)(ref, hyp))
+    ref = [TextSegment(t.speaker, "", t.start, t.end) for t in reference]
+    hyp = [TextSegment(s, "", a, b) for a, b, s in hypothesis]
+    rate = diarization_error(ref, hyp, collar=collar).rate
+    assert rate is not None
+    return rate
 
 
 def load_words(stem: Path) -> list[RefTurn]:
