@@ -125,7 +125,7 @@ def save_project(project: Project, path: Path) -> None:
 
 
 def load_project(path: Path) -> Project:
-    return from_dict(_read_json(path))
+    return _read_project(path)[1]
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
@@ -136,7 +136,8 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     atomic_write(path, lambda stream: stream.write(payload))
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read_project(path: Path) -> tuple[dict[str, Any], Project]:
+    """The file's JSON and the project it holds (parsed once)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -144,10 +145,9 @@ def _read_json(path: Path) -> dict[str, Any]:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ProjectError(f"{path.name} is not a Murmur project: it is not valid JSON") from exc
     try:
-        from_dict(data)
+        return data, from_dict(data)
     except (ValueError, KeyError, TypeError, TranscriptFormatError) as exc:
         raise ProjectError(f"{path.name} is not a valid Murmur project: {exc}") from exc
-    return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,12 +185,12 @@ class RecoveryStore:
         found = []
         for path in sorted(self.folder.glob(f"*{RECOVERY_SUFFIX}")):
             try:
-                data = _read_json(path)
+                data, project = _read_project(path)
                 meta = data["recovery"]
                 if path == self.path or _process_alive(int(meta["pid"])):
                     continue
                 where = meta.get("project_path")
-                found.append(Recovery(path, float(meta["saved_at"]), where and Path(where), from_dict(data)))
+                found.append(Recovery(path, float(meta["saved_at"]), where and Path(where), project))
             except (ProjectError, KeyError, TypeError, ValueError):
                 continue
         return sorted(found, key=lambda r: r.saved_at, reverse=True)
