@@ -21,14 +21,13 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QSettings
 
 from engine.backends import BACKENDS
+from engine.decode.eviction import POLICIES, PRESETS
 
 if TYPE_CHECKING:
     from engine.pipeline import PipelineConfig
 
 RECENT_LIMIT = 10
-# engine.decode.eviction's POLICIES and PRESETS (not imported here: that module loads torch)
-EVICTION_CHOICES = ("none", "output", "speech", "both", "paper-output", "paper-speech",
-                    "paper-speech-1538", "paper-both")  # fmt: skip
+EVICTION_CHOICES = (*POLICIES, *PRESETS)  # the policy names and paper presets (a torch-free module)
 
 
 @dataclass(frozen=True, slots=True)

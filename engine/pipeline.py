@@ -139,15 +139,12 @@ class Pipeline:
         cancel: threading.Event | None = None,
     ) -> Recording:
         report = on_progress or (lambda p: None)
-        recording = load_audio(
+        return load_audio(
             Path(path),
             self.backend.sample_rate,
             progress=lambda done, total: report(Progress(Stage.LOAD, done, total)),
             cancel=cancel,
         )
-        if recording.sample_rate != self.backend.sample_rate:
-            raise ValueError("audio was not resampled to the backend's rate")
-        return recording
 
     def transcribe(
         self,
