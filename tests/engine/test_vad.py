@@ -48,7 +48,7 @@ def test_vad_marks_the_demo_meeting_speech_frame_accurately(rate):
     assert found == sorted(found)
 
 
-def test_vad_defaults_merge_short_pauses_and_drop_blips():
+def test_vad_defaults_are_500_ms_of_silence_and_250_ms_of_speech():
     cfg = VadConfig()
     assert (cfg.min_silence_ms, cfg.min_speech_ms) == (500, 250)
 
