@@ -10,6 +10,8 @@ or a cancel leaves each file either complete or untouched. Where the files go:
   each format replaces a known format suffix of the name (`talk.srt` → `talk.vtt`, `talk.docx`...).
 
 `render` gives one format's bytes without touching the disk; `read_json` reads the JSON format back.
+A transcript with a time that is not a usable number (NaN, infinite, absurdly large; see
+`engine.finite`) is refused with ValueError before anything is written: no format ever says `nan`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from engine.export.rttm import RttmExporter
 from engine.export.seglst import SegLstExporter
 from engine.export.subtitles import SrtExporter, VttExporter
 from engine.export.text import TxtExporter
+from engine.finite import transcript_time_problem
 from engine.types import Transcript
 
 __all__ = ["FORMATS", "CueLayout", "ExportOptions", "Exporter", "export", "read_json", "render"]
@@ -60,6 +63,7 @@ def export(
     """
     options = options or ExportOptions()
     names = _check_formats(formats)
+    _check_times(transcript)
     paths = output_paths(transcript, Path(target), names)
     for name, path in zip(names, paths, strict=True):
         if cancel is not None and cancel.is_set():
@@ -71,6 +75,7 @@ def export(
 
 def render(transcript: Transcript, fmt: str, options: ExportOptions | None = None) -> bytes:
     """The bytes `export` would write for one format."""
+    _check_times(transcript)
     stream = BytesIO()
     FORMATS[_check_formats([fmt])[0]].write(transcript, stream, options or ExportOptions())
     return stream.getvalue()
@@ -91,6 +96,12 @@ def output_paths(transcript: Transcript, target: Path, names: list[str]) -> list
             base = base[: -len(suffix)]
             break
     return [target.with_name(base + suffix) for suffix in suffixes]
+
+
+def _check_times(transcript: Transcript) -> None:
+    problem = transcript_time_problem(transcript)
+    if problem is not None:
+        raise ValueError(f"cannot export this transcript: {problem}")
 
 
 def _check_formats(formats: Iterable[str]) -> list[str]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import BinaryIO, Protocol
 
+from engine.export.clean import one_line
 from engine.export.cues import CueLayout
 from engine.types import Transcript, Utterance
 
@@ -68,8 +69,8 @@ def session_id(transcript: Transcript) -> str:
 
 
 def token(text: str) -> str:
-    """`text` as one whitespace-free token (RTTM fields), e.g. "Dr. Ann Lee" → "Dr._Ann_Lee"."""
-    return re.sub(r"\s+", "_", text.strip())
+    """`text` as one clean, whitespace-free token (RTTM fields), e.g. "Dr. Ann Lee" → "Dr._Ann_Lee"."""
+    return re.sub(r"\s+", "_", one_line(text))
 
 
 def reading_utterances(transcript: Transcript, options: ExportOptions) -> tuple[Utterance, ...]:

@@ -4,13 +4,13 @@ Layout: a title (the source file's stem), the source file, model and duration, a
 with one line per speaker (name, speaking time, number of utterances), then a "Transcript" section
 with one paragraph per utterance: the speaker's name in bold, its start time (unless
 `options.timestamps` is off), a line break and the text. `options.merge_speakers` joins
-consecutive utterances of one speaker. Characters XML cannot hold are dropped.
+consecutive utterances of one speaker. Characters XML cannot hold and terminal escapes are dropped.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from io import BytesIO
 from pathlib import PurePath
 from typing import BinaryIO
 
@@ -19,11 +19,11 @@ from docx.document import Document
 from docx.shared import RGBColor
 
 from engine.export.base import DEFAULT_STEM, ExportOptions, reading_utterances
+from engine.export.clean import clean_text
 from engine.export.timefmt import clock
 from engine.types import Transcript, Utterance
 
 _TIME_COLOUR = RGBColor(0x80, 0x80, 0x80)
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +37,9 @@ class DocxExporter:
         for u in reading_utterances(transcript, options):
             if u.text.strip():
                 _add_utterance(document, transcript.speaker_name(u.speaker), u, options)
-        document.save(stream)
+        buffer = BytesIO()  # built in memory: a full disk fails on one plain write, not inside the zip
+        document.save(buffer)
+        stream.write(buffer.getbuffer())
 
 
 def speaking_time(transcript: Transcript) -> list[tuple[str, float, int]]:
@@ -87,4 +89,4 @@ def _add_utterance(document: Document, name: str | None, u: Utterance, options: 
 
 
 def _clean(text: str) -> str:
-    return _NOT_XML.sub("", text)
+    return clean_text(text)

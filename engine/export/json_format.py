@@ -5,7 +5,8 @@ fields (source, model, language, duration), then the lists `speakers` ({id, name
 ({index, start, end, speech: [[start, end], ...]}) and `utterances` ({start, end, text, speaker,
 words: [{start, end, text, probability}, ...]}), one item per line. Floats are written in shortest
 round-trip form; NaN or infinite times are refused with ValueError. Export options do not apply.
-A file that is missing, not JSON, or not this format raises `TranscriptFormatError`.
+A file that is missing, not JSON, or not this format raises `TranscriptFormatError`, and so does
+one holding NaN/Infinity, a time `engine.finite` refuses, or a string with a lone surrogate.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +24,7 @@ from typing import Any, BinaryIO
 
 from engine.errors import TranscriptFormatError
 from engine.export.base import ExportOptions, write_lines
+from engine.finite import transcript_time_problem
 from engine.types import Chunk, Speaker, SpeechSegment, Transcript, Utterance, Word
 
 FORMAT = "murmur-transcript"
@@ -77,15 +81,21 @@ def read_json(path: str | os.PathLike[str]) -> Transcript:
     """The transcript saved at `path` by the JSON exporter."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
     except OSError as e:
         raise TranscriptFormatError(f"cannot read transcript {path}: {e.strerror or e}") from e
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise TranscriptFormatError(f"{path} is not a Murmur transcript: it is not valid JSON") from e
+    except TranscriptFormatError as e:
+        raise TranscriptFormatError(f"{path} is not a valid Murmur transcript: {e}") from e
     try:
         return transcript_from_dict(data)
     except TranscriptFormatError as e:
         raise TranscriptFormatError(f"{path} is not a valid Murmur transcript: {e}") from e
+
+
+def _no_constant(name: str) -> Any:
+    raise TranscriptFormatError(f"{name} is not a number a transcript can hold")
 
 
 def transcript_from_dict(data: Any) -> Transcript:
@@ -97,7 +107,7 @@ def transcript_from_dict(data: Any) -> Transcript:
         newer = isinstance(version, int) and not isinstance(version, bool) and version > VERSION
         reason = "it was written by a newer Murmur" if newer else "unknown version"
         raise TranscriptFormatError(f"{reason} (format version {version!r}, this Murmur reads {VERSION})")
-    return Transcript(
+    transcript = Transcript(
         utterances=_items(data, "utterances", _utterance),
         speakers=_items(data, "speakers", _speaker),
         duration=_get(data, "duration", "number", "", default=0.0),
@@ -106,6 +116,10 @@ def transcript_from_dict(data: Any) -> Transcript:
         language=_get(data, "language", "text", "", default="en"),
         chunks=_items(data, "chunks", _chunk),
     )
+    problem = transcript_time_problem(transcript)
+    if problem is not None:
+        raise TranscriptFormatError(problem)
+    return transcript
 
 
 def _speaker(obj: dict, where: str) -> Speaker:
@@ -171,6 +185,7 @@ _KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "list": (lambda v: isinstance(v, list), "a list"),
 }
 _REQUIRED = object()
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _get(
@@ -187,9 +202,14 @@ def _get(
     check, noun = _KINDS[kind]
     if not check(value):
         raise TranscriptFormatError(f"{here}: expected {noun}, found {type(value).__name__}")
+    if kind == "text" and _SURROGATE.search(value):
+        raise TranscriptFormatError(f"{here}: contains an invalid character (a lone surrogate)")
     if kind != "number":
         return value
     try:
-        return float(value)
+        number = float(value)
     except OverflowError:
         raise TranscriptFormatError(f"{here}: number out of range") from None
+    if not math.isfinite(number):
+        raise TranscriptFormatError(f"{here}: expected a finite number, found {number}")
+    return number

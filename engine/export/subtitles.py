@@ -3,17 +3,18 @@
 Each utterance becomes one or more cues (`engine.export.cues`), sorted by start time. SRT names the
 speaker inside the text ("Alice: Hello there"); WebVTT uses a voice span (`<v Alice>Hello there`),
 with `&`, `<` and `>` escaped. Utterances without a speaker are written without a label; empty
-utterances are left out.
+utterances are left out. Control characters and terminal escapes are dropped
+(`engine.export.clean`); a speaker name is always one line.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from engine.export.base import ExportOptions, write_lines
+from engine.export.clean import clean_utterance, one_line
 from engine.export.cues import Cue, split_utterance
 from engine.export.timefmt import srt_time, vtt_time
 from engine.types import Transcript
@@ -23,9 +24,9 @@ def speaker_cues(transcript: Transcript, options: ExportOptions, *, label: bool)
     """(cue, speaker display name or "") in start order; `label` puts "Name:" into the cue text."""
     out: list[tuple[Cue, str]] = []
     for u in transcript.utterances:
-        name = re.sub(r"\s+", " ", transcript.speaker_name(u.speaker) or "").strip()
+        name = one_line(transcript.speaker_name(u.speaker) or "")
         prefix = f"{name}:" if label and name else ""
-        out.extend((cue, name) for cue in split_utterance(u, options.cues, prefix))
+        out.extend((cue, name) for cue in split_utterance(clean_utterance(u), options.cues, prefix))
     out.sort(key=lambda pair: pair[0].start)
     return out
 

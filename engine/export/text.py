@@ -2,7 +2,8 @@
 
 A block opens with a header line, `[00:01:02] Alice` (the time is left out when
 `options.timestamps` is off, the name when the utterance has no speaker), followed by its text.
-With `options.merge_speakers`, consecutive utterances of one speaker form one block.
+With `options.merge_speakers`, consecutive utterances of one speaker form one block. Texts are
+cleaned of control characters (`engine.export.clean`); a name stays on its header line.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from engine.export.base import ExportOptions, reading_utterances, write_lines
+from engine.export.clean import clean_text, one_line
 from engine.export.timefmt import clock
 from engine.types import Transcript
 
@@ -27,14 +29,15 @@ class TxtExporter:
 def _lines(transcript: Transcript, options: ExportOptions) -> Iterator[str]:
     first = True
     for u in reading_utterances(transcript, options):
-        text = " ".join(u.text.split())
+        text = " ".join(clean_text(u.text).split())
         if not text:
             continue
         if not first:
             yield ""
         first = False
         stamp = f"[{clock(u.start)}]" if options.timestamps else ""
-        header = " ".join(part for part in (stamp, transcript.speaker_name(u.speaker) or "") if part)
+        name = one_line(transcript.speaker_name(u.speaker) or "")
+        header = " ".join(part for part in (stamp, name) if part)
         if header:
             yield header
         yield text

@@ -23,6 +23,7 @@ from engine.errors import Cancelled, TranscriptFormatError
 from engine.export import FORMATS, CueLayout, ExportOptions, export, read_json, render
 from engine.export.cues import split_utterance
 from engine.export.timefmt import clock, srt_time, vtt_time
+from engine.finite import MAX_SECONDS
 from engine.types import Chunk, Speaker, SpeechSegment, Transcript, Utterance, Word
 
 LONG = (
@@ -82,8 +83,9 @@ def test_time_stamps_are_spelled_as_each_format_expects():
 # ---------------------------------------------------------------- JSON
 
 
-finite = st.floats(allow_nan=False, allow_infinity=False)
-words = st.builds(Word, finite, finite, st.text(), st.none() | finite)
+finite = st.floats(-MAX_SECONDS, MAX_SECONDS)  # times a transcript can hold (engine.finite)
+probability = st.none() | st.floats(allow_nan=False, allow_infinity=False)
+words = st.builds(Word, finite, finite, st.text(), probability)
 utterances = st.builds(
     Utterance,
     finite,
