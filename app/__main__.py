@@ -2,7 +2,8 @@
 
 Sets up the application (names, style, icon), a crash handler that logs and shows unexpected
 errors instead of closing the window, offers to restore unsaved work left by a session that
-crashed, then opens FILE if one was given.
+crashed, then opens FILE if one was given: only after the user has answered, and only once a
+restored recording has loaded, so the file never silently replaces restored work.
 """
 
 from __future__ import annotations
@@ -59,6 +60,29 @@ def offer_recovery(window: MainWindow) -> None:
             recovery.path.unlink(missing_ok=True)
 
 
+def start_up(window: MainWindow, file: Path | None) -> None:
+    """Offer recovery first; open `file` only once the user has answered and a restore has loaded
+    (opening it then asks before replacing restored, unsaved work)."""
+    offer_recovery(window)
+    if file is not None:
+        open_when_idle(window, file)
+
+
+def open_when_idle(window: MainWindow, file: Path) -> None:
+    """Open `file` now, or as soon as the running job (e.g. loading a restored recording) ends."""
+    session = window.session
+    if not session.busy:
+        window.open_path(file)
+        return
+
+    def on_busy(busy: bool) -> None:
+        if not busy:
+            session.busy_changed.disconnect(on_busy)
+            window.open_path(file)
+
+    session.busy_changed.connect(on_busy)
+
+
 def main(argv: list[str] | None = None) -> int:
     multiprocessing.freeze_support()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
@@ -73,9 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     window.show()
     if window.playback.reason:
         window.show_message(window.playback.reason)
-    QTimer.singleShot(0, lambda: offer_recovery(window))
-    if args.file is not None:
-        QTimer.singleShot(0, lambda: window.open_path(args.file))
+    QTimer.singleShot(0, lambda: start_up(window, args.file))
     return app.exec()
 
 

@@ -11,7 +11,8 @@ then a file of the same name beside the project. Files are written atomically.
 Recovery: `RecoveryStore(folder)` keeps one autosave file per running session (the project plus
 the saving process id and the project's own path). A file left behind by a process that is no
 longer running means edits were not saved: `pending()` lists those so they can be restored.
-Malformed files raise `ProjectError` with a message naming the file.
+Malformed files raise `ProjectError` with a message naming the file, and so do files holding a
+time that is NaN, infinite or absurdly large (`engine.finite`), so no view ever sees one.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 from app.speakers import SpeakerBook, SpeakerInfo
 from engine.errors import MurmurError, TranscriptFormatError
+from engine.finite import time_problem
 from engine.types import Chunk, SpeechSegment, Transcript
 
 FORMAT = "murmur-project"
@@ -119,6 +121,17 @@ def from_dict(data: Any) -> Project:
     )  # fmt: skip
 
 
+def check_project_times(project: Project) -> None:
+    """ValueError naming the first time in `project` that is not a usable number (`engine.finite`)."""
+    times = [("audio.duration", project.audio.duration)] if project.audio else []
+    times += [(f"speech[{i}]", t) for i, s in enumerate(project.speech) for t in (s.start, s.end)]
+    times += [(f"chunks[{i}]", t) for i, c in enumerate(project.chunks) for t in (c.start, c.end)]
+    for where, value in times:
+        problem = time_problem(value)
+        if problem is not None:
+            raise ValueError(f"{where} {problem}")
+
+
 def save_project(project: Project, path: Path) -> None:
     """Write `project` to `path` atomically (relative audio path computed for `path`)."""
     _write_json(path, to_dict(project, path))
@@ -145,7 +158,11 @@ def _read_project(path: Path) -> tuple[dict[str, Any], Project]:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ProjectError(f"{path.name} is not a Murmur project: it is not valid JSON") from exc
     try:
-        return data, from_dict(data)
+        project = from_dict(data)
+        check_project_times(project)
+        return data, project
+    except OverflowError as exc:
+        raise ProjectError(f"{path.name} is not a valid Murmur project: a time is out of range") from exc
     except (ValueError, KeyError, TypeError, TranscriptFormatError) as exc:
         raise ProjectError(f"{path.name} is not a valid Murmur project: {exc}") from exc
 

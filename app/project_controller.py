@@ -122,7 +122,11 @@ class ProjectController(QObject):
         return True
 
     def open(self, path: Path, audio: Path | None = None) -> bool:
-        """Open a project; `audio` overrides where its recording is (relinking)."""
+        """Open a project; `audio` overrides where its recording is (relinking). Unsaved edits are
+        offered for saving first (False: the user cancelled)."""
+        w = self.window
+        if w.ask_before_closing and not w.undo_stack.isClean() and not w.confirm_discard("opening a project"):
+            return False
         try:
             project = load_project(path)
         except ProjectError as exc:
