@@ -3,8 +3,10 @@
 Contract:
 - `load_audio(path, sample_rate)` returns float32 mono samples at `sample_rate`, `source=path`.
   Channels are averaged; rates are converted with `engine.audio.resample` (anti-aliased, no delay);
-  samples are clipped to [-1, 1]. WAV/FLAC/OGG/MP3 (whatever libsndfile reads) are decoded with
-  soundfile; everything else (m4a, mp4, webm, opus, mkv, video files...) with PyAV, audio track only.
+  samples are clipped to [-1, 1]. NaN and infinite samples (float files can hold them) become 0
+  before resampling; how many there were is logged as a warning naming the file.
+  WAV/FLAC/OGG/MP3 (whatever libsndfile reads) are decoded with soundfile; everything else (m4a,
+  mp4, webm, opus, mkv, video files...) with PyAV, audio track only.
 - Memory stays bounded for multi-hour files: input is decoded in blocks of about a second and
   resampled as it arrives into one preallocated output array (grown geometrically only when the
   length is not known in advance). The file is never held whole at its original rate or channels.
@@ -16,6 +18,7 @@ Contract:
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,6 +33,7 @@ from engine.errors import AudioDecodeError, Cancelled
 from engine.types import Recording
 
 ProgressFn = Callable[[float, float], None]
+log = logging.getLogger(__name__)
 
 SOUNDFILE_EXTENSIONS = frozenset(
     {".wav", ".wave", ".flac", ".ogg", ".oga", ".mp3", ".aif", ".aiff", ".aifc", ".au", ".caf", ".w64"}
@@ -136,12 +140,13 @@ def _resample_blocks(
     """Resample decoded blocks into one output array, reporting progress and checking for cancel."""
     out = _Output()
     resampler: StreamingResampler | None = None
-    seen = 0.0
+    seen, repaired = 0.0, 0
     try:
         for header, block in blocks:
             if resampler is None:
                 resampler = _resampler(path, header.rate, sample_rate)
                 out.reserve(_expected_length(header.total_s, header.rate, sample_rate))
+            repaired += _repair(block)
             out.write(resampler.push(block))
             seen = resampler.samples_in / header.rate
             if progress is not None:
@@ -157,7 +162,21 @@ def _resample_blocks(
             f"'{path.name}' is damaged: only {_clock(seen)} of its {_clock(header.total_s)} could be decoded"
         )
     out.write(resampler.flush())
+    if repaired:
+        log.warning(
+            "'%s': %d samples were not numbers (NaN or infinite) and were replaced with silence",
+            path.name, repaired,
+        )  # fmt: skip
     return out.finish()
+
+
+def _repair(block: np.ndarray) -> int:
+    """Set NaN and ±inf samples of `block` (T,) to 0 in place; returns how many there were."""
+    bad = ~np.isfinite(block)
+    count = int(np.count_nonzero(bad))
+    if count:
+        block[bad] = 0.0
+    return count
 
 
 def _open_blocks(path: Path) -> Blocks:
