@@ -11,6 +11,7 @@ Contract of `plan_chunks`:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -27,8 +28,8 @@ class ChunkingConfig:
     pad_seconds: float = 0.2
 
     def __post_init__(self) -> None:
-        if self.max_seconds <= 1.0:
-            raise ValueError(f"chunk size must be more than 1 s, got {self.max_seconds}")
+        if not 1.0 < self.max_seconds < math.inf:  # NaN fails here too
+            raise ValueError(f"chunk size must be a finite number of seconds above 1, got {self.max_seconds}")
         if not 0 <= self.pad_seconds < self.max_seconds / 4:
             raise ValueError(f"chunk padding must be in [0, max/4), got {self.pad_seconds}")
 

@@ -2,7 +2,9 @@
 
 Each subcommand module offers `add_arguments(parser)` and `run(args) -> int` (the exit code).
 User errors (`engine.errors.MurmurError`, bad option values) print one line and exit 1;
-a cancel (Ctrl-C) exits 130 and writes nothing half-done. Only this package prints.
+a cancel (Ctrl-C) exits 130 and writes nothing half-done; a second Ctrl-C exits 130 at once
+(`engine.cli.interrupt`, installed before anything heavy is imported; `args.cancel` is the event
+it sets). Only this package prints.
 """
 
 from __future__ import annotations
@@ -10,10 +12,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from engine import __version__
+from engine.cli.interrupt import install as install_interrupt
 
 # subcommand → (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -38,7 +43,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    cancel = threading.Event()
+    previous = install_interrupt(cancel)  # before the heavy imports: an early Ctrl-C is handled too
+    try:
+        return _main(argv, cancel)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _main(argv: Sequence[str] | None, cancel: threading.Event) -> int:
     args = build_parser().parse_args(argv)
+    args.cancel = cancel
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engine.cli.interrupt import on_interrupt
 from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 from engine.errors import Cancelled, MurmurError
 
@@ -160,9 +161,10 @@ def _run(args: argparse.Namespace, cancel: threading.Event) -> int:
 
 
 def guarded(body: Callable[[threading.Event], int]) -> int:
-    """Run `body(cancel)` with Ctrl-C setting `cancel`; user errors print one line and give 1."""
+    """Run `body(cancel)` with Ctrl-C setting `cancel` (twice: exit at once); user errors print one
+    line and give 1."""
     cancel = threading.Event()
-    previous = signal.signal(signal.SIGINT, _on_interrupt(cancel))
+    previous = signal.signal(signal.SIGINT, on_interrupt(cancel))
     try:
         return body(cancel)
     except Cancelled:
@@ -173,16 +175,6 @@ def guarded(body: Callable[[threading.Event], int]) -> int:
         return 1
     finally:
         signal.signal(signal.SIGINT, previous)
-
-
-def _on_interrupt(cancel: threading.Event) -> Callable[[int, Any], None]:
-    def handler(signum: int, frame: Any) -> None:
-        if cancel.is_set():
-            raise KeyboardInterrupt
-        cancel.set()
-        print("\nmurmur: stopping after the current step (Ctrl-C again to abort)", file=sys.stderr)
-
-    return handler
 
 
 def _stderr(message: str) -> None:

@@ -1,8 +1,12 @@
 """`murmur transcribe FILE...`: run the pipeline on each file, print and export the transcript.
 
 Flags map one-to-one onto `PipelineConfig` and the backend's config; backend-specific flags
-default to None so the backend's own defaults apply. Exports are written only after a file is
-fully transcribed, each atomically, so an error or a Ctrl-C never leaves a half-written file.
+default to None so the backend's own defaults apply. Options and output folders are checked
+before any work (`engine.cli.preflight`). Exports are written only after a file is fully
+transcribed, each atomically, so an error or a Ctrl-C never leaves a half-written file; `--out`
+is always a folder, and inputs sharing a name get distinct outputs (`engine.cli.outputs`). A file
+that fails is reported on one line and the others still run (exit 1 if any failed); a transcript
+whose export fails is saved to a recovery file. `-q` also hides what decoder libraries print.
 """
 
 from __future__ import annotations
@@ -17,7 +21,11 @@ from typing import Any
 
 from engine.backends import BACKENDS
 from engine.backends.vibevoice import config as vibevoice
+from engine.cli.interrupt import install as install_interrupt
+from engine.cli.outputs import Target, rescue
+from engine.cli.preflight import Plan, preflight
 from engine.cli.progressbar import ProgressBar
+from engine.cli.quiet import library_output_hidden
 from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 from engine.decode.eviction import POLICIES, PRESETS
 from engine.errors import Cancelled, MurmurError
@@ -84,50 +92,14 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.export import FORMATS, ExportOptions, export
-    from engine.pipeline import Pipeline, PipelineConfig
-
-    formats = [f.strip().lower() for f in args.format.split(",") if f.strip()]
-    unknown = [f for f in formats if f not in FORMATS]
-    if unknown:
-        return _fail(f"unknown format(s) {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
-    cancel = threading.Event()
-    previous = signal.signal(signal.SIGINT, _on_interrupt(cancel))
+    cancel = getattr(args, "cancel", None) or threading.Event()  # `main` passes the one Ctrl-C sets
+    previous = install_interrupt(cancel)
     try:
-        config = PipelineConfig(
-            chunk_seconds=args.chunk_seconds,
-            single_pass=args.mode == "single",
-            speakers=speaker_config(args),
-        )
-        pipeline = Pipeline.create(args.backend, config, **backend_options(args))
-        failures = 0
-        for path in args.files:
-            try:
-                transcript, seconds = _transcribe_one(pipeline, path, cancel, args.quiet)
-            except MurmurError as exc:
-                if isinstance(exc, Cancelled):
-                    raise
-                failures += 1
-                _fail(f"{path}: {exc}")
-                continue
-            out_dir = args.out or path.parent
-            try:
-                written = export(
-                    transcript, out_dir, formats, ExportOptions(timestamps=not args.no_timestamps)
-                )
-            except OSError as exc:
-                failures += 1
-                _fail(f"could not write the transcript of {path.name} to {out_dir}: {exc.strerror or exc}")
-                continue
-            if not args.quiet:
-                print(render_transcript(transcript))
-                rtf = seconds / max(transcript.duration, 1e-9)
-                print(
-                    f"\n{path.name}: {format_clock(transcript.duration)} of audio in {seconds:.1f} s "
-                    f"(real-time factor {rtf:.3f}); wrote {', '.join(str(w) for w in written)}",
-                    file=sys.stderr,
-                )
-        return 1 if failures else 0
+        plan = preflight(args)  # before any decoding: bad options cost seconds, not hours
+        for warning in plan.warnings:
+            print(f"murmur: warning: {warning}", file=sys.stderr)
+        with library_output_hidden(args.quiet):
+            return _transcribe_all(args, plan, cancel)
     except Cancelled:
         print("murmur: cancelled; nothing was written for the unfinished file", file=sys.stderr)
         return 130
@@ -135,6 +107,64 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Event) -> int:
+    """Each file in turn; one that fails is reported and skipped. 1 when any failed."""
+    from engine.pipeline import Pipeline, PipelineConfig
+
+    config = PipelineConfig(
+        chunk_seconds=args.chunk_seconds,
+        single_pass=args.mode == "single",
+        speakers=speaker_config(args),
+    )
+    if cancel.is_set():
+        raise Cancelled()
+    pipeline = Pipeline.create(args.backend, config, **backend_options(args))
+    failures = 0
+    for path, target in zip(args.files, plan.targets, strict=True):
+        try:
+            transcript, seconds = _transcribe_one(pipeline, path, cancel, args.quiet)
+        except Cancelled:
+            raise
+        except (MurmurError, ValueError, OSError) as exc:
+            failures += 1
+            _fail(f"{path}: {exc}")
+            continue
+        failures += not _deliver(transcript, seconds, path, target, plan.formats, args)
+    if failures and len(args.files) > 1:
+        _fail(f"{failures} of {len(args.files)} files failed; the others were written")
+    return 1 if failures else 0
+
+
+def _deliver(
+    transcript: Transcript, seconds: float, path: Path, target: Target, formats: tuple[str, ...],
+    args: argparse.Namespace,
+) -> bool:  # fmt: skip
+    """Print and export one transcript; if the export fails, keep it in a recovery file."""
+    from engine.export import ExportOptions, export
+
+    if not args.quiet:
+        print(render_transcript(transcript), flush=True)
+    options = ExportOptions(timestamps=not args.no_timestamps)
+    try:
+        written = export(transcript, target.folder, formats, options, stem=target.stem)
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        saved = rescue(transcript, target.stem)
+        kept = f"; the transcript was saved to {saved}" if saved else ""
+        _fail(f"could not write the transcript of {path.name} to {target.folder}: {reason}{kept}")
+        if saved is None and args.quiet:
+            print(render_transcript(transcript), flush=True)
+        return False
+    if not args.quiet:
+        rtf = seconds / max(transcript.duration, 1e-9)
+        print(
+            f"\n{path.name}: {format_clock(transcript.duration)} of audio in {seconds:.1f} s "
+            f"(real-time factor {rtf:.3f}); wrote {', '.join(str(w) for w in written)}",
+            file=sys.stderr,
+        )
+    return True
 
 
 def _transcribe_one(
@@ -157,16 +187,6 @@ def render_transcript(transcript: Transcript) -> str:
         who = f"{name}: " if name else ""
         lines.append(f"[{format_clock(u.start)}] {who}{u.text}")
     return "\n".join(lines)
-
-
-def _on_interrupt(cancel: threading.Event) -> Any:
-    def handler(signum: int, frame: Any) -> None:
-        if cancel.is_set():  # a second Ctrl-C: stop right now
-            raise KeyboardInterrupt
-        cancel.set()
-        print("\nmurmur: stopping after the current step (Ctrl-C again to abort)", file=sys.stderr)
-
-    return handler
 
 
 def _fail(message: str) -> int:

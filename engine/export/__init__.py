@@ -4,8 +4,9 @@
 writes one file per format and returns their paths; every file is written atomically, so an error
 or a cancel leaves each file either complete or untouched. Where the files go:
 
-- `target` is an existing folder, or a path without a suffix (created as a folder): each file is
-  `<folder>/<source stem><suffix>` ("transcript" when the transcript has no source);
+- `target` is an existing folder, or a path without a suffix (created as a folder), or any path
+  when a `stem` is given: each file is `<folder>/<stem><suffix>`, the stem defaulting to the
+  source file's ("transcript" when the transcript has no source);
 - otherwise `target` is a file path: with one format it is written exactly there; with several,
   each format replaces a known format suffix of the name (`talk.srt` → `talk.vtt`, `talk.docx`...).
 
@@ -56,15 +57,17 @@ def export(
     options: ExportOptions | None = None,
     *,
     cancel: threading.Event | None = None,
+    stem: str | None = None,
 ) -> list[Path]:
     """Write `transcript` in each of `formats` (names in `FORMATS`); returns the paths written.
 
     `cancel`, when set, stops before the next file with `Cancelled`; files already written stay.
+    `stem`, when given, names the files and makes `target` a folder whatever its name.
     """
     options = options or ExportOptions()
     names = _check_formats(formats)
     _check_times(transcript)
-    paths = output_paths(transcript, Path(target), names)
+    paths = output_paths(transcript, Path(target), names, stem)
     for name, path in zip(names, paths, strict=True):
         if cancel is not None and cancel.is_set():
             raise Cancelled()
@@ -81,11 +84,13 @@ def render(transcript: Transcript, fmt: str, options: ExportOptions | None = Non
     return stream.getvalue()
 
 
-def output_paths(transcript: Transcript, target: Path, names: list[str]) -> list[Path]:
+def output_paths(
+    transcript: Transcript, target: Path, names: list[str], stem: str | None = None
+) -> list[Path]:
     """Where `export` writes each of the formats `names` (see the module docstring)."""
     suffixes = [FORMATS[name].suffix for name in names]
-    if target.is_dir() or not target.suffix:
-        stem = PurePath(transcript.source).stem if transcript.source else DEFAULT_STEM
+    if stem is not None or target.is_dir() or not target.suffix:
+        stem = stem or (PurePath(transcript.source).stem if transcript.source else DEFAULT_STEM)
         return [target / f"{stem or DEFAULT_STEM}{suffix}" for suffix in suffixes]
     if len(names) == 1:
         return [target]

@@ -1,23 +1,30 @@
 """Atomic file writes: a reader sees the old file or the complete new one, never a half-written one.
 
 `atomic_write(path, write)` hands `write` a binary stream on a fresh temporary file in the same
-folder, flushes it to disk, then renames it over `path`. If `write` raises (an error, a cancel,
-Ctrl-C), the temporary file is removed and `path` is left exactly as it was.
+folder (`.<name>.<pid>-<random>.part`), flushes it to disk, then renames it over `path`. If `write`
+raises (an error, a cancel, Ctrl-C), the temporary file is removed and `path` is left exactly as
+it was. A process killed mid-write cannot remove its temporary file: the next write to that folder
+removes every `.part` file whose writing process is no longer running (`remove_stale_parts`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+_PART = re.compile(r"^\..+\.(\d+)-[0-9a-f]{8}\.part$")
+
 
 def atomic_write(path: Path, write: Callable[[BinaryIO], None]) -> None:
     """Write `path` through `write(stream)` so it appears complete or not at all."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.part")
+    remove_stale_parts(path.parent)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.part")
     # os.open with mode 0o666 lets the umask decide permissions, like an ordinary new file.
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
@@ -30,3 +37,28 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], None]) -> None:
         with contextlib.suppress(FileNotFoundError):
             temporary.unlink()
         raise
+
+
+def remove_stale_parts(folder: Path) -> list[Path]:
+    """Delete temporary files left in `folder` by writers that died; returns what was removed."""
+    removed = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            match = _PART.match(entry.name)
+            if match and not _alive(int(match.group(1))):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid() or sys.platform == "win32":  # os.kill would end the process there
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True

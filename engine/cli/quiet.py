@@ -1,0 +1,48 @@
+"""Keep what C libraries print out of `-q` output, while Murmur's own messages still show.
+
+Decoders (libmpg123 inside libsndfile, FFmpeg) and model runtimes write warnings straight to file
+descriptor 2, past Python. `library_output_hidden()` points descriptor 2 at the null device for
+its duration and gives Python's `sys.stderr` (and the logging handlers writing to it) a duplicate
+of the real stderr, so errors, warnings and tracebacks from Python are unaffected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def library_output_hidden(enabled: bool = True) -> Iterator[None]:
+    """Drop output written to descriptor 2 by native code while the block runs (if `enabled`)."""
+    if not enabled:
+        yield
+        return
+    old = sys.stderr
+    old.flush()
+    saved = os.dup(2)
+    own = open(os.dup(saved), "w", encoding=old.encoding, errors="backslashreplace", buffering=1)  # noqa: SIM115
+    handlers = [h for h in _stream_handlers() if h.stream is old]
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    os.close(null)
+    sys.stderr = own
+    for h in handlers:
+        h.setStream(own)
+    try:
+        yield
+    finally:
+        own.flush()
+        for h in handlers:
+            h.setStream(old)
+        sys.stderr = old
+        os.dup2(saved, 2)
+        os.close(saved)
+        own.close()
+
+
+def _stream_handlers() -> list[logging.StreamHandler]:
+    return [h for h in logging.getLogger().handlers if isinstance(h, logging.StreamHandler)]
