@@ -155,6 +155,8 @@ def _load_pipeline(cfg: WhisperConfig) -> Any:
 def _load_hint(model: str, exc: Exception) -> str:
     if Path(model).exists():
         return f"'{model}' is not a faster-whisper (CTranslate2) model folder: {exc}"
+    if model.startswith((".", "~")) or Path(model).is_absolute():  # a path, not a model name
+        return f"the whisper model folder '{model}' does not exist"
     return (
         f"whisper model '{model}' is not available offline. Download it once with network access "
         f"(e.g. `huggingface-cli download Systran/faster-whisper-{model}`), or pass a local "

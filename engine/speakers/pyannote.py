@@ -7,6 +7,9 @@ Contract:
   (`config.token`, else the `HF_TOKEN` / `HUGGING_FACE_HUB_TOKEN` environment variable). A pipeline
   object built by the caller can be passed instead (`pipeline=`), e.g. one assembled from local
   models. Every loading failure raises `ModelLoadError` with what to do about it.
+- Safety: pyannote's usage telemetry is switched off (`PYANNOTE_METRICS_ENABLED=0`) unless the
+  user set that variable; a pipeline folder can run code (its checkpoints are pickles), so only
+  folders the user trusts should be given.
 - The recording is given in memory, never as a path: `{"waveform": (1, T) float32 tensor,
   "sample_rate": 16000}` (resampled when the recording has another rate; pyannote holds the whole
   waveform, ≈ 230 MB per hour at 16 kHz).
@@ -36,6 +39,7 @@ DEFAULT_PIPELINE = "pyannote/speaker-diarization-community-1"
 RATE = 16000
 STEPS = ("segmentation", "speaker_counting", "embeddings", "discrete_diarization")
 TOKEN_VARIABLES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+METRICS_VARIABLE = "PYANNOTE_METRICS_ENABLED"  # pyannote's usage telemetry: "1" opts in
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +101,7 @@ def load_pipeline(config: PyannoteConfig) -> Any:
     token = config.token or next((os.environ[v] for v in TOKEN_VARIABLES if os.environ.get(v)), None)
     if not local.exists() and (source.startswith((".", "/", "~")) or source.endswith(".yaml")):
         raise ModelLoadError(f"the pyannote pipeline '{source}' does not exist")
+    telemetry_off_unless_chosen()
     try:
         from pyannote.audio import Pipeline
 
@@ -106,6 +111,12 @@ def load_pipeline(config: PyannoteConfig) -> Any:
     if pipeline is None:
         raise ModelLoadError(_hint(source, local.exists(), token, None))
     return _to_device(pipeline, config.device)
+
+
+def telemetry_off_unless_chosen() -> None:
+    """pyannote.audio reports usage to its makers unless told not to: say no, unless the user set
+    `PYANNOTE_METRICS_ENABLED` themselves. Call before pyannote.audio is first imported."""
+    os.environ.setdefault(METRICS_VARIABLE, "0")
 
 
 def _hint(source: str, local: bool, token: str | None, exc: Exception | None) -> str:

@@ -388,3 +388,12 @@ def test_sigkill_during_export_leaves_only_complete_files_and_debris_is_cleared(
 def read_json_or_empty(out: Path) -> Transcript:
     path = out / "good.json"
     return read_json(path) if path.exists() else Transcript((), duration=1.0)
+
+
+def test_a_missing_model_folder_is_named_and_not_turned_into_a_hub_id(good):
+    from engine.errors import ModelLoadError
+    from engine.pipeline import Pipeline
+
+    with pytest.raises(ModelLoadError, match="folder '/nonexistent' does not exist") as caught:
+        Pipeline.create("whisper", model="/nonexistent").run(good)
+    assert "huggingface" not in str(caught.value) and "Systran" not in str(caught.value)
