@@ -132,8 +132,13 @@ def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Even
             _fail(f"{path}: {exc}")
             continue
         failures += not _deliver(transcript, seconds, path, target, plan.formats, args)
-    if failures and len(args.files) > 1:
-        _fail(f"{failures} of {len(args.files)} files failed; the others were written")
+    total = len(args.files)
+    if failures and total > 1:
+        _fail(
+            f"all {total} files failed"
+            if failures == total
+            else f"{failures} of {total} files failed; the others were written"
+        )
     return 1 if failures else 0
 
 
