@@ -64,7 +64,7 @@ def _overrides(items: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    return guarded(lambda cancel: _run(args, cancel))
+    return guarded(lambda cancel: _run(args, cancel), getattr(args, "cancel", None))
 
 
 def _run(args: argparse.Namespace, cancel: threading.Event) -> int:

@@ -141,7 +141,7 @@ def system_from_args(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    return guarded(lambda cancel: _run(args, cancel))
+    return guarded(lambda cancel: _run(args, cancel), getattr(args, "cancel", None))
 
 
 def _run(args: argparse.Namespace, cancel: threading.Event) -> int:
@@ -160,10 +160,10 @@ def _run(args: argparse.Namespace, cancel: threading.Event) -> int:
     return 1 if report.skipped else 0
 
 
-def guarded(body: Callable[[threading.Event], int]) -> int:
+def guarded(body: Callable[[threading.Event], int], cancel: threading.Event | None = None) -> int:
     """Run `body(cancel)` with Ctrl-C setting `cancel` (twice: exit at once); user errors print one
-    line and give 1."""
-    cancel = threading.Event()
+    line and give 1. `cancel` may already be set by a Ctrl-C that came during start-up."""
+    cancel = cancel or threading.Event()
     previous = signal.signal(signal.SIGINT, on_interrupt(cancel))
     try:
         return body(cancel)

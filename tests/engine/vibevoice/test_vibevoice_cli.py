@@ -61,7 +61,7 @@ def test_a_missing_model_folder_is_one_clear_error_line(trained_clips, tmp_path,
     missing = tmp_path / "nope" / "x"
     assert main(["transcribe", str(path), "--backend", "vibevoice", "--model", str(missing), "-q"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"murmur: error: {path}: there is no model folder at '{missing}'"]
+    assert err == [f"murmur: error: --model: the folder {missing} does not exist"]  # before any decoding
     assert not (path.parent / f"{path.stem}.srt").exists()
 
 
