@@ -4,6 +4,7 @@ when another project opens, and a recovery offer when the app starts with a file
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -94,7 +95,8 @@ def test_the_app_started_on_a_nan_project_does_not_crash(tmp_path):
         "import app.__main__ as m; app = QApplication([]);"
         "QTimer.singleShot(3000, app.quit); sys.exit(m.main([sys.argv[1]]))"
     )
-    env = {**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path)}
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path), "PYTHONPATH": str(root)}
     result = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True,
                             env=env, timeout=120)  # fmt: skip
     assert result.returncode == 0, result.stderr[-2000:]
