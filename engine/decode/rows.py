@@ -42,6 +42,7 @@ class RowTable:
         self.anchor = np.full(rows, -1, dtype=np.int64)  # furthest speech index a segment reached
         self.kept = np.zeros(rows)  # Σ kept/logical over this row's steps
         self.kept_last = np.zeros(rows)  # kept/logical at its latest step
+        self.peak = np.zeros(rows, dtype=np.int64)  # most entries held at once, all layers
         self.steps = np.zeros(rows, dtype=np.int64)
         self.seconds = np.zeros(rows)  # decode time while in the batch
         self.history = np.zeros((rows, 0), dtype=np.int64)  # (B, G) generated tokens
@@ -59,7 +60,7 @@ class RowTable:
         self.prompt_len[row], self.step[row] = layout.prompt_len, len(tokens) - 1
         self.ints["length"][row], self.ints["max_new"][row] = len(tokens), layout.max_new_tokens
         self.anchor[row] = anchor
-        self.kept[row] = self.kept_last[row] = self.steps[row] = self.seconds[row] = 0
+        self.kept[row] = self.kept_last[row] = self.steps[row] = self.seconds[row] = self.peak[row] = 0
         self.work[row] = work
         self.slots[row] = slots
         return row
@@ -74,7 +75,7 @@ class RowTable:
         return tuple(int(t) for t in self.history[row, : self.ints["length"][row]])
 
     def cost(self, row: int) -> Cost:
-        kept = (float(self.kept[row]), int(self.steps[row]), float(self.kept_last[row]))
+        kept = (float(self.kept[row]), int(self.steps[row]), float(self.kept_last[row]), int(self.peak[row]))
         return Cost(0.0, float(self.seconds[row]), *kept)
 
     def plan(self) -> StepPlan:
@@ -85,8 +86,10 @@ class RowTable:
         groups = len(steps[0])
         slots = np.array([[s[g].write for s in steps] for g in range(groups)], dtype=np.int64)
         seqlen = np.array([[s[g].length for s in steps] for g in range(groups)], dtype=np.int64)
-        weights = self.row_slots(0).layout.group_weights
-        kept = (weights @ seqlen) / (self.prompt_len[:n] + j + 1)
+        layout = self.row_slots(0).layout
+        held = np.bincount(np.asarray(layout.layer_group), minlength=groups) @ seqlen  # (n,) all layers
+        self.peak[:n] = np.maximum(self.peak[:n], held)
+        kept = held / layout.layers / (self.prompt_len[:n] + j + 1)
         self.kept[:n] += kept
         self.kept_last[:n] = kept
         self.steps[:n] += 1
@@ -111,7 +114,7 @@ class RowTable:
         moved = None
         if row != last:
             arrays = (*self.ints.values(), self.prompt_len, self.step, self.anchor, self.kept)
-            for array in (*arrays, self.kept_last, self.steps, self.seconds):
+            for array in (*arrays, self.kept_last, self.peak, self.steps, self.seconds):
                 array[row] = array[last]
             self.history[row] = self.history[last]
             self.work[row], self.slots[row] = self.work[last], self.slots[last]

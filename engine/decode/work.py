@@ -23,6 +23,7 @@ class Cost:
     kept_sum: float = 0.0  # Σ kept/logical KV over decode steps
     steps: int = 0
     kept_last: float = 0.0  # kept/logical KV at the latest step
+    peak: int = 0  # most KV entries held at once, all layers
 
     def __add__(self, other: Cost) -> Cost:
         return Cost(
@@ -31,6 +32,7 @@ class Cost:
             self.kept_sum + other.kept_sum,
             self.steps + other.steps,
             other.kept_last if other.steps else self.kept_last,
+            max(self.peak, other.peak),
         )
 
 
@@ -69,6 +71,7 @@ class Work:
             decode_seconds=total.decode_seconds,
             kv_kept_fraction=kept,
             kv_kept_last=last,
+            kv_peak_entries=total.peak if total.steps else None,
             retries=self.retries,
         )
         return DecodeResult(self.request.id, tokens, reason, stats)
