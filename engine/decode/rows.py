@@ -84,17 +84,22 @@ class RowTable:
         j = self.step[:n]
         steps = [self.row_slots(r).advance(int(j[r]), int(self.anchor[r])) for r in range(n)]
         groups = len(steps[0])
-        slots = np.array([[s[g].write for s in steps] for g in range(groups)], dtype=np.int64)
-        seqlen = np.array([[s[g].length for s in steps] for g in range(groups)], dtype=np.int64)
-        layout = self.row_slots(0).layout
-        held = np.bincount(np.asarray(layout.layer_group), minlength=groups) @ seqlen  # (n,) all layers
+        flat = [x for s in steps for g in s for x in (g.write, g.length)]
+        table = np.array(flat, dtype=np.int64).reshape(n, groups, 2)
+        slots, seqlen = table[:, :, 0].T, table[:, :, 1].T  # (G, n) each
+        layer_counts = self.row_slots(0).layer_counts
+        held = layer_counts @ seqlen  # (n,) entries over all layers
         self.peak[:n] = np.maximum(self.peak[:n], held)
-        kept = held / layout.layers / (self.prompt_len[:n] + j + 1)
+        kept = held / layer_counts.sum() / (self.prompt_len[:n] + j + 1)
         self.kept[:n] += kept
         self.kept_last[:n] = kept
         self.steps[:n] += 1
-        moves = tuple(_transfer([s[g] for s in steps], "move") for g in range(groups))
-        speech = tuple(_transfer([s[g] for s in steps], "speech") for g in range(groups))
+        busy = [any(g.move_src.size or g.speech_src.size for g in s) for s in steps]
+        if any(busy):
+            moves = tuple(_transfer([s[g] for s in steps], "move") for g in range(groups))
+            speech = tuple(_transfer([s[g] for s in steps], "speech") for g in range(groups))
+        else:
+            moves = speech = (None,) * groups
         return StepPlan(self.prompt_len[:n] + j, slots, seqlen, j + 1, moves, speech)
 
     def append(self, tokens: np.ndarray, eos: np.ndarray) -> None:

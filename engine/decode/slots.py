@@ -46,6 +46,7 @@ class RowSlots:
         self.pos = np.full((layout.groups, capacity), -1, dtype=np.int64)  # position in each slot
         self.slot = np.full((layout.groups, total), -1, dtype=np.int64)  # slot of each position
         self.n = np.zeros(layout.groups, dtype=np.int64)
+        self.layer_counts = np.bincount(np.asarray(layout.layer_group), minlength=layout.groups)  # (G,)
         self.held: list[IntArray] = []  # positions imported, per group (slot order)
         self.bounds: list[tuple[int, int]] = []  # current speech [lo, hi) per group
         for g in range(layout.groups):
