@@ -21,6 +21,7 @@ from typing import Any
 
 from engine.backends import BACKENDS
 from engine.backends.vibevoice import config as vibevoice
+from engine.cli.eviction_options import add_eviction_arguments
 from engine.cli.interrupt import install as install_interrupt
 from engine.cli.outputs import Target, rescue
 from engine.cli.preflight import Plan, preflight
@@ -33,7 +34,7 @@ from engine.progress import format_clock
 from engine.types import Transcript
 
 DEFAULT_FORMATS = "srt,vtt,txt,json,docx"
-ENGINE_OPTIONS = ("eviction", "sink", "window", "delay", "speech_rate", "repetition_penalty")
+ENGINE_OPTIONS = vibevoice.ENGINE_OPTIONS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -58,14 +59,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     vv.add_argument("--dtype", choices=vibevoice.DTYPES, help="weights' dtype (default: auto)")
     vv.add_argument("--attention", choices=vibevoice.ATTENTIONS, help="attention kernel (default: sdpa)")
     vv.add_argument("--budget", choices=vibevoice.BUDGETS, help="tokens per chunk rule (default: paper)")
-    vv.add_argument("--engine", choices=vibevoice.ENGINES, help="decoder (default: hf)")
+    vv.add_argument("--engine", choices=vibevoice.ENGINES, help="decoder (default: murmur)")
     vv.add_argument("--acoustic", choices=vibevoice.ACOUSTIC_MODES, help="audio latents (default: mean)")
     me = p.add_argument_group("decode engine options (--engine murmur; see docs/engine.md)")
     me.add_argument("--eviction", choices=[*POLICIES, *PRESETS], help="KV-cache eviction (default: none)")
-    me.add_argument("--sink", type=int, metavar="N", help="output sink tokens kept (default: 4)")
-    me.add_argument("--window", type=int, metavar="W", help="tokens per eviction window (default: 1024)")
-    me.add_argument("--delay", type=int, metavar="D", help="steps before speech eviction (default: 512)")
-    me.add_argument("--speech-rate", type=float, metavar="R", help="speech window tokens/step (default: 1)")
+    add_eviction_arguments(me)
     me.add_argument("--repetition-penalty", type=float, metavar="P", help="repeat penalty (default: 1, off)")
     add_speaker_arguments(p)
     p.add_argument("--out", type=Path, help="output folder (default: next to each input file)")

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import torch
 from torch import nn
 
-from engine.decode.api import DecodeRequest, DecodeResult, SegmentBoundary
+from engine.decode.api import DecodeRequest, DecodeResult, SegmentBoundary, SpeechAnchor
 from engine.decode.config import EngineConfig
 from engine.decode.sampling import DecodeMode
 from engine.decode.scheduler import Scheduler
@@ -36,11 +36,13 @@ class MurmurDecoder:
         config: EngineConfig | None = None,
         eos_token_ids: Sequence[int] = (),
         segment_boundary: SegmentBoundary | None = None,
+        speech_anchor: SpeechAnchor | None = None,
     ) -> None:
         self.parts = model if isinstance(model, ModelParts) else ModelParts.from_model(model)
         self.config = config or EngineConfig()
         self.eos = tuple(int(t) for t in eos_token_ids)
         self.segment_boundary = segment_boundary
+        self.speech_anchor = speech_anchor
 
     def decode(
         self, requests: Iterable[DecodeRequest], cancel: threading.Event | None = None
@@ -48,7 +50,9 @@ class MurmurDecoder:
         queue = WorkQueue(requests, DecodeMode(repetition_penalty=self.config.repetition_penalty))
         rows = self.config.max_batch
         while True:
-            scheduler = Scheduler(self.parts, self.config, rows, queue, self.eos, self.segment_boundary)
+            scheduler = Scheduler(
+                self.parts, self.config, rows, queue, self.eos, self.segment_boundary, self.speech_anchor
+            )
             try:
                 yield from scheduler.run(cancel)
                 return

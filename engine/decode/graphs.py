@@ -5,7 +5,7 @@ than the GPU needs to run them. `StepGraphs` captures `decode_step` once per sha
 rows are padded up to a bucket (1, 2, 4, 8, then multiples of 16) with idle rows that write their
 own slot 0 and see one slot, and the attention length is rounded up to a multiple of 256 with a key
 mask, so a run needs only a handful of graphs. Per-step inputs are copied into static buffers;
-speech-window copies and token choice stay outside the graph. Graphs share one memory pool and are
+entry moves, speech copies and token choice stay outside the graph. Graphs share one memory pool and are
 dropped when the store is reallocated. The eager `decode_step` is always the reference.
 """
 
@@ -37,13 +37,22 @@ class _Captured:
 
 
 class StepGraphs:
-    def __init__(self, parts: ModelParts, store: KVStore, attention: Attention, tokens: torch.Tensor) -> None:
+    def __init__(
+        self,
+        parts: ModelParts,
+        store: KVStore,
+        attention: Attention,
+        tokens: torch.Tensor,
+        layer_group: tuple[int, ...],
+    ) -> None:
         self.parts, self.store, self.attention = parts, store, attention
         self.tokens = tokens  # (B,) the runner's persistent "token each row feeds" buffer
         rows, device = store.rows, store.device
         self.positions = torch.zeros(rows, dtype=torch.int64, device=device)  # (B,)
-        self.slots = torch.zeros(rows, dtype=torch.int64, device=device)  # (B,)
-        self.seqlen = torch.ones(rows, dtype=torch.int64, device=device)  # (B,)
+        self.layer_group = layer_group
+        groups = max(layer_group) + 1
+        self.slots = torch.zeros(groups, rows, dtype=torch.int64, device=device)  # (G, B)
+        self.seqlen = torch.ones(groups, rows, dtype=torch.int64, device=device)  # (G, B)
         self.graphs: dict[tuple[int, int], _Captured] = {}
         self.pool: tuple[int, int] | None = None
         self.store_at = store.k.data_ptr()
@@ -51,15 +60,15 @@ class StepGraphs:
     def run(
         self, positions: torch.Tensor, slots: torch.Tensor, seqlen: torch.Tensor, length: int
     ) -> torch.Tensor:
-        """Logits (n, V) of rows 0..n-1, like `decode_step` with these inputs."""
+        """Logits (n, V) of rows 0..n-1, like `decode_step` with these inputs (slots, seqlen: (G, n))."""
         n = positions.shape[0]
         rows = row_bucket(n, self.store.rows)
         span = min(-(-length // LENGTH_BUCKET) * LENGTH_BUCKET, self.store.capacity)
         if self.store.k.data_ptr() != self.store_at:  # the store grew: captured addresses are stale
             self.graphs.clear()
             self.store_at = self.store.k.data_ptr()
-        self.positions[:n], self.slots[:n], self.seqlen[:n] = positions, slots, seqlen
-        self.positions[n:rows], self.slots[n:rows], self.seqlen[n:rows] = 0, 0, 1  # idle rows
+        self.positions[:n], self.slots[:, :n], self.seqlen[:, :n] = positions, slots, seqlen
+        self.positions[n:rows], self.slots[:, n:rows], self.seqlen[:, n:rows] = 0, 0, 1  # idle rows
         captured = self.graphs.get((rows, span)) or self._capture(rows, span)
         captured.graph.replay()
         return captured.logits[:n]
@@ -68,11 +77,11 @@ class StepGraphs:
         inputs = StepInputs(
             tokens=self.tokens[:rows],
             positions=self.positions[:rows],
-            write=self.store.flat_index(self.slots[:rows]),
-            seqlen=self.seqlen[:rows],
+            write=tuple(self.store.flat_index(s[:rows]) for s in self.slots),
+            seqlen=self.seqlen[:, :rows],
             length=span,
-            ragged=True,
-            speech=None,
+            ragged=(True,) * self.slots.shape[0],
+            layer_group=self.layer_group,
         )
         return decode_step(self.parts, self.store, self.attention, inputs)
 

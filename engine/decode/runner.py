@@ -1,9 +1,11 @@
 """The device side of a batch: the KV store, the attention backend, the sampler, each row's last token.
 
 `admit` prefills one request with the HF forward, imports the KV entries its first decode step may
-see into a row of the store, and chooses its first token. `step` turns a host `StepPlan` into
-tensors, runs `decode_step` for rows 0..n-1 and returns the chosen tokens to the host — the one
-synchronisation per step. Everything runs under `torch.inference_mode`.
+see into a row of the store (per layer group, as its `RowSlots` says), and chooses its first token.
+`step` turns a host `StepPlan` into tensors, moves entries into the holes the step's evictions left
+(and brings speech back, for `speech-follow`), runs `decode_step` for rows 0..n-1 and returns the
+chosen tokens to the host — the one synchronisation per step. Everything runs under
+`torch.inference_mode`.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from engine.decode.work import Work
 
 
 class Runner:
-    def __init__(self, parts: ModelParts, config: EngineConfig, rows: int) -> None:
+    def __init__(
+        self, parts: ModelParts, config: EngineConfig, rows: int, layer_group: tuple[int, ...]
+    ) -> None:
         shape = parts.attention_shape
         self.parts, self.device = parts, parts.device
         self.store = KVStore(
@@ -42,16 +46,26 @@ class Runner:
         self.attention = make_attention(config.attention, shape, self.device)
         self.sampler = Sampler(rows, parts.vocab_size, self.device, config.uses_penalties)
         self.last = torch.zeros(rows, dtype=torch.int64, device=self.device)  # (B,) token fed next
+        self.layer_group = layer_group
+        self.group_layers = [  # layer indices of each group
+            torch.tensor([i for i, g in enumerate(layer_group) if g == group], device=self.device)
+            for group in range(max(layer_group) + 1)
+        ]
         graphs = config.cuda_graphs and self.device.type == "cuda" and self.attention.name != "flashinfer"
-        self.graphs = StepGraphs(parts, self.store, self.attention, self.last) if graphs else None
+        self.graphs = (
+            StepGraphs(parts, self.store, self.attention, self.last, layer_group) if graphs else None
+        )
 
     @torch.inference_mode()
-    def admit(self, row: int, work: Work, layout: RowLayout) -> tuple[int, float]:
-        """Prefill `work` into `row`; returns its first new token and the seconds it took."""
+    def admit(self, row: int, work: Work, layout: RowLayout, held: list[np.ndarray]) -> tuple[int, float]:
+        """Prefill `work` into `row`, keeping the positions `held` per layer group (`RowSlots.held`).
+
+        Returns its first new token and the seconds it took.
+        """
         started = time.perf_counter()
         request, k = work.request, len(work.prefix)
         pre = prefill(self.parts, request.inputs_embeds, work.prefix)
-        self.store.import_row(row, layout, pre.keys, pre.values, resume=k)
+        self.store.import_row(row, layout, pre.keys, pre.values, held)
         self.set_mode(row, work, work.mode, work.prefix)
         steps = torch.tensor([k], device=self.device)
         first = self.sampler.choose(pre.logits[None], row, steps)
@@ -69,33 +83,40 @@ class Runner:
     @torch.inference_mode()
     def step(self, plan: StepPlan) -> np.ndarray:
         """Run one step for rows 0..n-1; returns the tokens they chose (n,)."""
-        n = plan.positions.shape[0]
-        host = torch.from_numpy(np.stack([plan.positions, plan.slots, plan.seqlen, plan.chosen]))
-        positions, slots, seqlen, chosen = host.to(self.device, non_blocking=True)
-        speech = None
-        if plan.speech is not None:
-            rows, src, dst = (torch.from_numpy(a).to(self.device) for a in plan.speech)
-            speech = (rows, src, dst)
+        n, groups = plan.positions.shape[0], plan.slots.shape[0]
+        self._transfer(plan)
+        host = np.concatenate([plan.positions[None], plan.slots, plan.seqlen, plan.chosen[None]])
+        moved = torch.from_numpy(host).to(self.device, non_blocking=True)  # (2G + 2, n)
+        positions, slots, seqlen, chosen = moved[0], moved[1 : 1 + groups], moved[1 + groups : -1], moved[-1]
         length = int(plan.seqlen.max())
         if self.graphs is not None:
-            if speech is not None:
-                self.store.copy_speech(*speech)
             logits = self.graphs.run(positions, slots, seqlen, length)
         else:
             inputs = StepInputs(
                 tokens=self.last[:n],
                 positions=positions,
-                write=self.store.flat_index(slots),
+                write=tuple(self.store.flat_index(s) for s in slots),
                 seqlen=seqlen,
                 length=length,
-                ragged=bool(plan.seqlen.min() != length),
-                speech=speech,
+                ragged=tuple(bool(row.min() != length) for row in plan.seqlen),
+                layer_group=self.layer_group,
             )
             logits = decode_step(self.parts, self.store, self.attention, inputs)  # (n, V)
         tokens = self.sampler.choose(logits, 0, chosen)
         self.sampler.note(tokens)
         self.last[:n] = tokens
         return tokens.cpu().numpy()
+
+    def _transfer(self, plan: StepPlan) -> None:
+        """Fill the holes the step's evictions left, then bring speech back, group by group."""
+        for group, transfer in enumerate(plan.moves):
+            if transfer is not None:
+                rows, src, dst = (torch.from_numpy(a).to(self.device) for a in transfer)
+                self.store.move(self.group_layers[group], rows, src, dst)
+        for group, transfer in enumerate(plan.speech):
+            if transfer is not None:
+                rows, src, dst = (torch.from_numpy(a).to(self.device) for a in transfer)
+                self.store.copy_speech(self.group_layers[group], rows, src, dst)
 
     @torch.inference_mode()
     def move_row(self, src: int, dst: int) -> None:

@@ -13,19 +13,20 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 import numpy as np
 import torch
 
-from engine.decode.api import DecodeResult, SegmentBoundary
+from engine.decode.api import AnchorTracker, DecodeResult, SegmentBoundary, SpeechAnchor
 from engine.decode.config import EngineConfig
 from engine.decode.eviction import make_policy
 from engine.decode.loop_guard import LoopDetector, rollback_point, salvage
 from engine.decode.rows import RowTable
 from engine.decode.runner import Runner
 from engine.decode.sampling import DecodeMode
+from engine.decode.slots import RowSlots
 from engine.decode.step import ModelParts
 from engine.decode.work import Cost, Work, WorkQueue
 from engine.errors import Cancelled
@@ -43,12 +44,19 @@ class Scheduler:
         queue: WorkQueue,
         eos: tuple[int, ...],
         boundary: SegmentBoundary | None,
+        anchor: SpeechAnchor | None = None,
     ) -> None:
         self.config, self.queue, self.boundary = config, queue, boundary
+        if config.policy.anchored and anchor is None:
+            raise ValueError("the speech-anchor eviction policy needs the model adapter's timestamp reader")
+        self.anchor = anchor if config.policy.anchored else None
+        self.trackers: list[AnchorTracker | None] = [None] * rows
         self.base = DecodeMode(repetition_penalty=config.repetition_penalty)
         self.policy = make_policy(config.policy)
+        self.layers = len(parts.layers)
+        layer_group = self.policy.layout(1, (0, 0), 1, self.layers).layer_group
         self.eos = np.array(eos, dtype=np.int64)
-        self.runner = Runner(parts, config, rows)
+        self.runner = Runner(parts, config, rows, layer_group)
         self.table = RowTable(rows)
         self.detector = LoopDetector(rows, config.loop) if config.loop.enabled else None
         self.steps = 0
@@ -71,9 +79,14 @@ class Scheduler:
     def _refill(self) -> Iterator[DecodeResult]:
         while self.table.n < self.table.rows and (work := self.queue.pop()) is not None:
             request = work.request
-            layout = self.policy.layout(request.prompt_length, request.speech_span, request.max_new_tokens)
+            layout = self.policy.layout(
+                request.prompt_length, request.speech_span, request.max_new_tokens, self.layers
+            )
+            tracker = self.anchor() if self.anchor is not None else None
+            anchor = _read(tracker, work.prefix, -1)
+            slots = RowSlots(layout, len(work.prefix), anchor)
             try:
-                first, seconds = self.runner.admit(self.table.n, work, layout)
+                first, seconds = self.runner.admit(self.table.n, work, layout, slots.held)
             except torch.OutOfMemoryError:
                 self.queue.push_front([work])
                 raise
@@ -84,7 +97,8 @@ class Scheduler:
             elif len(tokens) >= request.max_new_tokens:
                 yield work.result(tokens, FinishReason.LENGTH, Cost(), self._evicts)
             else:
-                row = self.table.occupy(work, layout, list(tokens))
+                row = self.table.occupy(work, slots, list(tokens), _read(tracker, [first], anchor))
+                self.trackers[row] = tracker
                 if self.detector is not None:
                     self.detector.reset(row)
 
@@ -103,6 +117,8 @@ class Scheduler:
         n = self.table.n
         eos = (tokens[:, None] == self.eos[None, :]).any(axis=1)  # (n,)
         self.table.append(tokens, eos)
+        if self.anchor is not None:
+            self._read_anchors(tokens)
         length = self.table.ints["length"][:n]
         full = ~eos & (length >= self.table.ints["max_new"][:n])
         looping: set[int] = set()
@@ -159,9 +175,17 @@ class Scheduler:
                 work = self.table.work[row] = _reverted(work, self.base)
                 self.runner.set_mode(row, work, self.base, tokens)
 
+    def _read_anchors(self, tokens: np.ndarray) -> None:
+        """Feed each row's new token to its timestamp reader; anchors only move forward."""
+        for row in range(self.table.n):
+            tracker = self.trackers[row]
+            self.table.anchor[row] = _read(tracker, [int(tokens[row])], int(self.table.anchor[row]))
+
     def _release(self, row: int) -> None:
         moved = self.table.release(row)
+        self.trackers[row] = self.trackers[moved] if moved is not None else None
         if moved is not None:
+            self.trackers[moved] = None
             self.runner.move_row(moved, row)
             if self.detector is not None:
                 self.detector.move_row(moved, row)
@@ -175,6 +199,14 @@ class Scheduler:
     @property
     def _evicts(self) -> bool:
         return self.config.policy.evicts
+
+
+def _read(tracker: AnchorTracker | None, tokens: Sequence[int], anchor: int) -> int:
+    """The anchor after reading `tokens` (the furthest so far; -1: none)."""
+    if tracker is None or not tokens:
+        return anchor
+    found = tracker.feed(tokens)
+    return anchor if found is None else max(anchor, int(found))
 
 
 def _with_salvage(work: Work, kept: tuple[int, ...]) -> Work:

@@ -75,11 +75,11 @@ class StepInputs:
 
     tokens: torch.Tensor  # (n,) the token each row feeds
     positions: torch.Tensor  # (n,) its absolute position
-    write: torch.Tensor  # (n·Hkv,) flat store indices of its key and value
-    seqlen: torch.Tensor  # (n,) visible slots after the write
+    write: tuple[torch.Tensor, ...]  # per layer group: (n·Hkv,) flat store indices of its key and value
+    seqlen: torch.Tensor  # (G, n) visible slots after the write, per layer group
     length: int  # max(seqlen)
-    ragged: bool  # seqlen differs between rows
-    speech: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None  # (rows, src, dst) entering the window
+    ragged: tuple[bool, ...]  # per layer group: seqlen differs from `length` somewhere
+    layer_group: tuple[int, ...]  # group of each layer
 
 
 def rotate(x: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> torch.Tensor:
@@ -92,17 +92,19 @@ def rotate(x: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> torc
 
 
 def decode_step(parts: ModelParts, store: KVStore, attention: Attention, inp: StepInputs) -> torch.Tensor:
-    """Logits (n, V) float32 of the next token of rows 0..n-1."""
-    if inp.speech is not None:
-        store.copy_speech(*inp.speech)
-    attention.prepare(inp.seqlen, inp.length, inp.ragged, store.capacity)
+    """Logits (n, V) float32 of the next token of rows 0..n-1 (entries already moved into place)."""
     h = parts.embed(inp.tokens)  # (n, d)
     cos, sin = parts.backbone.rotary_emb(h, inp.positions[:, None])  # (n, 1, D) each
     half = sin.shape[-1] // 2
     sin = torch.cat((-sin[..., :half], sin[..., half:]), dim=-1)  # signed, see `rotate`
+    prepared = -1
     for index, layer in enumerate(parts.layers):
+        group = inp.layer_group[index]
+        if group != prepared:  # visible lengths differ between layer groups
+            attention.prepare(inp.seqlen[group], inp.length, inp.ragged[group], store.capacity)
+            prepared = group
         x = layer.input_layernorm(h)
-        h = h + _self_attention(layer.self_attn, x, cos, sin, store, index, attention, inp.write)
+        h = h + _self_attention(layer.self_attn, x, cos, sin, store, index, attention, inp.write[group])
         h = h + layer.mlp(layer.post_attention_layernorm(h))
     h = parts.backbone.norm(h)
     logits: torch.Tensor = parts.lm_head(h)

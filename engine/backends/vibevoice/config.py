@@ -22,7 +22,10 @@ ATTENTIONS = ("sdpa", "eager", "flash_attention_2")
 ACOUSTIC_MODES = ("mean", "seeded", "sampled")
 ENGINES = ("hf", "murmur")
 BUDGETS = ("paper", "murmur", "max")
-ENGINE_OPTIONS = ("eviction", "sink", "window", "delay", "speech_rate", "repetition_penalty")
+ENGINE_OPTIONS = (
+    "eviction", "sink", "window", "delay", "speech_rate", "speech_sink", "speech_layers", "look_back",
+    "look_ahead", "repetition_penalty",
+)  # fmt: skip
 _CUDA_INDEX = re.compile(r"cuda:\d+")
 
 
@@ -37,19 +40,24 @@ class VibeVoiceConfig:
     batch_size: int = 16  # chunks decoded together
     context: tuple[str, ...] = ()  # names and terms the user expects, stated in the prompt
     offline: bool | None = None  # None: offline exactly when HF_HUB_OFFLINE is set
-    engine: str = "hf"  # the decoder: "hf" (transformers generate) or "murmur" (engine.decode)
+    engine: str = "murmur"  # the decoder: "murmur" (engine.decode) or "hf" (transformers generate)
     budget: str = "paper"  # token budget rule per chunk (engine.backends.vibevoice.budget)
     min_new_tokens: int = 256  # floor of every chunk's token budget
     max_new_tokens: int = MAX_TOKENS  # ceiling of every chunk's token budget
     acoustic: str = "mean"  # mean (deterministic), seeded (noise from `seed`), sampled (fresh noise)
     seed: int = 0  # the noise seed of acoustic="seeded"
     encoder_segment_seconds: float = 60.0  # audio encoded in causal segments of this length
+    loop_recovery: bool = True  # False: a looping chunk decodes on to its budget (the paper)
     # options of Murmur's decode engine (engine="murmur"), passed to its config; None: its default
     eviction: str | None = None  # KV eviction policy or preset
     sink: int | None = None
     window: int | None = None
     delay: int | None = None
     speech_rate: float | None = None
+    speech_sink: int | None = None
+    speech_layers: str | list | None = None  # per-layer speech ranges: JSON text or the list
+    look_back: int | None = None
+    look_ahead: int | None = None
     repetition_penalty: float | None = None
 
     def __post_init__(self) -> None:
@@ -72,9 +80,7 @@ class VibeVoiceConfig:
         if self.seed < 0:
             raise ValueError(f"seed must be zero or positive, got {self.seed}")
         if not 1.0 <= self.encoder_segment_seconds <= 600.0:
-            raise ValueError(
-                f"encoder segments must last 1–600 s, got {self.encoder_segment_seconds}"
-            )
+            raise ValueError(f"encoder segments must last 1–600 s, got {self.encoder_segment_seconds}")
         terms = self.context.split(",") if isinstance(self.context, str) else self.context
         if any(not isinstance(t, str) for t in terms):
             raise ValueError("context must be a sequence of strings")
@@ -96,6 +102,16 @@ class VibeVoiceConfig:
         """The decode-engine options that were given (not None), by their engine config names."""
         values = {name: getattr(self, name) for name in ENGINE_OPTIONS}
         return {name: value for name, value in values.items() if value is not None}
+
+    @property
+    def decoder_options(self) -> dict[str, Any]:
+        """Options for the chosen decoder's config: the engine options, and loop handling."""
+        options = dict(self.engine_options)
+        if not self.loop_recovery:
+            from engine.decode.loop_guard import LoopGuardConfig
+
+            options["loop" if self.engine == "murmur" else "loops"] = LoopGuardConfig(enabled=False)
+        return options
 
     @property
     def context_text(self) -> str | None:
