@@ -5,8 +5,11 @@ pixels, never on the recording's length:
 - `EnvelopeItem`: the min/max envelope from an `EnvelopePyramid` (a stroke per bin), or the samples
   as a line when zoomed in;
 - `SpanItem`: shaded spans between two y values (VAD speech, the selected utterance);
-- `ChunkItem`: chunk boundaries as dashed lines with chunk numbers along the top;
-- `LanesItem`: one lane per speaker with a coloured band per turn and the speaker's name.
+- `ChunkItem`: chunk boundaries as dashed lines with chunk numbers along the top; a number that
+  does not fit inside its bar, or would touch the previous one, is left out;
+- `LanesItem`: one lane per speaker with a coloured band per turn; `set_lanes` updates only the
+  lanes that changed (by speaker), so an edit never rebuilds every lane. The names live in the
+  view's fixed left header, never over the turns.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 
 from app.envelope import EnvelopePyramid
 from app.speakers import Lane
@@ -56,6 +59,13 @@ def _device_text(painter: QPainter, at: QPointF, text: str, color: QColor, bold:
     painter.setPen(color)
     painter.drawText(QPointF(x, baseline), text)
     painter.restore()
+
+
+def _text_width(painter: QPainter, text: str) -> float:
+    font = QFont(painter.font())
+    font.setPointSizeF(8.5)
+    font.setBold(True)
+    return QFontMetricsF(font).horizontalAdvance(text) + 4
 
 
 class EnvelopeItem(pg.GraphicsObject):
@@ -169,8 +179,6 @@ class ChunkItem(pg.GraphicsObject):
             return
         t0, t1, spp = view
         visible = [c for c in self.chunks if c[2] >= t0 and c[1] <= t1]
-        shortest = max(min(c[2] - c[1] for c in self.chunks), 1e-9)
-        label_every = max(1, int(np.ceil(28 * spp / shortest)))
         ink = QColor("#8A5A00")
         lo, hi = self.bar
         painter.setPen(Qt.PenStyle.NoPen)
@@ -183,9 +191,15 @@ class ChunkItem(pg.GraphicsObject):
         if visible and visible[-1] is self.chunks[-1]:
             end = self.chunks[-1][2]
             painter.drawLine(QPointF(end, self.y0), QPointF(end, hi))
-        for index, start, _end in visible:
-            if index % label_every == 0:
-                _device_text(painter, QPointF(start, (lo + hi) / 2), f"chunk {index + 1}", ink, bold=True)
+        right_of_last = -np.inf
+        for index, start, end in visible:
+            label = f"chunk {index + 1}" if (end - start) / spp > 70 else f"{index + 1}"
+            x = max(start, t0)
+            room = (end - x) / spp - 8  # device pixels inside the bar
+            width = _text_width(painter, label)
+            if width <= room and (x - right_of_last) / spp >= 6:
+                _device_text(painter, QPointF(x, (lo + hi) / 2), label, ink, bold=True)
+                right_of_last = x + (width + 4) * spp
 
 
 class LanesItem(pg.GraphicsObject):
@@ -198,23 +212,39 @@ class LanesItem(pg.GraphicsObject):
         self.duration = 0.0
 
     def set_lanes(self, lanes: Sequence[Lane], duration: float) -> None:
-        self.prepareGeometryChange()
-        for _, item in self.lanes:
-            item.setParentItem(None)
-            if item.scene() is not None:
-                item.scene().removeItem(item)
+        """Show `lanes` in order; a lane whose speaker already has an item reuses it and redraws
+        its turns only when they changed."""
+        old = {lane.key: (lane, item) for lane, item in self.lanes}
+        if duration != self.duration or len(lanes) != len(self.lanes):
+            self.prepareGeometryChange()
         self.lanes, self.duration = [], duration
         for i, lane in enumerate(lanes):
             y1 = self.top - i * self.height - 0.04
-            item = SpanItem(lane.color, 235, y1 - self.height + 0.08, y1)
-            item.setParentItem(self)
-            item.setFlag(item.GraphicsItemFlag.ItemStacksBehindParent)
-            item.set_spans(lane.starts, lane.ends)
+            previous, item = old.pop(lane.key, (None, None))
+            if item is None or previous is None or previous.color != lane.color:
+                if item is not None:
+                    _drop(item)
+                item = SpanItem(lane.color, 235, 0.0, 0.0)
+                item.setParentItem(self)
+                item.setFlag(item.GraphicsItemFlag.ItemStacksBehindParent)
+                previous = None
+            if (item.y0, item.y1) != (y1 - self.height + 0.08, y1):
+                item.y0, item.y1 = y1 - self.height + 0.08, y1
+                item.prepareGeometryChange()
+                item.update()
+            if previous is None or _turns_differ(previous, lane):
+                item.set_spans(lane.starts, lane.ends)
             self.lanes.append((lane, item))
+        for _lane, item in old.values():
+            _drop(item)
         self.update()
 
     def bottom(self) -> float:
         return self.top - max(len(self.lanes), 1) * self.height
+
+    def centres(self) -> list[tuple[float, str]]:
+        """(y, name) of each lane's middle, for the view's lane header."""
+        return [(self.top - (i + 0.5) * self.height, lane.name) for i, (lane, _) in enumerate(self.lanes)]
 
     def boundingRect(self) -> QRectF:
         return QRectF(0.0, self.bottom(), max(self.duration, 1e-9), self.top - self.bottom())
@@ -227,9 +257,16 @@ class LanesItem(pg.GraphicsObject):
         if view is None:
             return
         t0, t1, _ = view
-        for i, (lane, _item) in enumerate(self.lanes):
+        for i in range(0, len(self.lanes), 2):
             y1 = self.top - i * self.height
-            if i % 2 == 0:
-                painter.fillRect(QRectF(t0, y1 - self.height, t1 - t0, self.height), QColor(0, 0, 0, 10))
-            ink, box = QColor(lane.color).darker(150), QColor(255, 255, 255, 215)
-            _device_text(painter, QPointF(t0, y1 - self.height / 2), lane.name, ink, bold=True, box=box)
+            painter.fillRect(QRectF(t0, y1 - self.height, t1 - t0, self.height), QColor(0, 0, 0, 10))
+
+
+def _turns_differ(a: Lane, b: Lane) -> bool:
+    return a is not b and (a.starts, a.ends) != (b.starts, b.ends)
+
+
+def _drop(item: pg.GraphicsObject) -> None:
+    item.setParentItem(None)
+    if item.scene() is not None:
+        item.scene().removeItem(item)
