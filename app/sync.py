@@ -145,11 +145,13 @@ class ViewSync(QObject):
     def update_playback_actions(self) -> None:
         reason = self.playback.reason
         has_audio = self.playback.player is not None
-        for name in ("play", "play_selection", "slower", "faster", "skip_back", "skip_forward"):
+        for name in ("play", "play_selection", "slower", "faster"):
             action = self.actions[name]
             action.setEnabled(reason is None and has_audio)
             base = action.property("baseToolTip")
             action.setToolTip(f"{base}. {reason}" if reason else base)
+        for name in ("skip_back", "skip_forward"):  # the playhead moves without a sound device too
+            self.actions[name].setEnabled(has_audio)
         playing = self.playback.playing
         self.actions["play"].setText("&Pause" if playing else "&Play")
         self.actions["play"].setIcon(icon("pause" if playing else "play"))

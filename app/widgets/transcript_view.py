@@ -19,6 +19,7 @@ from PySide6.QtCore import (
     QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
+    QPoint,
     QSortFilterProxyModel,
     Qt,
     QTimer,
@@ -38,6 +39,7 @@ from app.widgets.transcript_delegates import (
 
 ALL = "\x00all"  # the filter value that shows every speaker
 Index = QModelIndex | QPersistentModelIndex
+EDIT_KEY = QAbstractItemView.EditTrigger.EditKeyPressed
 SELECT_ROW = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
 
 
@@ -99,6 +101,7 @@ class TranscriptView(QTableView):
         self._refit = QTimer(self, singleShot=True, interval=60)
         self._refit.timeout.connect(self.fit_all_rows)
         self._anchor: tuple[float | None, float | None, int] | None = None
+        self._click: tuple[QPersistentModelIndex, QPoint] | None = None
         self.selectionModel().currentRowChanged.connect(self._on_current)
         f = self.filter
         f.rowsInserted.connect(lambda _p, first, last: self.fit_rows(first, last))
@@ -191,14 +194,24 @@ class TranscriptView(QTableView):
             self.row_selected.emit(self.filter.mapToSource(current).row())
 
     # -- editing ---------------------------------------------------------------------------
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        # a click on the selected line opens its editor a moment later (after the double-click
+        # interval) without the event: remember where it landed, for the caret
+        point = event.position().toPoint()
+        self._click = (QPersistentModelIndex(self.indexAt(point)), point)
+        super().mouseReleaseEvent(event)
+
     def edit(self, index: QModelIndex, trigger: Any = None, event: QEvent | None = None) -> bool:  # type: ignore[override]
         if trigger is None:
             return super().edit(index)
         opened = super().edit(index, trigger, event)
         editor = self.row_delegate.editor
-        if opened and editor is not None and index.column() == TEXT:
+        if opened and editor is not None and index.column() == TEXT and trigger != EDIT_KEY:
             point = event.position().toPoint() if isinstance(event, QMouseEvent) else None
+            if point is None and self._click is not None and self._click[0] == QPersistentModelIndex(index):
+                point = self._click[1]
             self.row_delegate.place_caret(editor, point)
+            self._click = None
         return opened
 
     def edit_text(self, row: int, at_end: bool = True) -> LineTextEdit | None:

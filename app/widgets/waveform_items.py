@@ -23,7 +23,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 
 from app.envelope import EnvelopePyramid
 from app.speakers import Lane
-from app.timeline import visible_spans
+from app.timeline import place_labels, visible_spans
 
 MAX_BINS_PER_PIXEL = 1
 
@@ -191,15 +191,10 @@ class ChunkItem(pg.GraphicsObject):
         if visible and visible[-1] is self.chunks[-1]:
             end = self.chunks[-1][2]
             painter.drawLine(QPointF(end, self.y0), QPointF(end, hi))
-        right_of_last = -np.inf
-        for index, start, end in visible:
-            label = f"chunk {index + 1}" if (end - start) / spp > 70 else f"{index + 1}"
-            x = max(start, t0)
-            room = (end - x) / spp - 8  # device pixels inside the bar
-            width = _text_width(painter, label)
-            if width <= room and (x - right_of_last) / spp >= 6:
-                _device_text(painter, QPointF(x, (lo + hi) / 2), label, ink, bold=True)
-                right_of_last = x + (width + 4) * spp
+        labels = [f"chunk {i + 1}" if (end - start) / spp > 70 else f"{i + 1}" for i, start, end in visible]
+        widths = [_text_width(painter, text) for text in labels]
+        for k, x in place_labels([(start, end) for _, start, end in visible], t0, spp, widths):
+            _device_text(painter, QPointF(x, (lo + hi) / 2), labels[k], ink, bold=True)
 
 
 class LanesItem(pg.GraphicsObject):

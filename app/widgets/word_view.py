@@ -1,17 +1,18 @@
 """The words of the selected line with their times; a click on a word seeks there.
 
-Each word shows as a link whose tooltip gives its start, end and (when the backend reports it)
-the recogniser's probability. Words below `LOW_CONFIDENCE` are marked (tinted and underlined) so
-a reviewer can find the doubtful ones; a backend that reports no probabilities (VibeVoice) gets
-no marks. Lines without word timings say so.
+Each word shows as a link followed by its start time in small grey figures; hovering it gives
+its start, end and (when the backend reports it) the recogniser's probability. Words below
+`LOW_CONFIDENCE` are marked (tinted and underlined) so a reviewer can find the doubtful ones; a
+backend that reports no probabilities (VibeVoice) gets no marks. Lines without word timings say so.
 """
 
 from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QUrl, Signal
-from PySide6.QtWidgets import QTextBrowser, QWidget
+from PySide6.QtCore import QEvent, QUrl, Signal
+from PySide6.QtGui import QHelpEvent
+from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
 
 from app.timeline import format_time
 from engine.types import Utterance
@@ -52,14 +53,29 @@ class WordView(QTextBrowser):
         marked = set(self.low_confidence())
         parts = []
         for i, w in enumerate(u.words):
-            tip = f"{format_time(w.start)}–{format_time(w.end)}"
-            if w.probability is not None:
-                tip += f", {w.probability:.0%} sure"
             style = MARK if i in marked else "color:#1F2933; text-decoration:none"
-            parts.append(f"<a href='w:{i}' title='{tip}' style='{style}'>{html.escape(w.text.strip())}</a>")
+            word = html.escape(w.text.strip())
+            parts.append(f"<a href='w:{i}' style='{style}'>{word}</a><sub style='color:#7B8794'>"
+                         f"{format_time(w.start)}</sub>")  # fmt: skip
         note = (f" <span style='color:#8A5A00'>({len(marked)} below {LOW_CONFIDENCE:.0%} confidence)</span>"
                 if marked else "")  # fmt: skip
-        self.setHtml(f"<span style='color:#5B6670'>{format_time(u.start)}</span> " + " ".join(parts) + note)
+        self.setHtml(" ".join(parts) + note)
+
+    def tooltip_for(self, index: int) -> str:
+        """Start, end and (when known) how sure the recogniser was of word `index`."""
+        if self.utterance is None or not 0 <= index < len(self.utterance.words):
+            return ""
+        w = self.utterance.words[index]
+        sure = f", {w.probability:.0%} sure" if w.probability is not None else ""
+        return f"{w.text.strip()}: {format_time(w.start)}–{format_time(w.end)}{sure}"
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            anchor = self.anchorAt(self.viewport().mapFrom(self, event.pos()))
+            if anchor.startswith("w:") and self.utterance is not None:
+                QToolTip.showText(event.globalPos(), self.tooltip_for(int(anchor[2:])), self)
+                return True
+        return super().event(event)
 
     def _on_anchor(self, url: QUrl) -> None:
         text = url.toString()
