@@ -122,9 +122,19 @@ class TranscriptView(QTableView):
             rows.resizeSection(row, text_height(metrics, text, width))
 
     def fit_all_rows(self) -> None:
+        """Refit every row (the text column's width changed), keeping the reader's place."""
         self._fitted_width = self.columnWidth(TEXT)
-        if self.filter.rowCount():
-            self.fit_rows(0, self.filter.rowCount() - 1)
+        if not self.filter.rowCount():
+            return
+        current = self.currentIndex().row() if self.currentIndex().isValid() else -1
+        shown = current >= 0 and 0 <= self.rowViewportPosition(current) < self.viewport().height()
+        anchor = current if shown else self.rowAt(0)  # the selected line if in view, else the top one
+        offset = self.rowViewportPosition(anchor) if anchor >= 0 else 0
+        self.fit_rows(0, self.filter.rowCount() - 1)
+        if anchor >= 0:
+            self._scroll_row_to(anchor, offset)
+            if shown:
+                self.scrollTo(self.currentIndex(), QAbstractItemView.ScrollHint.EnsureVisible)
 
     def _on_data_changed(self, top: QModelIndex, bottom: QModelIndex, roles: list[int] = ()) -> None:
         if top.column() <= TEXT <= bottom.column():
@@ -155,11 +165,15 @@ class TranscriptView(QTableView):
             return
         selected, top, offset = anchor
         if top is not None and (row := self._proxy_row_near(top)) is not None:
-            self.verticalScrollBar().setValue(self.rowViewportPosition(row) + self.verticalOffset() - offset)
+            self._scroll_row_to(row, offset)
         if selected is not None and (row := self.source.nearest_row(selected)) is not None:
             index = self.filter.mapFromSource(self.source.index(row, TEXT))
             if index.isValid():
                 self.selectionModel().setCurrentIndex(index, SELECT_ROW)
+
+    def _scroll_row_to(self, row: int, y: int) -> None:
+        """Scroll so that view row `row` starts `y` pixels below the top of the viewport."""
+        self.verticalScrollBar().setValue(self.rowViewportPosition(row) + self.verticalOffset() - y)
 
     def _proxy_row_near(self, t: float) -> int | None:
         row = self.source.nearest_row(t)

@@ -28,8 +28,9 @@ class WordView(QTextBrowser):
         super().__init__(parent)
         self.setOpenLinks(False)
         self.setAccessibleName("Words of the selected line")
-        self.setMaximumHeight(96)
-        self.setMinimumHeight(44)
+        lines = self.fontMetrics().lineSpacing()
+        self.setMaximumHeight(3 * lines + 14)  # scrolls beyond three lines: the text keeps the room
+        self.setMinimumHeight(lines + 14)
         self.anchorClicked.connect(self._on_anchor)
         self.utterance: Utterance | None = None
         self.show_utterance(None)
