@@ -39,7 +39,15 @@ READ_ONLY = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 DISPLAY, EDIT = int(Qt.ItemDataRole.DisplayRole.value), int(Qt.ItemDataRole.EditRole.value)
 TOOLTIP, ACCESSIBLE = int(Qt.ItemDataRole.ToolTipRole.value), int(Qt.ItemDataRole.AccessibleTextRole.value)
 UTTERANCE, COLOR, SPEAKER_ID, CURRENT = UtteranceRole, ColorRole, SpeakerIdRole, CurrentRole
-ROLES = frozenset((DISPLAY, EDIT, TOOLTIP, ACCESSIBLE, UTTERANCE, COLOR, SPEAKER_ID, CURRENT))
+ALIGN, INK, TINT = (int(r.value) for r in (Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.ForegroundRole,
+                                           Qt.ItemDataRole.BackgroundRole))  # fmt: skip
+ROLES = frozenset(
+    (DISPLAY, EDIT, TOOLTIP, ACCESSIBLE, UTTERANCE, COLOR, SPEAKER_ID, CURRENT, ALIGN, INK, TINT)
+)
+RIGHT_TOP = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop  # computed once: enum "|" is slow
+LEFT_TOP = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
+TIME_INK = QColor("#5B6670")
+CURRENT_TINT = QColor("#FFF1C2")  # the line being heard
 
 
 class TranscriptModel(QAbstractTableModel):
@@ -117,6 +125,12 @@ class TranscriptModel(QAbstractTableModel):
         col = index.column()
         if role in (DISPLAY, EDIT):
             return self._display(u, col, role == EDIT)
+        if role == ALIGN:
+            return RIGHT_TOP if col in (START, END) else LEFT_TOP
+        if role == TINT:
+            return CURRENT_TINT if index.row() == self.current_row else None
+        if role == INK:
+            return TIME_INK if col in (START, END) else None
         if role == COLOR:
             return self._colors.get(u.speaker) or QColor(sp.UNASSIGNED_COLOR)
         if role == CURRENT:

@@ -210,7 +210,8 @@ class LanesItem(pg.GraphicsObject):
         """Show `lanes` in order; a lane whose speaker already has an item reuses it and redraws
         its turns only when they changed."""
         old = {lane.key: (lane, item) for lane, item in self.lanes}
-        if duration != self.duration or len(lanes) != len(self.lanes):
+        changed = duration != self.duration or len(lanes) != len(self.lanes)
+        if changed:
             self.prepareGeometryChange()
         self.lanes, self.duration = [], duration
         for i, lane in enumerate(lanes):
@@ -228,11 +229,12 @@ class LanesItem(pg.GraphicsObject):
                 item.prepareGeometryChange()
                 item.update()
             if previous is None or _turns_differ(previous, lane):
-                item.set_spans(lane.starts, lane.ends)
+                item.set_spans(lane.starts, lane.ends)  # repaints that lane only
             self.lanes.append((lane, item))
         for _lane, item in old.values():
             _drop(item)
-        self.update()
+        if changed:  # the stripes behind the lanes; a rename or a recolour leaves them alone
+            self.update()
 
     def bottom(self) -> float:
         return self.top - max(len(self.lanes), 1) * self.height
