@@ -44,6 +44,7 @@ class ViewSync(QObject):
         self.session, self.model, self.view, self.waveform = session, model, view, waveform
         self.playback, self.box, self.actions = playback, box, actions
         self._lanes: dict[str | None, sp.Lane] = {}
+        self._showing_playing: bool | None = None
         session.audio_ready.connect(self.on_audio)
         session.plan_ready.connect(self.on_plan)
         model.turns_changed.connect(self.update_lanes)
@@ -153,7 +154,9 @@ class ViewSync(QObject):
         for name in ("skip_back", "skip_forward"):  # the playhead moves without a sound device too
             self.actions[name].setEnabled(has_audio)
         playing = self.playback.playing
-        self.actions["play"].setText("&Pause" if playing else "&Play")
-        self.actions["play"].setIcon(icon("pause" if playing else "play"))
+        if playing != self._showing_playing:  # icons load from SVG: only when the state flips
+            self._showing_playing = playing
+            self.actions["play"].setText("&Pause" if playing else "&Play")
+            self.actions["play"].setIcon(icon("pause" if playing else "play"))
         self.box.note.setText(reason or "")
         self.box.speed.setEnabled(reason is None)

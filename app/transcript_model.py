@@ -106,6 +106,13 @@ class TranscriptModel(QAbstractTableModel):
     def columnCount(self, parent: Index | None = None) -> int:
         return 0 if parent is not None and parent.isValid() else len(HEADERS)
 
+    def index(self, row: int, column: int, parent: Index | None = None) -> QModelIndex:
+        # one Python call per index instead of Qt's hasIndex → rowCount + columnCount
+        if 0 <= row < len(self._utterances) and 0 <= column < len(HEADERS):
+            if parent is None or not parent.isValid():
+                return self.createIndex(row, column)
+        return QModelIndex()
+
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:

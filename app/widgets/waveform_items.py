@@ -134,8 +134,10 @@ class SpanItem(pg.GraphicsObject):
         self.update()
 
     def boundingRect(self) -> QRectF:
+        # tight around the spans, so moving the selected one repaints only where it was and is
+        start = float(self.starts[0]) if len(self.starts) else 0.0
         end = float(self.ends[-1]) if len(self.ends) else 0.0
-        return QRectF(0.0, self.y0, max(end, 1e-9), self.y1 - self.y0)
+        return QRectF(start, self.y0, max(end - start, 1e-9), self.y1 - self.y0)
 
     def viewRangeChanged(self) -> None:
         self.update()
@@ -260,7 +262,20 @@ class LanesItem(pg.GraphicsObject):
 
 
 def _turns_differ(a: Lane, b: Lane) -> bool:
-    return a is not b and (a.starts, a.ends) != (b.starts, b.ends)
+    """Whether the lanes cover different time (a split or merge of one turn covers the same)."""
+    if a is b or (a.starts, a.ends) == (b.starts, b.ends):
+        return False
+    return _covered(a) != _covered(b)
+
+
+def _covered(lane: Lane) -> list[tuple[float, float]]:
+    spans: list[tuple[float, float]] = []
+    for start, end in sorted(zip(lane.starts, lane.ends, strict=True)):
+        if spans and start <= spans[-1][1] + 1e-6:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], end))
+        else:
+            spans.append((start, end))
+    return spans
 
 
 def _drop(item: pg.GraphicsObject) -> None:

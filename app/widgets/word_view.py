@@ -43,6 +43,8 @@ class WordView(QTextBrowser):
         return [i for i, w in enumerate(u.words) if (w.probability or 1.0) < LOW_CONFIDENCE]
 
     def show_utterance(self, u: Utterance | None) -> None:
+        if u is not None and u is self.utterance:
+            return
         self.utterance = u
         if u is None:
             self.setHtml("<span style='color:#5B6670'>Select a line to see its words and their times.</span>")
