@@ -108,9 +108,9 @@ class TranscriptModel(QAbstractTableModel):
 
     def index(self, row: int, column: int, parent: Index | None = None) -> QModelIndex:
         # one Python call per index instead of Qt's hasIndex → rowCount + columnCount
-        if 0 <= row < len(self._utterances) and 0 <= column < len(HEADERS):
-            if parent is None or not parent.isValid():
-                return self.createIndex(row, column)
+        inside = 0 <= row < len(self._utterances) and 0 <= column < len(HEADERS)
+        if inside and (parent is None or not parent.isValid()):
+            return self.createIndex(row, column)
         return QModelIndex()
 
     def headerData(
