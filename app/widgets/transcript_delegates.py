@@ -49,13 +49,13 @@ from app import speakers as sp
 from app.transcript_model import ColorRole, TranscriptModel
 
 PAD_X, PAD_Y = 12, 10  # horizontal and vertical room around a cell's text
+WRAP = Qt.TextFlag.TextWordWrap | Qt.AlignmentFlag.AlignLeft  # once: enum "|" is slow per row
 Index = QModelIndex | QPersistentModelIndex
 
 
 def text_height(metrics: QFontMetrics, text: str, width: int) -> int:
     """Pixels a cell needs to show `text` wrapped at `width` (at least one line)."""
-    flags = Qt.TextFlag.TextWordWrap | Qt.AlignmentFlag.AlignLeft
-    rect = metrics.boundingRect(QRect(0, 0, max(width - PAD_X, 20), 1_000_000), flags, text or " ")
+    rect = metrics.boundingRect(QRect(0, 0, max(width - PAD_X, 20), 1_000_000), WRAP, text or " ")
     return max(rect.height(), metrics.height()) + PAD_Y + 4
 
 
