@@ -20,8 +20,5 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_only_the_entry_point_imports_the_main_window():
-    importers = sorted(
-        str(p.relative_to(APP)) for p in APP.rglob("*.py") if "app.main_window" in _imports(p)
-    )
+    importers = sorted(str(p.relative_to(APP)) for p in APP.rglob("*.py") if "app.main_window" in _imports(p))
     assert importers == ["__main__.py"]
-
