@@ -10,7 +10,7 @@ from PySide6.QtCore import QPoint, Qt, QUrl
 from PySide6.QtWidgets import QApplication
 from qt_helpers import open_demo
 
-from app import commands
+from app import commands, edits
 from app import speakers as sp
 from app.transcript_model import TEXT
 from app.widgets.transcript_delegates import LineTextEdit
@@ -124,7 +124,7 @@ def test_replacing_the_transcript_keeps_the_selected_moment_and_the_scroll_posit
     top_time = window.model.utterance(view.source_row(view.rowAt(0))).start
     selected_time = window.model.utterance(20).start
     merged = list(window.model.utterances)
-    merged[5:7] = [commands.edits.merge(merged[5], merged[6])]  # the final stitch merges lines
+    merged[5:7] = [edits.merge(merged[5], merged[6])]  # the final stitch merges lines
     final = Transcript(tuple(merged), (Speaker("a", "Ada"),), duration=400.0)
     commands.set_document(window.model, final, window.model.book, "Transcribe")
     QApplication.processEvents()
