@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from engine.progress import format_clock
@@ -93,8 +93,7 @@ class ProgressPanel(QWidget):
 
     def start(self, text: str, kind: str = "transcribe") -> None:
         self.kind, self._started, self._fraction, self._base = kind, self.clock(), 0.0, None
-        self.label.setText(text)
-        self.label.setToolTip(text)
+        self._show(text)
         self.bar.setValue(0)
         self.eta.setText("")
         self.cancel.setEnabled(True)
@@ -102,15 +101,20 @@ class ProgressPanel(QWidget):
         self.show()
 
     def update_progress(self, progress: Progress) -> None:
-        text = describe(progress)
-        self.label.setText(text)
-        self.label.setToolTip(text)
+        self._show(describe(progress))
         self._fraction = max(self._fraction, overall(self.kind, progress))  # never backwards
         self.bar.setValue(round(self._fraction * 1000))
         now = self.clock()
         if self._base is None and self._fraction > 0:
             self._base = (now, self._fraction)
         self.eta.setText(f"{format_clock(now - self._started)} elapsed, {self._left(now)}")
+
+    def _show(self, text: str) -> None:
+        """The stage text, shortened with "…" to the label's width (the tooltip has all of it)."""
+        width = max(self.label.width(), self.label.minimumWidth())
+        self.label.setText(self.label.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, width))
+        self.label.setToolTip(text)
+        self.label.setAccessibleDescription(text)
 
     def _left(self, now: float) -> str:
         if self._base is None:

@@ -124,6 +124,8 @@ class WaveformView(pg.PlotWidget):
         self.key_label.setAccessibleName("Legend: speech regions, chunks, playhead")
         self.key_label.setFixedWidth(HEADER_WIDTH - 12)
         self.key_label.adjustSize()
+        self.lane_axis.set_lanes([])  # an empty header, not numbers, before there are lanes
+        plot.getAxis("bottom").setStyle(showValues=False)  # no time labels before a recording
         self._fit_y()
 
     def resizeEvent(self, event: QResizeEvent | None) -> None:
@@ -138,6 +140,7 @@ class WaveformView(pg.PlotWidget):
         self.duration = pyramid.duration if pyramid is not None else 0.0
         self.vb.setLimits(xMin=0.0, xMax=max(self.duration, MIN_SPAN), minXRange=MIN_SPAN,
                           maxXRange=max(self.duration, MIN_SPAN))  # fmt: skip
+        self.getPlotItem().getAxis("bottom").setStyle(showValues=self.duration > 0)  # no "0:00" rows
         self.show_all()
 
     def set_speech(self, starts: Sequence[float], ends: Sequence[float]) -> None:
