@@ -70,14 +70,18 @@ def chip_text_color(background: str) -> str:
 
 
 def book_from_transcript(transcript: Transcript, colors: Mapping[str, str] | None = None) -> SpeakerBook:
-    """The transcript's speakers (plus any id utterances use without an entry), coloured."""
+    """The transcript's speakers (plus any id utterances use without an entry), coloured: a
+    speaker keeps its colour from `colors`; the others get colours no speaker uses yet."""
     colors = colors or {}
     known = {s.id: s.name for s in transcript.speakers}
-    ids = list(known) + [u.speaker for u in transcript.utterances if u.speaker and u.speaker not in known]
-    ids = list(dict.fromkeys(ids))
-    return tuple(
-        SpeakerInfo(sid, known.get(sid, sid), colors.get(sid, palette_color(i))) for i, sid in enumerate(ids)
-    )
+    used = [u.speaker for u in transcript.utterances if u.speaker and u.speaker not in known]
+    ids = list(dict.fromkeys([*known, *used]))
+    book: SpeakerBook = tuple(SpeakerInfo(sid, sid, colors[sid]) for sid in ids if sid in colors)
+    for sid in ids:
+        if sid not in colors:
+            book = (*book, SpeakerInfo(sid, sid, free_color(book)))
+    by_id = {s.id: s for s in book}
+    return tuple(replace(by_id[sid], name=known.get(sid, sid)) for sid in ids)
 
 
 def engine_speakers(book: SpeakerBook) -> tuple[Speaker, ...]:

@@ -82,3 +82,9 @@ def test_a_new_speaker_never_takes_a_colour_in_use_while_others_are_free():
     while len(grown) < len(sp.PALETTE):
         grown, info = sp.add_speaker(grown)
         assert [s.color for s in grown].count(info.color) == 1
+
+
+def test_a_finished_run_gives_new_speakers_colours_nobody_kept():
+    transcript = Transcript((Utterance(0, 1, "a", "x"), Utterance(1, 2, "b", "y")), (), duration=2.0)
+    book = sp.book_from_transcript(transcript, {"y": sp.PALETTE[0]})
+    assert [s.color for s in book] == [sp.PALETTE[1], sp.PALETTE[0]] and [s.id for s in book] == ["x", "y"]
