@@ -118,21 +118,19 @@ def live_results(seconds: float, chunks: int, per_chunk: int, seed: int = 1) -> 
     return out
 
 
-CPU: list[float] = []  # GUI-thread CPU seconds of each block, in order (see `block`)
-
-
-def block(app: object, action: Callable[[], object]) -> float:
+def block(app: object, action: Callable[[], object], cpu: list[float] | None = None) -> float:
     """Seconds the GUI thread is blocked by `action` and the events it posts (layout, paint).
-    The thread's CPU time for the same block goes to `CPU`: on a shared machine the wall time
-    also counts the time other processes held the cores."""
+    The thread's CPU time for the same block is appended to `cpu`: on a shared machine the wall
+    time also counts the time other processes held the cores."""
     t0, c0 = time.perf_counter(), time.thread_time()
     action()
     app.processEvents()  # type: ignore[attr-defined]
-    CPU.append(time.thread_time() - c0)
+    if cpu is not None:
+        cpu.append(time.thread_time() - c0)
     return time.perf_counter() - t0
 
 
-def settle(app: object, seconds: float = 0.5) -> float:
+def settle(app: object, seconds: float = 0.5, cpu_log: list[float] | None = None) -> float:
     """Run the event loop for `seconds` (deferred work such as timers runs); the longest block."""
     worst, cpu, end = 0.0, 0.0, time.perf_counter() + seconds
     while time.perf_counter() < end:
@@ -140,7 +138,8 @@ def settle(app: object, seconds: float = 0.5) -> float:
         app.processEvents()  # type: ignore[attr-defined]
         worst, cpu = max(worst, time.perf_counter() - t0), max(cpu, time.thread_time() - c0)
         time.sleep(0.002)
-    CPU.append(cpu)
+    if cpu_log is not None:
+        cpu_log.append(cpu)
     return worst
 
 
@@ -178,15 +177,15 @@ def main() -> None:
     cpu: dict[str, float] = {}
 
     def worst(name: str, action: Callable[[], object], setup: Callable[[], object] | None = None) -> None:
-        times, first = [], len(CPU)
+        times, used = [], []
         for _ in range(args.repeat):
             if setup is not None:  # selecting the line is not part of the edit
                 setup()
                 settle(app, 0.1)
             # the edit, then anything it left for later (timers, deferred relayout) as a block of its own
-            times.append(max(block(app, action), settle(app, 0.1)))
+            times.append(max(block(app, action, used), settle(app, 0.1, used)))
         results[name], medians[name] = max(times), statistics.median(times)
-        cpu[name] = max(CPU[first:])
+        cpu[name] = max(used)
 
     def text_edit() -> None:
         row = rng.randrange(model.rowCount())
@@ -213,19 +212,21 @@ def main() -> None:
         for name, action in ((f"Replace All ({rows} rows)", bar.replace_every),
                              ("undo Replace All", window.undo_stack.undo),
                              ("redo Replace All", window.undo_stack.redo)):  # fmt: skip
-            first = len(CPU)
-            results[name] = max(block(app, action), settle(app, 0.2))
-            cpu[name] = max(CPU[first:])
+            used = []
+            results[name] = max(block(app, action, used), settle(app, 0.2, used))
+            cpu[name] = max(used)
 
     session = window.session
     session._snapshot, session._partials = commands.current_document(model), []  # a run starting
     model.read_only = True
-    appends, first = [], len(CPU)
+    appends, used = [], []
     for result in live_results(transcript.duration, 17, 100):
-        appends.append(max(block(app, lambda r=result: session._on_partial(r)), settle(app, 0.05)))
+        appends.append(
+            max(block(app, lambda r=result: session._on_partial(r), used), settle(app, 0.05, used))
+        )
     name = "live append of 100 rows (17 appends)"
     results[name], medians[name] = max(appends), statistics.median(appends)
-    cpu[name] = max(CPU[first:])
+    cpu[name] = max(used)
     model.read_only = False
 
     targets = {"Replace": 1.0, "undo Replace": 1.0, "redo Replace": 1.0, "live": 0.1, "open": None}

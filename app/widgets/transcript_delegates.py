@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from PySide6.QtCore import (
@@ -172,6 +171,10 @@ class TextDelegate(RowDelegate):
 class SpeakerDelegate(RowDelegate):
     """Paints a rounded chip in the speaker's colour; edits with a combo box of speakers."""
 
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._inks: dict[str, QColor] = {}
+
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         # the cell's background is filled here, not by the style: through a style sheet the
         # style's item drawing costs about a millisecond per cell
@@ -192,10 +195,16 @@ class SpeakerDelegate(RowDelegate):
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(color)
         painter.drawRoundedRect(rect, rect.height() / 2, rect.height() / 2)
-        painter.setPen(_chip_ink(color.name()))
+        painter.setPen(self._ink(color.name()))
         elided = metrics.elidedText(text, Qt.TextElideMode.ElideRight, int(rect.width()) - 12)
         painter.drawText(rect.adjusted(8, 0, -4, 0), Qt.AlignmentFlag.AlignVCenter, elided)
         painter.restore()
+
+    def _ink(self, background: str) -> QColor:
+        """Black or white for a chip colour (remembered per colour: painted for every row)."""
+        if background not in self._inks:
+            self._inks[background] = QColor(sp.chip_text_color(background))
+        return self._inks[background]
 
     def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: Index) -> QWidget:
         combo = QComboBox(parent)
@@ -213,11 +222,6 @@ class SpeakerDelegate(RowDelegate):
     def setModelData(self, editor: QWidget, model: QAbstractItemModel, index: Index) -> None:
         if isinstance(editor, QComboBox):
             model.setData(index, editor.currentData(), Qt.ItemDataRole.EditRole)
-
-
-@functools.lru_cache(maxsize=64)
-def _chip_ink(background: str) -> QColor:
-    return QColor(sp.chip_text_color(background))
 
 
 def source_model(index: Index) -> TranscriptModel:
