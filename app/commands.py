@@ -3,9 +3,10 @@
 Each function validates with the pure helpers in `app.edits` / `app.speakers` (a refusal is a
 `ValueError` and nothing is pushed), then pushes one command on the model's undo stack. Commands
 store the rows before and after, so undo and redo are exact. Three shapes cover every edit:
-`ReplaceRows` (a run of rows becomes another, e.g. split 1→2, merge 2→1), `ChangeRows` (rows
-keep their places; optionally the speaker book changes too) and `SetDocument` (everything, e.g.
-a finished transcription).
+`ReplaceRows` (a run of rows becomes another, e.g. split 1→2, merge 2→1, a re-transcribed range;
+optionally the speaker book changes too), `ChangeRows` (rows keep their places, e.g. Replace All
+as one batch; optionally the speaker book changes too) and `SetDocument` (everything, e.g. a
+finished transcription). Each applies in O(rows it touches); only `SetDocument` resets the model.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from PySide6.QtGui import QUndoCommand
 
 from app import edits
 from app import speakers as sp
+from app.timeline import format_time
 from engine.types import Transcript, Utterance
 
 if TYPE_CHECKING:
     from app.transcript_model import TranscriptModel
+    from engine.retranscribe import RangeResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,15 +37,21 @@ class Document:
 
 class ReplaceRows(QUndoCommand):
     def __init__(self, model: TranscriptModel, first: int, old: Sequence[Utterance],
-                 new: Sequence[Utterance], text: str) -> None:  # fmt: skip
+                 new: Sequence[Utterance], text: str,
+                 books: tuple[sp.SpeakerBook, sp.SpeakerBook] | None = None) -> None:  # fmt: skip
         super().__init__(text)
         self.model, self.first, self.old, self.new = model, first, tuple(old), tuple(new)
+        self.books = books
 
     def redo(self) -> None:
+        if self.books:  # speakers first, so the new rows find theirs
+            self.model.change_rows({}, self.books[1])
         self.model.replace_rows(self.first, len(self.old), self.new)
 
     def undo(self) -> None:
         self.model.replace_rows(self.first, len(self.new), self.old)
+        if self.books:
+            self.model.change_rows({}, self.books[0])
 
 
 class ChangeRows(QUndoCommand):
@@ -84,10 +93,46 @@ def _push_changes(model: TranscriptModel, new: Mapping[int, Utterance], text: st
     model.undo_stack.push(ChangeRows(model, old, changed, text, books))
 
 
-def set_document(model: TranscriptModel, transcript: Transcript, book: sp.SpeakerBook, text: str) -> None:
+def set_document(model: TranscriptModel, transcript: Transcript, book: sp.SpeakerBook, text: str,
+                 before: Document | None = None) -> None:  # fmt: skip
+    """Replace everything; undo restores `before` (default: what the model shows now)."""
     meta = replace(transcript, utterances=(), speakers=())
     new = Document(transcript.utterances, book, meta)
-    model.undo_stack.push(SetDocument(model, current_document(model), new, text))
+    model.undo_stack.push(SetDocument(model, before or current_document(model), new, text))
+
+
+def range_bounds(model: TranscriptModel, start: float, end: float) -> tuple[float, float]:
+    """[start, end] widened to the whole lines that start inside it."""
+    rows = _rows_in(model, start, end)
+    if rows:
+        start = min(start, model.utterance(rows[0]).start)
+        end = max(end, max(model.utterance(r).end for r in rows))
+    return start, end
+
+
+def _rows_in(model: TranscriptModel, start: float, end: float) -> range:
+    first = model.insertion_row(start - 1e-6) if start > 0 else 0
+    while first > 0 and model.utterance(first - 1).start >= start - 1e-6:
+        first -= 1
+    last = model.insertion_row(end - 1e-6)
+    return range(first, max(first, last))
+
+
+def replace_range(model: TranscriptModel, result: RangeResult) -> tuple[int, int]:
+    """The lines starting in the result's range become its lines (one undo step); speakers the
+    result brought that match nobody join the book. Returns (first row, rows inserted)."""
+    rows = _rows_in(model, result.start, result.end)
+    book, names = model.book, {}
+    for sid in result.new_speakers:
+        book, info = sp.add_speaker(book)
+        names[sid] = info.id
+    new = tuple(replace(u, speaker=names.get(u.speaker, u.speaker)) for u in result.utterances)
+    old = [model.utterance(r) for r in rows]
+    books = (model.book, book) if book != model.book else None
+    text = f"Transcribe {format_time(result.start)}–{format_time(result.end)} again"
+    new = tuple(sorted(new, key=lambda u: u.start))
+    model.undo_stack.push(ReplaceRows(model, rows.start, old, new, text, books))
+    return rows.start, len(new)
 
 
 def edit_text(model: TranscriptModel, row: int, text: str) -> None:

@@ -3,6 +3,7 @@
 - `set_text` keeps word timings only while the words still spell the text (ignoring whitespace).
 - `split(u, cursor)` cuts at a character position: at a word boundary when the utterance has word
   timings (the right half starts at its first word), else at the time proportional to the text.
+- `word_at(u, cursor)` the timed word at a text position (for "click a word to seek there").
 - `merge(a, b)` joins an utterance with the next one (the first one's speaker wins).
 - `retime(u, start, end, duration)` moves the boundaries, refusing an empty or reversed span.
 - `find_matches` / `replace_text` / `replace_all` implement find and replace.
@@ -33,6 +34,20 @@ def _letters(text: str) -> str:
 
 def words_spell_text(u: Utterance) -> bool:
     return bool(u.words) and _letters("".join(w.text for w in u.words)) == _letters(u.text)
+
+
+def word_at(u: Utterance, cursor: int) -> Word | None:
+    """The word whose letters the text position `cursor` falls in or just after (None without
+    word timings that spell the text)."""
+    if not words_spell_text(u):
+        return None
+    letters = len(_letters(u.text[:cursor]))
+    seen = 0
+    for w in u.words:
+        seen += len(_letters(w.text))
+        if letters <= seen:
+            return w
+    return u.words[-1]
 
 
 def set_text(u: Utterance, text: str) -> Utterance:

@@ -5,15 +5,20 @@ and back. Saving marks the undo stack clean; opening resets it. Every `autosave_
 default) unsaved edits are written to this session's recovery file, which a clean save or a clean
 exit removes; `pending()` lists files left by sessions that crashed. An audio file that moved is
 found next to the project, or the user is asked to locate it (`locate_audio`).
+
+The controller sees the window only through `ProjectHost`, the few things it needs (the session,
+the model and its undo stack, the settings, the discard question, a parent for dialogs), so the
+dependency runs one way: the window imports this module, never the reverse.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtGui import QUndoStack
+from PySide6.QtWidgets import QFileDialog, QWidget
 
 from app.project import (
     SUFFIX,
@@ -32,8 +37,23 @@ from app.speakers import book_from_transcript
 from engine.types import Transcript
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
+    from app.session import Session
+    from app.transcript_model import TranscriptModel
     from app.worker import LoadedAudio
+
+
+class ProjectHost(Protocol):
+    """What the project controller uses of the window."""
+
+    session: Session
+    model: TranscriptModel
+    undo_stack: QUndoStack
+    settings: TranscribeSettings
+    ask_before_closing: bool
+
+    def confirm_discard(self, doing: str) -> bool: ...
+
+    def dialog_parent(self) -> QWidget: ...
 
 
 class ProjectController(QObject):
@@ -41,8 +61,8 @@ class ProjectController(QObject):
     error = Signal(str, str)
     path_changed = Signal()
 
-    def __init__(self, window: MainWindow, recovery_dir: Path, autosave_ms: int) -> None:
-        super().__init__(window)
+    def __init__(self, window: ProjectHost, recovery_dir: Path, autosave_ms: int) -> None:
+        super().__init__(window.dialog_parent())
         self.window = window
         self.path: Path | None = None
         self.recovery = RecoveryStore(recovery_dir)
@@ -164,7 +184,8 @@ class ProjectController(QObject):
 
     def locate_audio(self, ref: AudioRef) -> Path | None:
         name = Path(ref.path).name
-        chosen, _ = QFileDialog.getOpenFileName(self.window, f"Where is {name}?", str(Path(ref.path).parent))
+        parent, folder = self.window.dialog_parent(), str(Path(ref.path).parent)
+        chosen, _ = QFileDialog.getOpenFileName(parent, f"Where is {name}?", folder)
         return Path(chosen) if chosen else None
 
     # -- autosave and recovery -------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 `resource_path("icons", "open.svg")` resolves under the repository's `resources/` folder, or under
 the bundle folder a PyInstaller build unpacks to (`sys._MEIPASS`). `icon(name)` loads an SVG icon
-(an empty icon if it is missing, never an error).
+(an empty icon if it is missing, never an error); `style_sheet()` the light theme.
 """
 
 from __future__ import annotations
@@ -30,5 +30,8 @@ def icon(name: str) -> QIcon:
 
 
 def style_sheet() -> str:
+    """The style sheet, with `%ICONS%` pointing at the icon folder (for check marks and the like).
+    It sets both text and background of every input, so a dark system palette stays readable."""
     path = resource_path("murmur.qss")
-    return path.read_text(encoding="utf-8") if path.exists() else ""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    return text.replace("%ICONS%", resource_path("icons").as_posix())

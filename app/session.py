@@ -5,36 +5,46 @@
   chunks); a file that fails to decode ends in `error(title, message)` and leaves the previous
   recording and transcript in place.
 - `transcribe(settings)` snapshots the document, makes the table read-only and fills it with live
-  results (each finished chunk, stitched); on success the result replaces the document as one
-  undoable step, so undo brings back what was there before. On cancel or failure the snapshot is
-  restored untouched (a first transcription keeps what was finished, also undoable).
+  results: each finished chunk's lines are inserted where they belong (never a relayout of the
+  rows already shown); on success the stitched result replaces the document as one undoable step
+  (the view keeps the selected moment and the scroll position), so undo brings back what was
+  there before. On cancel or failure the snapshot is restored untouched (a first transcription
+  keeps what was finished, also undoable).
+- `retranscribe(settings, start, end)` runs the pipeline with other settings on [start, end]
+  only; the lines there are replaced by the result as one undoable step, its speakers matched to
+  the existing ones (`engine.retranscribe`); speakers that match nobody are added to the book.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
 from app import commands
 from app import speakers as sp
 from app.settings import TranscribeSettings
+from app.timeline import format_time
 from app.transcript_model import TranscriptModel
-from app.worker import LoadedAudio, LoadJob, RunController, TranscribeJob
+from app.worker import LoadedAudio, LoadJob, RangeJob, RunController, TranscribeJob
 from engine.types import Chunk, ChunkResult, SpeechSegment, Transcript
+
+if TYPE_CHECKING:
+    from engine.retranscribe import RangeResult
 
 
 class Session(QObject):
     audio_ready = Signal(object)  # LoadedAudio
     plan_ready = Signal(object)  # engine.pipeline.Prepared
     busy_changed = Signal(bool)
-    job_started = Signal(str)  # what the progress panel should say first
+    job_started = Signal(str, str)  # what the progress panel should say first, the kind of job
     progress = Signal(object)
     message = Signal(str)
     error = Signal(str, str)
     transcribed = Signal(object)  # Transcript
+    retranscribed = Signal(int, int)  # first row, number of rows that replaced the range
 
     def __init__(self, model: TranscriptModel, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -52,6 +62,7 @@ class Session(QObject):
         worker.prepared.connect(self._on_prepared)
         worker.partial.connect(self._on_partial)
         worker.finished.connect(self._on_finished)
+        worker.range_done.connect(self._on_range)
         worker.failed.connect(self._on_failed)
         worker.cancelled.connect(self._on_cancelled)
         worker.idle.connect(lambda: self.busy_changed.emit(False))
@@ -71,7 +82,7 @@ class Session(QObject):
             return False
         self._job, self.pending_path = "load", path
         self.busy_changed.emit(True)
-        self.job_started.emit(f"Opening {path.name}")
+        self.job_started.emit(f"Opening {path.name}", "load")
         return True
 
     def transcribe(self, settings: TranscribeSettings) -> bool:
@@ -82,7 +93,21 @@ class Session(QObject):
         self._partials = []
         self.model.read_only = True
         self.busy_changed.emit(True)
-        self.job_started.emit("Starting transcription")
+        self.job_started.emit("Starting transcription", "transcribe")
+        return True
+
+    def retranscribe(self, settings: TranscribeSettings, start: float, end: float) -> bool:
+        """Transcribe [start, end] again with `settings` (widened to whole lines it cuts)."""
+        if self.audio is None:
+            return False
+        start, end = commands.range_bounds(self.model, start, end)
+        existing = self.model.utterances
+        if not self.runner.start(RangeJob(settings, start, end, existing)):
+            return False
+        self._job = "range"
+        self.model.read_only = True
+        self.busy_changed.emit(True)
+        self.job_started.emit(f"Transcribing {format_time(start)}–{format_time(end)} again", "transcribe")
         return True
 
     def cancel(self) -> None:
@@ -103,10 +128,14 @@ class Session(QObject):
     def _on_partial(self, result: ChunkResult) -> None:
         from engine.stitching import stitch
 
+        if self._job != "transcribe":
+            return
+        if not self._partials and self.model.rowCount():
+            self.model.set_document((), self.model.book, self._meta())  # once: live rows replace the table
         self._partials.append(result)
-        utterances = stitch(sorted(self._partials, key=lambda r: r.chunk.index))
-        meta = self._meta()
-        self.model.set_document(utterances, self.model.book, meta)
+        rows = stitch([result])
+        if rows:
+            self.model.replace_rows(self.model.insertion_row(rows[0].start), 0, rows)
 
     def _meta(self) -> Transcript:
         duration = self.audio.recording.duration if self.audio else 0.0
@@ -121,20 +150,29 @@ class Session(QObject):
             self.model.set_document(s.utterances, s.book, s.meta)
 
     def _on_finished(self, transcript: Transcript) -> None:
-        self._restore()
+        self.model.read_only = False
         colors = {s.id: s.color for s in self.model.book}
         book = sp.book_from_transcript(transcript, colors)
-        commands.set_document(self.model, transcript, book, "Transcribe")
+        commands.set_document(self.model, transcript, book, "Transcribe", before=self._snapshot)
         self.message.emit(f"Transcribed {len(transcript.utterances)} utterances with {transcript.model}")
         self.transcribed.emit(transcript)
 
+    def _on_range(self, result: RangeResult) -> None:
+        self.model.read_only = False
+        first, count = commands.replace_range(self.model, result)
+        self.message.emit(f"Transcribed {format_time(result.start)}–{format_time(result.end)} again: "
+                          f"{count} line(s) with {result.model}")  # fmt: skip
+        self.retranscribed.emit(first, count)
+
     def _on_failed(self, title: str, text: str) -> None:
+        self.model.read_only = False
         if self._job == "transcribe":
             kept = self._keep_partial("failed")
             text += "\n\n" + (kept or "Your transcript and edits are unchanged.")
         self.error.emit(title, text)
 
     def _on_cancelled(self) -> None:
+        self.model.read_only = False
         if self._job == "transcribe":
             kept = self._keep_partial("cancelled")
             self.message.emit("Transcription cancelled. " + (kept or "Your transcript is unchanged."))

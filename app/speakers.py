@@ -3,8 +3,10 @@
 A `SpeakerBook` is an ordered, immutable tuple of `SpeakerInfo`. The transcript's utterances refer
 to speakers by id; names live only here, so a rename is one change that every view and every
 export picks up (`engine_speakers` gives the `engine.types.Speaker`s an export writes). Colours
-come from `PALETTE` in order of appearance, unless a project stored its own. Utterances whose
-speaker is None are "unassigned": they get no chip colour of their own (`UNASSIGNED_COLOR`).
+come from `PALETTE` in order of appearance, unless a project stored its own; a new speaker gets
+the first palette colour no speaker uses (`free_color`). Chip text is black or white, whichever
+contrasts more with the chip (`chip_text_color`, WCAG 2 contrast ratio, ≥ 4.5:1 for the palette).
+Utterances whose speaker is None are "unassigned": they get no chip colour of their own (`UNASSIGNED_COLOR`).
 """
 
 from __future__ import annotations
@@ -42,15 +44,44 @@ def palette_color(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
 
+def free_color(book: SpeakerBook) -> str:
+    """The first palette colour no speaker in `book` uses (cycling only once all are taken)."""
+    used = {s.color.upper() for s in book}
+    return next((c for c in PALETTE if c.upper() not in used), palette_color(len(book)))
+
+
+def relative_luminance(color: str) -> float:
+    """WCAG 2 relative luminance of "#RRGGBB"."""
+    channels = [int(color[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(a: str, b: str) -> float:
+    """WCAG 2 contrast ratio of two colours, 1 … 21."""
+    hi, lo = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def chip_text_color(background: str) -> str:
+    """Black or white, whichever reads better on `background`."""
+    black, white = contrast_ratio(background, "#000000"), contrast_ratio(background, "#FFFFFF")
+    return "#000000" if black >= white else "#FFFFFF"
+
+
 def book_from_transcript(transcript: Transcript, colors: Mapping[str, str] | None = None) -> SpeakerBook:
-    """The transcript's speakers (plus any id utterances use without an entry), coloured."""
+    """The transcript's speakers (plus any id utterances use without an entry), coloured: a
+    speaker keeps its colour from `colors`; the others get colours no speaker uses yet."""
     colors = colors or {}
     known = {s.id: s.name for s in transcript.speakers}
-    ids = list(known) + [u.speaker for u in transcript.utterances if u.speaker and u.speaker not in known]
-    ids = list(dict.fromkeys(ids))
-    return tuple(
-        SpeakerInfo(sid, known.get(sid, sid), colors.get(sid, palette_color(i))) for i, sid in enumerate(ids)
-    )
+    used = [u.speaker for u in transcript.utterances if u.speaker and u.speaker not in known]
+    ids = list(dict.fromkeys([*known, *used]))
+    book: SpeakerBook = tuple(SpeakerInfo(sid, sid, colors[sid]) for sid in ids if sid in colors)
+    for sid in ids:
+        if sid not in colors:
+            book = (*book, SpeakerInfo(sid, sid, free_color(book)))
+    by_id = {s.id: s for s in book}
+    return tuple(replace(by_id[sid], name=known.get(sid, sid)) for sid in ids)
 
 
 def engine_speakers(book: SpeakerBook) -> tuple[Speaker, ...]:
@@ -89,7 +120,7 @@ def recolor(book: SpeakerBook, speaker_id: str, color: str) -> SpeakerBook:
 
 
 def add_speaker(book: SpeakerBook, name: str | None = None) -> tuple[SpeakerBook, SpeakerInfo]:
-    """A new speaker with a fresh id ("S1", "S2"…), the next palette colour and a free name."""
+    """A new speaker with a fresh id ("S1", "S2"…), an unused palette colour and a free name."""
     ids = {s.id for s in book}
     names = {s.name for s in book}
     n = 1
@@ -98,7 +129,7 @@ def add_speaker(book: SpeakerBook, name: str | None = None) -> tuple[SpeakerBook
     k = len(book) + 1
     while f"Speaker {k}" in names:
         k += 1
-    info = SpeakerInfo(f"S{n}", name or f"Speaker {k}", palette_color(len(book)))
+    info = SpeakerInfo(f"S{n}", name or f"Speaker {k}", free_color(book))
     return (*book, info), info
 
 
@@ -123,6 +154,7 @@ class Lane:
     color: str
     starts: tuple[float, ...]
     ends: tuple[float, ...]
+    key: str | None = None  # the speaker id (None: the unassigned lane)
 
 
 def speaker_lanes(book: SpeakerBook, utterances: Sequence[Utterance]) -> list[Lane]:
@@ -130,15 +162,16 @@ def speaker_lanes(book: SpeakerBook, utterances: Sequence[Utterance]) -> list[La
     turns: dict[str | None, list[Utterance]] = {}
     for u in utterances:
         turns.setdefault(u.speaker, []).append(u)
-    lanes = [_lane(s.name, s.color, turns.pop(s.id, [])) for s in book]
+    lanes = [_lane(s.name, s.color, turns.pop(s.id, []), s.id) for s in book]
     unassigned = [u for sid, us in turns.items() for u in us if sid is None or find(book, sid) is None]
     if unassigned:
-        lanes.append(_lane(UNASSIGNED_NAME, UNASSIGNED_COLOR, sorted(unassigned, key=lambda u: u.start)))
+        unassigned.sort(key=lambda u: u.start)
+        lanes.append(_lane(UNASSIGNED_NAME, UNASSIGNED_COLOR, unassigned, None))
     return lanes
 
 
-def _lane(name: str, color: str, turns: Sequence[Utterance]) -> Lane:
-    return Lane(name, color, tuple(u.start for u in turns), tuple(u.end for u in turns))
+def _lane(name: str, color: str, turns: Sequence[Utterance], key: str | None) -> Lane:
+    return Lane(name, color, tuple(u.start for u in turns), tuple(u.end for u in turns), key)
 
 
 def talk_time(utterances: Iterable[Utterance]) -> dict[str | None, float]:

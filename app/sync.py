@@ -1,9 +1,12 @@
-"""Keeps the window's views in step: waveform ↔ transcript ↔ playback.
+"""Keeps the views in step: waveform ↔ transcript ↔ playback (no reference to the window).
 
 - a loaded recording goes to the waveform and the player; the plan (speech, chunks) to the waveform;
-- every document change redraws the speaker lanes;
-- selecting an utterance shows it on the waveform; clicking the waveform selects the utterance
-  there (or the nearest) and moves the playhead; double-clicking plays from there;
+- a change of turns updates only the lanes of the speakers it names (`turns_changed`); a change of
+  the speaker book re-orders, renames and recolours lanes without recomputing the others' turns;
+- selecting an utterance shows it on the waveform and moves the playhead to its start; while a
+  line is edited, moving the caret onto a word moves the playhead to that word; clicking the
+  waveform selects the utterance there (or the nearest) and moves the playhead; double-clicking
+  plays from there; Back / Forward 5 s move the playhead;
 - while audio plays, the playhead moves, the utterance under it is tinted and kept in view.
 """
 
@@ -11,119 +14,149 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction
 
 from app import speakers as sp
-from app.actions import shortcut_table
-from app.main_menus import SPEEDS
+from app.edits import word_at
+from app.playback_controller import PlaybackController
 from app.resources import icon
 from app.timeline import format_time
+from app.transcript_model import TranscriptModel
+from app.widgets.playback_box import PlaybackBox
+from app.widgets.transcript_view import TranscriptView
+from app.widgets.waveform_view import WaveformView
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
+    from app.session import Session
     from app.worker import LoadedAudio
 
+SKIP = 5.0  # seconds per Back / Forward
 
-class ViewSync:
-    def __init__(self, window: MainWindow) -> None:
-        self.w = window
-        w = window
-        w.session.audio_ready.connect(self.on_audio)
-        w.session.plan_ready.connect(self.on_plan)
-        w.model.document_changed.connect(self.refresh_lanes)
-        w.transcript_view.row_selected.connect(self.on_row_selected)
-        w.waveform.clicked.connect(self.on_waveform_click)
-        w.waveform.activated.connect(lambda t: w.playback.play(t))
-        w.playback.position_changed.connect(self.on_position)
-        w.playback.state_changed.connect(lambda _: self.update_playback_actions())
-        w.playback.failed.connect(w.show_message)
-        w.speed_box.currentIndexChanged.connect(lambda _: w.playback.set_speed(w.speed_box.currentData()))
+
+class ViewSync(QObject):
+    message = Signal(str)
+
+    def __init__(self, session: Session, model: TranscriptModel, view: TranscriptView,
+                 waveform: WaveformView, playback: PlaybackController, box: PlaybackBox,
+                 actions: dict[str, QAction]) -> None:  # fmt: skip
+        super().__init__(session)
+        self.session, self.model, self.view, self.waveform = session, model, view, waveform
+        self.playback, self.box, self.actions = playback, box, actions
+        self._lanes: dict[str | None, sp.Lane] = {}
+        self._showing_playing: bool | None = None
+        session.audio_ready.connect(self.on_audio)
+        session.plan_ready.connect(self.on_plan)
+        model.turns_changed.connect(self.update_lanes)
+        model.speakers_changed.connect(lambda: self.update_lanes(frozenset()))
+        view.row_selected.connect(self.on_row_selected)
+        view.caret_moved.connect(self.on_caret)
+        waveform.clicked.connect(self.on_waveform_click)
+        waveform.activated.connect(lambda t: playback.play(t))
+        playback.position_changed.connect(self.on_position)
+        playback.state_changed.connect(lambda _: self.update_playback_actions())
+        playback.failed.connect(self.message)
+        box.speed.currentIndexChanged.connect(lambda _: playback.set_speed(box.speed.currentData()))
 
     def on_audio(self, audio: LoadedAudio) -> None:
-        w = self.w
-        w.waveform.set_audio(audio.envelope)
-        w.waveform.set_speech([], [])
-        w.waveform.set_chunks([])
-        w.playback.set_audio(audio.recording.samples, audio.recording.sample_rate)
-        w.waveform.set_playhead(0.0)
-        self.refresh_lanes()
-        w.update_actions()
-        w.show_message(f"Opened {audio.path.name} ({format_time(audio.recording.duration, 0)})")
+        self.waveform.set_audio(audio.envelope)
+        self.waveform.set_speech([], [])
+        self.waveform.set_chunks([])
+        self.waveform.set_range(None)
+        self.playback.set_audio(audio.recording.samples, audio.recording.sample_rate)
+        self.waveform.set_playhead(0.0)
+        self.update_lanes(None)
+        self.update_playback_actions()
+        self.message.emit(f"Opened {audio.path.name} ({format_time(audio.recording.duration, 0)})")
 
     def on_plan(self, prepared: object) -> None:
         speech = getattr(prepared, "speech", ())
         chunks = getattr(prepared, "chunks", ())
-        self.w.waveform.set_speech([s.start for s in speech], [s.end for s in speech])
-        self.w.waveform.set_chunks([(c.index, c.start, c.end) for c in chunks])
+        self.waveform.set_speech([s.start for s in speech], [s.end for s in speech])
+        self.waveform.set_chunks([(c.index, c.start, c.end) for c in chunks])
 
-    def refresh_lanes(self) -> None:
-        w = self.w
-        w.waveform.set_lanes(sp.speaker_lanes(w.model.book, w.model.utterances) if w.model.rowCount() else [])
-        if w.model.meta.chunks and w.session.prepared is None:
-            w.waveform.set_chunks([(c.index, c.start, c.end) for c in w.model.meta.chunks])
+    def update_lanes(self, ids: frozenset[str | None] | None) -> None:
+        """Lanes for the book's speakers; only those in `ids` (all when None) get new turns."""
+        m = self.model
+        if ids is None:
+            self._lanes = {lane.key: lane for lane in sp.speaker_lanes(m.book, m.utterances)}
+        else:
+            for sid in ids:
+                self._lanes.pop(sid, None)
+        lanes = []
+        for info in m.book:
+            lane = self._lanes.get(info.id)
+            if lane is None or (lane.name, lane.color) != (info.name, info.color):
+                starts, ends = (lane.starts, lane.ends) if lane is not None else m.turns(info.id)
+                lane = sp.Lane(info.name, info.color, starts, ends, info.id)
+            lanes.append(lane)
+        if None in m.stats():
+            lane = self._lanes.get(None) or sp.Lane(sp.UNASSIGNED_NAME, sp.UNASSIGNED_COLOR, *m.turns(None))
+            lanes.append(lane)
+        self._lanes = {lane.key: lane for lane in lanes}
+        self.waveform.set_lanes(lanes if m.rowCount() else [])
+        if m.meta.chunks and self.session.prepared is None:
+            self.waveform.set_chunks([(c.index, c.start, c.end) for c in m.meta.chunks])
 
     def on_row_selected(self, row: int) -> None:
-        u = self.w.model.utterance(row)
-        self.w.waveform.set_selection(u.start, u.end)
-        self.w.waveform.ensure_visible(u.start, u.end)
+        u = self.model.utterance(row)
+        self.waveform.set_selection(u.start, u.end)
+        self.waveform.ensure_visible(u.start, u.end)
+        if not self.playback.playing:
+            self.playback.seek(u.start)
+
+    def on_caret(self, row: int, position: int) -> None:
+        word = word_at(self.model.utterance(row), position)
+        if word is not None and not self.playback.playing:
+            self.playback.seek(word.start)
 
     def on_waveform_click(self, t: float) -> None:
-        w = self.w
-        w.playback.seek(t)
-        row = w.model.nearest_row(t)
+        row = self.model.nearest_row(t)
         if row is not None:
-            w.transcript_view.select_row(row)
+            self.view.select_row(row)
+        self.playback.seek(t)
+
+    def skip(self, seconds: float) -> None:
+        duration = self.waveform.duration
+        t = min(max(self.playback.position + seconds, 0.0), duration) if duration else 0.0
+        if self.playback.playing:
+            self.playback.play(t)
+        else:
+            self.playback.seek(t)
 
     def on_position(self, t: float) -> None:
-        w = self.w
-        w.waveform.set_playhead(t)
-        w.position_label.setText(format_time(t))
-        row = w.model.row_at(t)
-        w.model.set_current_row(row)
-        if w.playback.playing:
-            x0, x1 = w.waveform.visible_range()
+        self.waveform.set_playhead(t)
+        self.box.position_label.setText(format_time(t))
+        row = self.model.row_at(t)
+        self.model.set_current_row(row)
+        if self.playback.playing:
+            x0, x1 = self.waveform.visible_range()
             if not x0 <= t <= x1:
-                w.waveform.show_range(t, t + (x1 - x0))
+                self.waveform.show_range(t, t + (x1 - x0))
             if row is not None:
-                index = w.transcript_view.filter.mapFromSource(w.model.index(row, 0))
+                index = self.view.filter.mapFromSource(self.model.index(row, 0))
                 if index.isValid():
-                    w.transcript_view.scrollTo(index)
+                    self.view.scrollTo(index)
 
     def play_selection(self) -> None:
-        row = self.w.transcript_view.current_source_row()
+        row = self.view.current_source_row()
         if row is not None:
-            self.w.playback.play(self.w.model.utterance(row).start)
-
-    def step_speed(self, direction: int) -> None:
-        box = self.w.speed_box
-        box.setCurrentIndex(min(max(box.currentIndex() + direction, 0), len(SPEEDS) - 1))
+            self.playback.play(self.model.utterance(row).start)
 
     def update_playback_actions(self) -> None:
-        w = self.w
-        reason = w.playback.reason
-        has_audio = w.playback.player is not None
+        reason = self.playback.reason
+        has_audio = self.playback.player is not None
         for name in ("play", "play_selection", "slower", "faster"):
-            action = w.actions_by_name[name]
+            action = self.actions[name]
             action.setEnabled(reason is None and has_audio)
             base = action.property("baseToolTip")
             action.setToolTip(f"{base}. {reason}" if reason else base)
-        playing = w.playback.playing
-        w.actions_by_name["play"].setText("&Pause" if playing else "&Play")
-        w.actions_by_name["play"].setIcon(icon("pause" if playing else "play"))
-        w.playback_note.setText(reason or "")
-        w.speed_box.setEnabled(reason is None)
-
-    def show_shortcuts(self) -> None:
-        rows = "".join(
-            f"<tr><td>{m}</td><td>{c}</td><td><b>{k}</b></td></tr>" for m, c, k in shortcut_table()
-        )
-        table = f"<table cellspacing=4>{rows}</table>"
-        close = QMessageBox.StandardButton.Close
-        box = QMessageBox(QMessageBox.Icon.NoIcon, "Keyboard shortcuts", table, close, self.w)
-        box.setAccessibleName("Keyboard shortcuts")
-        self.w.last_dialog = box
-        box.open()
-
-    def show_about(self) -> None:
-        QMessageBox.about(self.w, "About Murmur", "<b>Murmur</b><br>Long-form, speaker-attributed "
-                          "transcription that runs on your own computer.")  # fmt: skip
+        for name in ("skip_back", "skip_forward"):  # the playhead moves without a sound device too
+            self.actions[name].setEnabled(has_audio)
+        playing = self.playback.playing
+        if playing != self._showing_playing:  # icons load from SVG: only when the state flips
+            self._showing_playing = playing
+            self.actions["play"].setText("&Pause" if playing else "&Play")
+            self.actions["play"].setIcon(icon("pause" if playing else "play"))
+        self.box.note.setText(reason or "")
+        self.box.speed.setEnabled(reason is None)

@@ -6,6 +6,8 @@
   `nearest_utterance` the one whose span is closest to `t`.
 - `visible_spans(starts, ends, t0, t1, min_width)` the spans intersecting a view, neighbours
   closer than `min_width` merged, so drawing stays cheap however many spans there are.
+- `place_labels(bars, t0, spp, widths)` where labels of bars fit: inside their bar, never
+  touching the previous label (those that do not fit are left out).
 """
 
 from __future__ import annotations
@@ -96,3 +98,17 @@ def visible_spans(
     merged_end = np.zeros(int(group[-1]) + 1)
     np.maximum.at(merged_end, group, e)
     return s[keep], merged_end
+
+
+def place_labels(bars: Sequence[tuple[float, float]], t0: float, spp: float, widths: Sequence[float],
+                 gap: float = 6.0) -> list[tuple[int, float]]:  # fmt: skip
+    """(bar index, x in seconds) for each label that fits inside its bar (`widths` in pixels,
+    `spp` seconds per pixel) without coming within `gap` pixels of the label before it."""
+    placed: list[tuple[int, float]] = []
+    right = -math.inf
+    for i, ((start, end), width) in enumerate(zip(bars, widths, strict=True)):
+        x = max(start, t0)
+        if width <= (end - x) / spp - 8 and (x - right) / spp >= gap:
+            placed.append((i, x))
+            right = x + width * spp
+    return placed

@@ -3,9 +3,12 @@
 `RunController` (GUI thread) owns a `TranscriptionWorker` moved to its own `QThread`. Jobs are
 frozen records sent through a queued signal: `LoadJob` decodes a file, builds its envelope pyramid
 (signal `audio_loaded`) and finds speech and chunks (`prepared`); `TranscribeJob` runs inference on
-the loaded audio with the given settings (`partial` per finished chunk, then `finished`). Every job
+the loaded audio with the given settings (`partial` per finished chunk, then `finished`);
+`RangeJob` runs the pipeline built from its own settings on one time range of the loaded audio
+(`engine.retranscribe.transcribe_range`, outcome `range_done`). Every job
 reports `progress` (throttled to about 20 a second), then `idle`, then exactly one outcome:
-`prepared` (load) or `finished` (transcribe), `failed(title, message)` or `cancelled`.
+`prepared` (load), `finished` (transcribe) or `range_done` (range), `failed(title, message)` or
+`cancelled`.
 `cancel()` sets a `threading.Event` the engine checks between units of work. The engine's
 pipeline module is imported only inside jobs, and the last pipeline (with its loaded model) is
 reused while the settings stay the same.
@@ -33,7 +36,7 @@ from engine.errors import (
     MurmurError,
     OutOfMemoryError,
 )
-from engine.types import Chunk, Progress, Recording, SpeechSegment, Stage
+from engine.types import Chunk, Progress, Recording, SpeechSegment, Stage, Utterance
 
 log = logging.getLogger(__name__)
 PROGRESS_INTERVAL = 0.05  # seconds between progress signals within one stage
@@ -57,6 +60,14 @@ class LoadJob:
 @dataclass(frozen=True, slots=True)
 class TranscribeJob:
     settings: TranscribeSettings
+
+
+@dataclass(frozen=True, slots=True)
+class RangeJob:
+    settings: TranscribeSettings
+    start: float
+    end: float
+    existing: tuple[Utterance, ...]  # the transcript's lines, whose speakers the result keeps
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -86,6 +97,7 @@ class TranscriptionWorker(QObject):
     prepared = Signal(object)  # engine.pipeline.Prepared
     partial = Signal(object)  # engine.types.ChunkResult
     finished = Signal(object)  # engine.types.Transcript
+    range_done = Signal(object)  # engine.retranscribe.RangeResult
     failed = Signal(str, str)
     cancelled = Signal()
     idle = Signal()
@@ -101,11 +113,13 @@ class TranscriptionWorker(QObject):
         self._last_stage: Stage | None = None
 
     @Slot(object)
-    def run(self, job: LoadJob | TranscribeJob) -> None:
+    def run(self, job: LoadJob | TranscribeJob | RangeJob) -> None:
         outcome: tuple[Any, tuple[Any, ...]]
         try:
             if isinstance(job, LoadJob):
                 outcome = (self.prepared, (self._load(job),))
+            elif isinstance(job, RangeJob):
+                outcome = (self.range_done, (self._range(job),))
             else:
                 outcome = (self.finished, (self._transcribe(job),))
         except Cancelled:
@@ -158,6 +172,24 @@ class TranscriptionWorker(QObject):
             self.prepared.emit(prepared)
         return pipeline.transcribe(prepared, self._report, self._cancel)
 
+    def _range(self, job: RangeJob) -> Any:
+        from engine.retranscribe import transcribe_range
+
+        if self._path is None:
+            raise AudioDecodeError("open a recording before transcribing")
+        main_key, main_pipeline = self._pipeline_key, self._pipeline
+        try:
+            pipeline = self._pipeline_for(job.settings)
+            _, prepared = self._prepared or ("", None)
+            recording = prepared.recording if prepared is not None else None
+            if recording is None or recording.sample_rate != pipeline.backend.sample_rate:
+                recording = pipeline.load(self._path, self._report, self._cancel)
+            return transcribe_range(pipeline, recording, job.start, job.end, job.existing, self._report,
+                                    self._cancel)  # fmt: skip
+        finally:
+            if main_pipeline is not None and main_key != self._pipeline_key:
+                self._pipeline, self._pipeline_key = main_pipeline, main_key  # the plan stays valid
+
     def _report(self, progress: Progress) -> None:
         if progress.partial is not None:
             self.partial.emit(progress.partial)
@@ -189,7 +221,7 @@ class RunController(QObject):
     def busy(self) -> bool:
         return self._busy
 
-    def start(self, job: LoadJob | TranscribeJob) -> bool:
+    def start(self, job: LoadJob | TranscribeJob | RangeJob) -> bool:
         """Queue `job`; False (and nothing happens) while another job runs."""
         if self._busy:
             return False

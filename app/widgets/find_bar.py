@@ -1,4 +1,8 @@
-"""Find and replace across the transcript, and the speaker filter, in one bar above the table.
+"""Find and replace across the transcript, and the speaker filter, in a bar above the table.
+
+The find row (find field, case, previous/next, count, speaker filter) is always there; the replace
+row appears with Ctrl+H or the "Replace" toggle, so neither row crushes its fields at the
+window's smallest size (each field keeps a minimum width).
 
 Next / Previous walk the matches in reading order and select the matching row; Replace changes
 the current match and moves on; Replace all changes every match as one undoable step. The
@@ -8,7 +12,17 @@ the current match and moves on; Replace all changes every match as one undoable 
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app import commands
 from app import speakers as sp
@@ -34,20 +48,39 @@ class FindBar(QWidget):
         self.speaker_filter = QComboBox()
         self.speaker_filter.setAccessibleName("Show speaker")
         self.speaker_filter.setToolTip("Show the utterances of one speaker only")
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.find_edit, 2)
-        layout.addWidget(self.case)
+        self.find_edit.setMinimumWidth(140)
+        self.replace_edit.setMinimumWidth(140)
+        self.speaker_filter.setMinimumWidth(110)
+        self.toggle = QToolButton()
+        self.toggle.setText("Replace")
+        self.toggle.setCheckable(True)
+        self.toggle.setToolTip("Show the replace field (Ctrl+H)")
+        self.toggle.setAccessibleName("Show replace")
+        find_row = QHBoxLayout()
+        find_row.addWidget(self.find_edit, 2)
+        find_row.addWidget(self.case)
         for text, tip, slot in (("◀", "Previous match (Shift+F3)", self.find_previous),
                                 ("▶", "Next match (F3)", self.find_next)):  # fmt: skip
-            layout.addWidget(self._button(text, tip, slot))
-        layout.addWidget(self.count)
-        layout.addWidget(self.replace_edit, 2)
-        layout.addWidget(self._button("Replace", "Replace this match", self.replace_one))
-        layout.addWidget(self._button("All", "Replace every match", self.replace_every))
-        layout.addSpacing(12)
-        layout.addWidget(QLabel("Show"))
-        layout.addWidget(self.speaker_filter, 1)
+            find_row.addWidget(self._button(text, tip, slot))
+        find_row.addWidget(self.count)
+        find_row.addWidget(self.toggle)
+        find_row.addSpacing(8)
+        find_row.addWidget(QLabel("Show"))
+        find_row.addWidget(self.speaker_filter, 1)
+        self.replace_row = QWidget()
+        replace_row = QHBoxLayout(self.replace_row)
+        replace_row.setContentsMargins(0, 0, 0, 0)
+        replace_row.addWidget(self.replace_edit, 2)
+        replace_row.addWidget(self._button("Replace", "Replace this match", self.replace_one))
+        replace_row.addWidget(self._button("All", "Replace every match (one undo step)", self.replace_every))
+        replace_row.addStretch(1)
+        self.replace_row.hide()
+        self.toggle.toggled.connect(self.replace_row.setVisible)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        layout.addLayout(find_row)
+        layout.addWidget(self.replace_row)
         self.find_edit.returnPressed.connect(self.find_next)
         self.find_edit.textChanged.connect(self._reset)
         self.speaker_filter.currentIndexChanged.connect(self._apply_filter)
@@ -67,6 +100,10 @@ class FindBar(QWidget):
         button.setAccessibleName(tip)
         button.clicked.connect(slot)
         return button
+
+    def show_replace(self) -> None:
+        self.toggle.setChecked(True)
+        self.replace_edit.setFocus()
 
     def refresh_speakers(self) -> None:
         chosen = self.speaker_filter.currentData() if self.speaker_filter.count() else ALL

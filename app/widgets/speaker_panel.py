@@ -4,12 +4,14 @@ The list mirrors the model's speaker book. Editing a name in place (double click
 "Colour…" picks a colour; "Merge…" folds the selected speakers into one; "Add" creates a speaker
 for utterances the engine left unassigned. Every change goes through `app.commands`, so it is
 undoable and shows everywhere at once (transcript chips, waveform lanes, exports). A refused edit
-is reported through `message`.
+is reported through `message`. Items are kept per speaker and updated in place: a change of the
+book renames, recolours, adds or removes items; a change of turns updates only the talk times of
+the speakers it names (`TranscriptModel.turns_changed`), never the whole list.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QSize, Qt, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -33,6 +35,7 @@ from app.transcript_model import TranscriptModel
 
 IdRole = Qt.ItemDataRole.UserRole + 1
 TalkRole = Qt.ItemDataRole.UserRole + 2
+ColorRole = Qt.ItemDataRole.UserRole + 3
 
 
 class TalkTimeDelegate(QStyledItemDelegate):
@@ -92,7 +95,8 @@ class SpeakerPanel(QWidget):
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
         self.list.itemChanged.connect(self._on_item_changed)
-        model.document_changed.connect(self.refresh)
+        model.speakers_changed.connect(self.refresh)
+        model.turns_changed.connect(self._on_turns)
         self.refresh()
 
     def _button(self, text: str, tip: str, slot: object) -> QPushButton:
@@ -103,38 +107,58 @@ class SpeakerPanel(QWidget):
         return button
 
     def refresh(self) -> None:
-        selected = set(self.selected_ids())
-        totals = sp.talk_time(self.model.utterances)
-        turns: dict[str | None, int] = {}
-        for u in self.model.utterances:
-            turns[u.speaker] = turns.get(u.speaker, 0) + 1
+        """Items for the book's speakers (then Unassigned, when some lines have no speaker)."""
+        stats = self.model.stats()
+        wanted: list[tuple[str | None, str, str]] = [(s.id, s.name, s.color) for s in self.model.book]
+        if None in stats:
+            wanted.append((None, sp.UNASSIGNED_NAME, sp.UNASSIGNED_COLOR))
         self.list.blockSignals(True)
-        self.list.clear()
-        for info in self.model.book:
-            self._add_item(info.id, info.name, info.color, totals.get(info.id, 0.0), turns.get(info.id, 0))
-            if info.id in selected:
-                self.list.item(self.list.count() - 1).setSelected(True)
-        if None in totals:
-            self._add_item(None, sp.UNASSIGNED_NAME, sp.UNASSIGNED_COLOR, totals[None], turns[None])
+        for row in range(self.list.count() - 1, -1, -1):
+            if self.list.item(row).data(IdRole) not in {w[0] for w in wanted}:
+                self.list.takeItem(row)
+        for position, (sid, name, color) in enumerate(wanted):
+            item = self.item_for(sid)
+            if item is None:
+                item = QListWidgetItem()
+                item.setData(IdRole, sid)
+                if sid is not None:
+                    item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+                self.list.insertItem(position, item)
+            elif self.list.row(item) != position:
+                selected = item.isSelected()
+                self.list.insertItem(position, self.list.takeItem(self.list.row(item)))
+                item.setSelected(selected)
+            if item.text() != name:
+                item.setText(name)
+            if item.data(ColorRole) != color:
+                item.setData(ColorRole, color)
+                item.setIcon(swatch(color))
+            self._show_stats(item, stats.get(sid, (0.0, 0)))
         self.list.blockSignals(False)
-        has = bool(self.model.book)
-        self.color_button.setEnabled(has)
+        self.color_button.setEnabled(bool(self.model.book))
         self.merge_button.setEnabled(len(self.model.book) > 1)
 
-    def _add_item(self, sid: str | None, name: str, color: str, seconds: float, count: int) -> None:
-        item = QListWidgetItem(swatch(color), name)
-        item.setData(IdRole, sid)
+    def _on_turns(self, ids: frozenset[str | None] | None) -> None:
+        stats = self.model.stats()
+        if ids is None or (None in stats) != (self.item_for(None) is not None):
+            self.refresh()
+            return
+        for sid in ids:
+            item = self.item_for(sid)
+            if item is not None:
+                self._show_stats(item, stats.get(sid, (0.0, 0)))
+
+    def _show_stats(self, item: QListWidgetItem, stats: tuple[float, int]) -> None:
+        seconds, count = stats
+        name = item.text()
         item.setToolTip(f"{name}: {format_time(seconds, 0)} in {count} utterance(s)")
         item.setData(TalkRole, f"{format_time(seconds, 0)} · {count}")
         item.setData(Qt.ItemDataRole.AccessibleTextRole, item.toolTip())
-        if sid is not None:
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
-        self.list.addItem(item)
 
     def selected_ids(self) -> list[str]:
         return [i.data(IdRole) for i in self.list.selectedItems() if i.data(IdRole) is not None]
 
-    def item_for(self, speaker_id: str) -> QListWidgetItem | None:
+    def item_for(self, speaker_id: str | None) -> QListWidgetItem | None:
         for row in range(self.list.count()):
             if self.list.item(row).data(IdRole) == speaker_id:
                 return self.list.item(row)
@@ -153,8 +177,8 @@ class SpeakerPanel(QWidget):
     def add(self) -> None:
         info = commands.add_speaker(self.model)
         item = self.item_for(info.id)
-        if item is not None:
-            self.list.setCurrentItem(item)
+        if item is not None:  # only the new speaker is selected, so the next Merge… takes just it
+            self.list.setCurrentItem(item, QItemSelectionModel.SelectionFlag.ClearAndSelect)
         self.message.emit(
             f"Added {info.name}; assign it with the Speaker column or Ctrl+{len(self.model.book)}"
         )

@@ -1,9 +1,13 @@
 """The transcript table: time, a speaker chip in the speaker's colour, and the editable text.
 
 `TranscriptView` shows a `TranscriptModel` through `SpeakerFilter` (filter by speaker) and keeps
-the view thin: it reports the selected source row (`row_selected`), selects and scrolls to a row
-on request, and knows where the text cursor is while a line is being edited (for "split at the
-cursor"). Speakers are chosen in the table with a combo box; the utterance playing now is tinted.
+the view thin: it reports the selected source row (`row_selected`) and where the text caret is
+while a line is edited (`caret_moved(row, position)`, for "split at the cursor" and seeking to the
+word), selects and scrolls to a row on request. Row heights follow the wrapped text and are set
+one row at a time (inserted rows, rows whose data changed), never by a full relayout; a width
+change refits every row once, after the resize settles. A model reset (a finished transcription)
+keeps the selected moment and the scroll position: the view re-selects the utterance nearest the
+selected time and scrolls back to the time that was at the top.
 """
 
 from __future__ import annotations
@@ -11,35 +15,32 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractItemModel,
+    QEvent,
     QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
-    QRectF,
-    QSize,
+    QPoint,
     QSortFilterProxyModel,
     Qt,
+    QTimer,
     Signal,
 )
-from PySide6.QtGui import QBrush, QColor, QPainter
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QComboBox,
-    QHeaderView,
-    QLineEdit,
-    QStyle,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
-    QTableView,
-    QWidget,
+from PySide6.QtGui import QMouseEvent, QResizeEvent
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from app.transcript_model import END, SPEAKER, START, TEXT, TranscriptModel
+from app.widgets.transcript_delegates import (
+    LineTextEdit,
+    RowDelegate,
+    SpeakerDelegate,
+    TextDelegate,
+    text_height,
 )
 
-from app import speakers as sp
-from app.transcript_model import END, SPEAKER, START, TEXT, ColorRole, CurrentRole, TranscriptModel
-
 ALL = "\x00all"  # the filter value that shows every speaker
-CURRENT_TINT = QColor("#FFF1C2")
 Index = QModelIndex | QPersistentModelIndex
+EDIT_KEY = QAbstractItemView.EditTrigger.EditKeyPressed
+SELECT_ROW = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
 
 
 class SpeakerFilter(QSortFilterProxyModel):
@@ -50,6 +51,8 @@ class SpeakerFilter(QSortFilterProxyModel):
         self.speaker: str | None = ALL
 
     def set_speaker(self, speaker: str | None) -> None:
+        if speaker == self.speaker:
+            return
         self.beginFilterChange()
         self.speaker = speaker
         self.endFilterChange()
@@ -61,95 +64,9 @@ class SpeakerFilter(QSortFilterProxyModel):
         return model.utterance(row).speaker == self.speaker  # type: ignore[attr-defined]
 
 
-class RowDelegate(QStyledItemDelegate):
-    """Tints the row of the utterance playing now; the text editor remembers its cursor."""
-
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self.editor: QLineEdit | None = None
-        self.editor_row: int | None = None
-
-    def initStyleOption(self, option: QStyleOptionViewItem, index: Index) -> None:
-        super().initStyleOption(option, index)
-        if index.data(CurrentRole):
-            option.backgroundBrush = QBrush(CURRENT_TINT)
-        if index.column() in (START, END):
-            option.displayAlignment = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop
-            option.palette.setColor(option.palette.ColorRole.Text, QColor("#5B6670"))
-        else:
-            option.displayAlignment = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
-
-    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
-        size = super().sizeHint(option, index)
-        return QSize(size.width(), max(size.height() + 8, option.fontMetrics.height() + 14))
-
-    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: Index) -> QWidget:
-        editor = QLineEdit(parent)
-        editor.setAccessibleName("Edit " + ("text" if index.column() == TEXT else "time"))
-        if index.column() == TEXT:
-            self.editor, self.editor_row = editor, index.row()
-            editor.destroyed.connect(self._forget)
-        return editor
-
-    def _forget(self) -> None:
-        self.editor, self.editor_row = None, None
-
-
-class SpeakerDelegate(RowDelegate):
-    """Paints a rounded chip in the speaker's colour; edits with a combo box of speakers."""
-
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
-        opt = QStyleOptionViewItem(option)
-        self.initStyleOption(opt, index)
-        text = opt.text
-        opt.text = ""
-        style = opt.widget.style() if opt.widget else None
-        if style is not None:
-            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
-        color = index.data(ColorRole) or QColor(sp.UNASSIGNED_COLOR)
-        metrics = opt.fontMetrics
-        width = min(metrics.horizontalAdvance(text) + 16, opt.rect.width() - 8)
-        height = min(metrics.height() + 4, opt.rect.height() - 6)
-        rect = QRectF(opt.rect.x() + 4, opt.rect.y() + 4, width, height)
-        painter.save()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(color)
-        painter.drawRoundedRect(rect, rect.height() / 2, rect.height() / 2)
-        painter.setPen(QColor("white") if color.lightness() < 170 else QColor("#1F2933"))
-        elided = metrics.elidedText(text, Qt.TextElideMode.ElideRight, int(rect.width()) - 12)
-        painter.drawText(rect.adjusted(8, 0, -4, 0), Qt.AlignmentFlag.AlignVCenter, elided)
-        painter.restore()
-
-    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: Index) -> QWidget:
-        combo = QComboBox(parent)
-        combo.setAccessibleName("Speaker")
-        model = _source(index)
-        combo.addItem(sp.UNASSIGNED_NAME, None)
-        for info in model.book:
-            combo.addItem(info.name, info.id)
-        return combo
-
-    def setEditorData(self, editor: QWidget, index: Index) -> None:
-        if isinstance(editor, QComboBox):
-            editor.setCurrentIndex(max(editor.findData(index.data(Qt.ItemDataRole.EditRole)), 0))
-
-    def setModelData(self, editor: QWidget, model: QAbstractItemModel, index: Index) -> None:
-        if isinstance(editor, QComboBox):
-            model.setData(index, editor.currentData(), Qt.ItemDataRole.EditRole)
-
-
-def _source(index: Index) -> TranscriptModel:
-    model = index.model()
-    while isinstance(model, QSortFilterProxyModel):
-        model = model.sourceModel()
-    if not isinstance(model, TranscriptModel):
-        raise TypeError("the transcript view shows a TranscriptModel")
-    return model
-
-
 class TranscriptView(QTableView):
     row_selected = Signal(int)  # a source row
+    caret_moved = Signal(int, int)  # source row, character position of the caret while editing
 
     def __init__(self, model: TranscriptModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -157,8 +74,9 @@ class TranscriptView(QTableView):
         self.filter = SpeakerFilter(self)
         self.filter.setSourceModel(model)
         self.setModel(self.filter)
-        self.row_delegate = RowDelegate(self)
-        self.setItemDelegate(self.row_delegate)
+        self.setItemDelegate(RowDelegate(self))
+        self.row_delegate = TextDelegate(self)
+        self.setItemDelegateForColumn(TEXT, self.row_delegate)
         self.setItemDelegateForColumn(SPEAKER, SpeakerDelegate(self))
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         triggers = QAbstractItemView.EditTrigger
@@ -166,18 +84,105 @@ class TranscriptView(QTableView):
         self.setWordWrap(True)
         self.setShowGrid(False)
         self.setAlternatingRowColors(True)
-        self.verticalHeader().hide()
-        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        rows = self.verticalHeader()
+        rows.hide()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         header = self.horizontalHeader()
         header.setSectionResizeMode(TEXT, QHeaderView.ResizeMode.Stretch)
         for col, width in ((START, 78), (END, 78), (SPEAKER, 130)):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
             self.setColumnWidth(col, width)
         self.setAccessibleName("Transcript")
-        self.setAccessibleDescription("One row per utterance: start, end, speaker and text. "
-                                      "F2 edits, Enter commits, Escape cancels.")  # fmt: skip
+        self.setAccessibleDescription("One row per utterance: start, end, speaker and text. F2 or a click "
+                                      "on the selected line edits, Enter commits, Tab goes to the next "
+                                      "line, Escape cancels.")  # fmt: skip
+        self._fitted_width = -1
+        self._refit = QTimer(self, singleShot=True, interval=60)
+        self._refit.timeout.connect(self.fit_all_rows)
+        self._anchor: tuple[float | None, float | None, int] | None = None
+        self._click: tuple[QPersistentModelIndex, QPoint] | None = None
         self.selectionModel().currentRowChanged.connect(self._on_current)
+        f = self.filter
+        f.rowsInserted.connect(lambda _p, first, last: self.fit_rows(first, last))
+        f.dataChanged.connect(self._on_data_changed)
+        f.modelAboutToBeReset.connect(self._remember_anchor)
+        f.modelReset.connect(self._after_reset)
+        f.layoutChanged.connect(self.fit_all_rows)
+        header.sectionResized.connect(lambda col, _o, _n: self._refit.start() if col == TEXT else None)
+        self.row_delegate.move_requested.connect(self._edit_neighbour)
+        self.row_delegate.editing.connect(self._watch_editor)
 
+    # -- rows and heights ------------------------------------------------------------------
+    def fit_rows(self, first: int, last: int) -> None:
+        """Height of view rows first…last from their wrapped text (O(rows))."""
+        width, metrics, rows = self.columnWidth(TEXT), self.fontMetrics(), self.verticalHeader()
+        for row in range(first, last + 1):
+            text = self.filter.index(row, TEXT).data(Qt.ItemDataRole.DisplayRole) or ""
+            rows.resizeSection(row, text_height(metrics, text, width))
+
+    def fit_all_rows(self) -> None:
+        """Refit every row (the text column's width changed), keeping the reader's place."""
+        self._fitted_width = self.columnWidth(TEXT)
+        if not self.filter.rowCount():
+            return
+        current = self.currentIndex().row() if self.currentIndex().isValid() else -1
+        shown = current >= 0 and 0 <= self.rowViewportPosition(current) < self.viewport().height()
+        anchor = current if shown else self.rowAt(0)  # the selected line if in view, else the top one
+        offset = self.rowViewportPosition(anchor) if anchor >= 0 else 0
+        self.fit_rows(0, self.filter.rowCount() - 1)
+        if anchor >= 0:
+            self._scroll_row_to(anchor, offset)
+            if shown:
+                self.scrollTo(self.currentIndex(), QAbstractItemView.ScrollHint.EnsureVisible)
+
+    def _on_data_changed(self, top: QModelIndex, bottom: QModelIndex, roles: list[int] = ()) -> None:
+        if top.column() <= TEXT <= bottom.column():
+            self.fit_rows(top.row(), bottom.row())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self.columnWidth(TEXT) != self._fitted_width:
+            self._refit.start()
+
+    # -- keeping the reader's place across a reset -------------------------------------------
+    def _time_of(self, proxy_row: int) -> float | None:
+        if proxy_row < 0:
+            return None
+        return self.source.utterance(self.filter.mapToSource(self.filter.index(proxy_row, 0)).row()).start
+
+    def _remember_anchor(self) -> None:
+        current = self.currentIndex()
+        top = self.rowAt(0)
+        offset = self.rowViewportPosition(top) if top >= 0 else 0
+        selected = self._time_of(current.row()) if current.isValid() else None
+        self._anchor = (selected, self._time_of(top), offset)
+
+    def _after_reset(self) -> None:
+        self.fit_all_rows()
+        anchor, self._anchor = self._anchor, None
+        if anchor is None or not self.source.rowCount():
+            return
+        selected, top, offset = anchor
+        if top is not None and (row := self._proxy_row_near(top)) is not None:
+            self._scroll_row_to(row, offset)
+        if selected is not None and (row := self.source.nearest_row(selected)) is not None:
+            index = self.filter.mapFromSource(self.source.index(row, TEXT))
+            if index.isValid():
+                self.selectionModel().setCurrentIndex(index, SELECT_ROW)
+
+    def _scroll_row_to(self, row: int, y: int) -> None:
+        """Scroll so that view row `row` starts `y` pixels below the top of the viewport."""
+        self.verticalScrollBar().setValue(self.rowViewportPosition(row) + self.verticalOffset() - y)
+
+    def _proxy_row_near(self, t: float) -> int | None:
+        row = self.source.nearest_row(t)
+        if row is None:
+            return None
+        index = self.filter.mapFromSource(self.source.index(row, 0))
+        return index.row() if index.isValid() else None
+
+    # -- selection -------------------------------------------------------------------------
     def source_row(self, proxy_row: int) -> int:
         return self.filter.mapToSource(self.filter.index(proxy_row, 0)).row()
 
@@ -195,10 +200,56 @@ class TranscriptView(QTableView):
         index = self.filter.mapFromSource(self.source.index(row, column))
         if not index.isValid():
             return
-        flags = (QItemSelectionModel.SelectionFlag.ClearAndSelect
-                 | QItemSelectionModel.SelectionFlag.Rows)  # fmt: skip
-        self.selectionModel().setCurrentIndex(index, flags)
+        self.selectionModel().setCurrentIndex(index, SELECT_ROW)
         self.scrollTo(index, QAbstractItemView.ScrollHint.EnsureVisible)
+
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            self.row_selected.emit(self.filter.mapToSource(current).row())
+
+    # -- editing ---------------------------------------------------------------------------
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        # a click on the selected line opens its editor a moment later (after the double-click
+        # interval) without the event: remember where it landed, for the caret
+        point = event.position().toPoint()
+        self._click = (QPersistentModelIndex(self.indexAt(point)), point)
+        super().mouseReleaseEvent(event)
+
+    def edit(self, index: QModelIndex, trigger: Any = None, event: QEvent | None = None) -> bool:  # type: ignore[override]
+        if trigger is None:
+            return super().edit(index)
+        opened = super().edit(index, trigger, event)
+        editor = self.row_delegate.editor
+        if opened and editor is not None and index.column() == TEXT and trigger != EDIT_KEY:
+            point = event.position().toPoint() if isinstance(event, QMouseEvent) else None
+            if point is None and self._click is not None and self._click[0] == QPersistentModelIndex(index):
+                point = self._click[1]
+            self.row_delegate.place_caret(editor, point)
+            self._click = None
+        return opened
+
+    def edit_text(self, row: int, at_end: bool = True) -> LineTextEdit | None:
+        """Open the text editor on source `row` (caret at the end); the editor, or None."""
+        self.select_row(row)
+        index = self.filter.mapFromSource(self.source.index(row, TEXT))
+        if not index.isValid() or not self.edit(index, QAbstractItemView.EditTrigger.EditKeyPressed, None):
+            return None
+        return self.row_delegate.editor
+
+    def _edit_neighbour(self, step: int) -> None:
+        current = self.currentIndex()
+        target = current.row() + step if current.isValid() else -1
+        if 0 <= target < self.filter.rowCount():
+            QTimer.singleShot(0, lambda: self.edit_text(self.source_row(target)))
+
+    def _watch_editor(self, editor: LineTextEdit | None) -> None:
+        if editor is not None:
+            editor.cursorPositionChanged.connect(self._on_caret)
+
+    def _on_caret(self) -> None:
+        found = self.edit_cursor()
+        if found is not None:
+            self.caret_moved.emit(*found)
 
     def edit_cursor(self) -> tuple[int, int] | None:
         """(source row, character position) of the text being edited, if any."""
@@ -212,8 +263,4 @@ class TranscriptView(QTableView):
         editor = self.row_delegate.editor
         if editor is not None:
             self.commitData(editor)
-            self.closeEditor(editor, QStyledItemDelegate.EndEditHint.NoHint)
-
-    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if current.isValid():
-            self.row_selected.emit(self.filter.mapToSource(current).row())
+            self.closeEditor(editor, TextDelegate.EndEditHint.NoHint)

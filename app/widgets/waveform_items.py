@@ -5,8 +5,11 @@ pixels, never on the recording's length:
 - `EnvelopeItem`: the min/max envelope from an `EnvelopePyramid` (a stroke per bin), or the samples
   as a line when zoomed in;
 - `SpanItem`: shaded spans between two y values (VAD speech, the selected utterance);
-- `ChunkItem`: chunk boundaries as dashed lines with chunk numbers along the top;
-- `LanesItem`: one lane per speaker with a coloured band per turn and the speaker's name.
+- `ChunkItem`: chunk boundaries as dashed lines with chunk numbers along the top; a number that
+  does not fit inside its bar, or would touch the previous one, is left out;
+- `LanesItem`: one lane per speaker with a coloured band per turn; `set_lanes` updates only the
+  lanes that changed (by speaker), so an edit never rebuilds every lane. The names live in the
+  view's fixed left header, never over the turns.
 """
 
 from __future__ import annotations
@@ -16,11 +19,11 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 
 from app.envelope import EnvelopePyramid
 from app.speakers import Lane
-from app.timeline import visible_spans
+from app.timeline import place_labels, visible_spans
 
 MAX_BINS_PER_PIXEL = 1
 
@@ -56,6 +59,13 @@ def _device_text(painter: QPainter, at: QPointF, text: str, color: QColor, bold:
     painter.setPen(color)
     painter.drawText(QPointF(x, baseline), text)
     painter.restore()
+
+
+def _text_width(painter: QPainter, text: str) -> float:
+    font = QFont(painter.font())
+    font.setPointSizeF(8.5)
+    font.setBold(True)
+    return QFontMetricsF(font).horizontalAdvance(text) + 4
 
 
 class EnvelopeItem(pg.GraphicsObject):
@@ -124,8 +134,10 @@ class SpanItem(pg.GraphicsObject):
         self.update()
 
     def boundingRect(self) -> QRectF:
+        # tight around the spans, so moving the selected one repaints only where it was and is
+        start = float(self.starts[0]) if len(self.starts) else 0.0
         end = float(self.ends[-1]) if len(self.ends) else 0.0
-        return QRectF(0.0, self.y0, max(end, 1e-9), self.y1 - self.y0)
+        return QRectF(start, self.y0, max(end - start, 1e-9), self.y1 - self.y0)
 
     def viewRangeChanged(self) -> None:
         self.update()
@@ -169,8 +181,6 @@ class ChunkItem(pg.GraphicsObject):
             return
         t0, t1, spp = view
         visible = [c for c in self.chunks if c[2] >= t0 and c[1] <= t1]
-        shortest = max(min(c[2] - c[1] for c in self.chunks), 1e-9)
-        label_every = max(1, int(np.ceil(28 * spp / shortest)))
         ink = QColor("#8A5A00")
         lo, hi = self.bar
         painter.setPen(Qt.PenStyle.NoPen)
@@ -183,9 +193,10 @@ class ChunkItem(pg.GraphicsObject):
         if visible and visible[-1] is self.chunks[-1]:
             end = self.chunks[-1][2]
             painter.drawLine(QPointF(end, self.y0), QPointF(end, hi))
-        for index, start, _end in visible:
-            if index % label_every == 0:
-                _device_text(painter, QPointF(start, (lo + hi) / 2), f"chunk {index + 1}", ink, bold=True)
+        labels = [f"chunk {i + 1}" if (end - start) / spp > 70 else f"{i + 1}" for i, start, end in visible]
+        widths = [_text_width(painter, text) for text in labels]
+        for k, x in place_labels([(start, end) for _, start, end in visible], t0, spp, widths):
+            _device_text(painter, QPointF(x, (lo + hi) / 2), labels[k], ink, bold=True)
 
 
 class LanesItem(pg.GraphicsObject):
@@ -198,23 +209,41 @@ class LanesItem(pg.GraphicsObject):
         self.duration = 0.0
 
     def set_lanes(self, lanes: Sequence[Lane], duration: float) -> None:
-        self.prepareGeometryChange()
-        for _, item in self.lanes:
-            item.setParentItem(None)
-            if item.scene() is not None:
-                item.scene().removeItem(item)
+        """Show `lanes` in order; a lane whose speaker already has an item reuses it and redraws
+        its turns only when they changed."""
+        old = {lane.key: (lane, item) for lane, item in self.lanes}
+        changed = duration != self.duration or len(lanes) != len(self.lanes)
+        if changed:
+            self.prepareGeometryChange()
         self.lanes, self.duration = [], duration
         for i, lane in enumerate(lanes):
             y1 = self.top - i * self.height - 0.04
-            item = SpanItem(lane.color, 235, y1 - self.height + 0.08, y1)
-            item.setParentItem(self)
-            item.setFlag(item.GraphicsItemFlag.ItemStacksBehindParent)
-            item.set_spans(lane.starts, lane.ends)
+            previous, item = old.pop(lane.key, (None, None))
+            if item is None or previous is None or previous.color != lane.color:
+                if item is not None:
+                    _drop(item)
+                item = SpanItem(lane.color, 235, 0.0, 0.0)
+                item.setParentItem(self)
+                item.setFlag(item.GraphicsItemFlag.ItemStacksBehindParent)
+                previous = None
+            if (item.y0, item.y1) != (y1 - self.height + 0.08, y1):
+                item.y0, item.y1 = y1 - self.height + 0.08, y1
+                item.prepareGeometryChange()
+                item.update()
+            if previous is None or _turns_differ(previous, lane):
+                item.set_spans(lane.starts, lane.ends)  # repaints that lane only
             self.lanes.append((lane, item))
-        self.update()
+        for _lane, item in old.values():
+            _drop(item)
+        if changed:  # the stripes behind the lanes; a rename or a recolour leaves them alone
+            self.update()
 
     def bottom(self) -> float:
         return self.top - max(len(self.lanes), 1) * self.height
+
+    def centres(self) -> list[tuple[float, str]]:
+        """(y, name) of each lane's middle, for the view's lane header."""
+        return [(self.top - (i + 0.5) * self.height, lane.name) for i, (lane, _) in enumerate(self.lanes)]
 
     def boundingRect(self) -> QRectF:
         return QRectF(0.0, self.bottom(), max(self.duration, 1e-9), self.top - self.bottom())
@@ -227,9 +256,29 @@ class LanesItem(pg.GraphicsObject):
         if view is None:
             return
         t0, t1, _ = view
-        for i, (lane, _item) in enumerate(self.lanes):
+        for i in range(0, len(self.lanes), 2):
             y1 = self.top - i * self.height
-            if i % 2 == 0:
-                painter.fillRect(QRectF(t0, y1 - self.height, t1 - t0, self.height), QColor(0, 0, 0, 10))
-            ink, box = QColor(lane.color).darker(150), QColor(255, 255, 255, 215)
-            _device_text(painter, QPointF(t0, y1 - self.height / 2), lane.name, ink, bold=True, box=box)
+            painter.fillRect(QRectF(t0, y1 - self.height, t1 - t0, self.height), QColor(0, 0, 0, 10))
+
+
+def _turns_differ(a: Lane, b: Lane) -> bool:
+    """Whether the lanes cover different time (a split or merge of one turn covers the same)."""
+    if a is b or (a.starts, a.ends) == (b.starts, b.ends):
+        return False
+    return _covered(a) != _covered(b)
+
+
+def _covered(lane: Lane) -> list[tuple[float, float]]:
+    spans: list[tuple[float, float]] = []
+    for start, end in sorted(zip(lane.starts, lane.ends, strict=True)):
+        if spans and start <= spans[-1][1] + 1e-6:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], end))
+        else:
+            spans.append((start, end))
+    return spans
+
+
+def _drop(item: pg.GraphicsObject) -> None:
+    item.setParentItem(None)
+    if item.scene() is not None:
+        item.scene().removeItem(item)

@@ -3,8 +3,11 @@
 A pyqtgraph `PlotWidget` whose x axis is time (labels h:mm:ss) and whose y axis is hidden. The
 waveform fills y ∈ [-1, 1]; chunk numbers sit above it and speaker lanes below. The mouse wheel
 zooms and dragging pans (time only); keys: + / - zoom, ← / → pan, Home / End, 0 shows everything.
-A click emits `clicked(seconds)`; a double click emits `activated(seconds)`. Views push data in
-with `set_*` methods; nothing here knows about transcripts or the engine.
+A click emits `clicked(seconds)`; a double click emits `activated(seconds)`; Shift+drag marks a
+time range (`range_selected(start, end)`, shown shaded blue; `set_range` sets it from outside), the
+range a re-transcription runs on. Speaker names sit in a fixed header at the left (the left axis,
+one tick per lane), so they never cover turns; the legend sits in that header too. Views push
+data in with `set_*` methods; nothing here knows about transcripts or the engine.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from collections.abc import Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent, QResizeEvent
+from PySide6.QtGui import QFontMetrics, QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import QLabel
 
 from app.envelope import EnvelopePyramid
@@ -27,11 +30,45 @@ TOP = 1.32
 MIN_SPAN = 0.02  # seconds: the deepest zoom
 PAN_STEP = 0.2  # of the visible span per arrow key
 ZOOM_STEP = 1.5
+HEADER_WIDTH = 96  # pixels of the fixed lane header at the left
 LEGEND = (
-    '<span style="color:#5FB894">&#9632;</span> speech (VAD) &nbsp; '
-    '<span style="color:#EFC56B">&#9632;</span> chunk &nbsp; '
+    '<span style="color:#5FB894">&#9632;</span> speech<br>'
+    '<span style="color:#EFC56B">&#9632;</span> chunk<br>'
     '<span style="color:#D7263D">&#9474;</span> playhead'
 )
+
+
+class RangeViewBox(pg.ViewBox):
+    """A ViewBox where Shift+drag marks a time range instead of panning."""
+
+    sigRangeDragged = Signal(float, float, bool)  # start, end, finished
+
+    def mouseDragEvent(self, ev: object, axis: object = None) -> None:
+        shift = ev.modifiers() & Qt.KeyboardModifier.ShiftModifier  # type: ignore[attr-defined]
+        if not shift or ev.button() != Qt.MouseButton.LeftButton:  # type: ignore[attr-defined]
+            super().mouseDragEvent(ev, axis)
+            return
+        ev.accept()  # type: ignore[attr-defined]
+        a = self.mapSceneToView(ev.buttonDownScenePos()).x()  # type: ignore[attr-defined]
+        b = self.mapSceneToView(ev.scenePos()).x()  # type: ignore[attr-defined]
+        self.sigRangeDragged.emit(min(a, b), max(a, b), bool(ev.isFinish()))  # type: ignore[attr-defined]
+
+
+class LaneAxis(pg.AxisItem):
+    """The fixed left header: one label per speaker lane, nothing else."""
+
+    def __init__(self) -> None:
+        super().__init__("left")
+        self.setWidth(HEADER_WIDTH)
+        self.setStyle(tickLength=0, autoExpandTextSpace=False)
+        self.setPen(pg.mkPen("#D9DEE3"))
+        self.setTextPen(pg.mkPen("#1F2933"))
+
+    def set_lanes(self, centres: Sequence[tuple[float, str]]) -> None:
+        metrics = QFontMetrics(self.font())
+        ticks = [(y, metrics.elidedText(name, Qt.TextElideMode.ElideRight, HEADER_WIDTH - 10))
+                 for y, name in centres]  # fmt: skip
+        self.setTicks([ticks, []])
 
 
 class TimeAxis(pg.AxisItem):
@@ -42,12 +79,15 @@ class TimeAxis(pg.AxisItem):
 class WaveformView(pg.PlotWidget):
     clicked = Signal(float)
     activated = Signal(float)
+    range_selected = Signal(float, float)
 
     def __init__(self, parent: object = None) -> None:
-        super().__init__(parent, background="#FBFCFD", axisItems={"bottom": TimeAxis("bottom")})
+        self.lane_axis = LaneAxis()
+        super().__init__(parent, background="#FBFCFD", viewBox=RangeViewBox(),
+                         axisItems={"bottom": TimeAxis("bottom"), "left": self.lane_axis})  # fmt: skip
         self.duration = 0.0
+        self.range: tuple[float, float] | None = None
         plot = self.getPlotItem()
-        plot.hideAxis("left")
         plot.hideButtons()
         plot.setMenuEnabled(False)
         plot.getAxis("bottom").setPen(pg.mkPen("#9AA3AD"))
@@ -60,14 +100,17 @@ class WaveformView(pg.PlotWidget):
         self.chunk_marks = ChunkItem(LANE_TOP, CHUNK_BAR)
         self.lanes = LanesItem(LANE_TOP, LANE_HEIGHT)
         self.selection = SpanItem("#FFC53D", 60, LANE_TOP - 40, TOP, border="#E0A100")
+        self.range_item = SpanItem("#1F6FB2", 45, LANE_TOP - 40, TOP, border="#1F6FB2")
         self.playhead = pg.InfiniteLine(0.0, angle=90, movable=False, pen=pg.mkPen("#D7263D", width=2))
-        for z, item in enumerate((self.speech, self.selection, self.lanes, self.envelope, self.chunk_marks)):
+        items = (self.speech, self.range_item, self.selection, self.lanes, self.envelope, self.chunk_marks)
+        for z, item in enumerate(items):
             item.setZValue(z)
             self.addItem(item)
         self.addItem(self.playhead)
         self.playhead.setZValue(10)
         self.playhead.hide()
         self.scene().sigMouseClicked.connect(self._on_click)
+        self.vb.sigRangeDragged.connect(self._on_range_drag)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("Waveform")
         self.viewport().setAccessibleName("Waveform")
@@ -75,19 +118,21 @@ class WaveformView(pg.PlotWidget):
             "Recording waveform with speech regions, chunk boundaries and speaker lanes. "
             "Plus and minus zoom, arrow keys pan, 0 shows the whole recording."
         )
-        self.setMinimumHeight(180)
+        self.setMinimumHeight(120)
         self.key_label = QLabel(LEGEND, self)
         self.key_label.setObjectName("waveformLegend")
         self.key_label.setAccessibleName("Legend: speech regions, chunks, playhead")
+        self.key_label.setFixedWidth(HEADER_WIDTH - 12)
         self.key_label.adjustSize()
+        self.lane_axis.set_lanes([])  # an empty header, not numbers, before there are lanes
+        plot.getAxis("bottom").setStyle(showValues=False)  # no time labels before a recording
         self._fit_y()
 
     def resizeEvent(self, event: QResizeEvent | None) -> None:
         super().resizeEvent(event)
         if "key_label" not in self.__dict__:  # pyqtgraph resizes during construction
             return
-        label = self.key_label
-        label.move(self.width() - label.width() - 8, self.height() - label.height() - 30)
+        self.key_label.move(6, 6)  # top of the lane header, beside the waveform, over no data
 
     # -- data ------------------------------------------------------------------------------
     def set_audio(self, pyramid: EnvelopePyramid | None) -> None:
@@ -95,6 +140,7 @@ class WaveformView(pg.PlotWidget):
         self.duration = pyramid.duration if pyramid is not None else 0.0
         self.vb.setLimits(xMin=0.0, xMax=max(self.duration, MIN_SPAN), minXRange=MIN_SPAN,
                           maxXRange=max(self.duration, MIN_SPAN))  # fmt: skip
+        self.getPlotItem().getAxis("bottom").setStyle(showValues=self.duration > 0)  # no "0:00" rows
         self.show_all()
 
     def set_speech(self, starts: Sequence[float], ends: Sequence[float]) -> None:
@@ -105,7 +151,22 @@ class WaveformView(pg.PlotWidget):
 
     def set_lanes(self, lanes: Sequence[Lane]) -> None:
         self.lanes.set_lanes(lanes, self.duration)
+        self.lane_axis.set_lanes(self.lanes.centres())
         self._fit_y()
+
+    def set_range(self, start: float | None, end: float | None = None) -> None:
+        """Mark [start, end] as the chosen range (None clears it)."""
+        if start is None or end is None or end - start < MIN_SPAN:
+            self.range = None
+            self.range_item.set_spans([], [])
+        else:
+            self.range = (max(start, 0.0), min(end, self.duration) if self.duration else end)
+            self.range_item.set_spans([self.range[0]], [self.range[1]])
+
+    def _on_range_drag(self, start: float, end: float, finished: bool) -> None:
+        self.set_range(start, end)
+        if finished and self.range is not None:
+            self.range_selected.emit(*self.range)
 
     def set_selection(self, start: float | None, end: float | None = None) -> None:
         if start is None or end is None:

@@ -10,6 +10,7 @@ from qt_helpers import open_demo
 
 from app.actions import ACTIONS, shortcut_table
 from app.playback import unavailable_reason
+from engine.types import Utterance
 
 
 def test_every_command_is_in_a_menu_and_shows_its_shortcut(make_window):
@@ -46,6 +47,9 @@ def test_focus_moves_between_panes_by_keyboard(make_window, qtbot):
     window.activateWindow()
     window.actions_by_name["focus_waveform"].trigger()
     assert window.waveform.hasFocus() or window.focusWidget() is window.waveform
+    window.actions_by_name["focus_transcript"].trigger()
+    assert window.focusWidget() is window.drop_zone.button  # nothing to read yet: where to start
+    window.model.set_document([Utterance(0.0, 1.0, "Hello.")], (), window.model.meta)
     window.actions_by_name["focus_transcript"].trigger()
     assert window.focusWidget() is window.transcript_view
 

@@ -58,3 +58,33 @@ def test_talk_time_sums_per_speaker():
 def test_colours_must_be_hex():
     with pytest.raises(ValueError, match="RRGGBB"):
         sp.SpeakerInfo("x", "X", "red")
+
+
+def test_every_chip_colour_has_readable_text_by_wcag():
+    for color in (*sp.PALETTE, sp.UNASSIGNED_COLOR):
+        ink = sp.chip_text_color(color)
+        assert ink in ("#000000", "#FFFFFF")
+        assert sp.contrast_ratio(color, ink) >= 4.5, color
+
+
+def test_contrast_ratio_matches_the_wcag_reference_values():
+    assert sp.contrast_ratio("#FFFFFF", "#000000") == pytest.approx(21.0)
+    assert sp.contrast_ratio("#777777", "#FFFFFF") == pytest.approx(4.48, abs=0.01)
+
+
+def test_a_new_speaker_never_takes_a_colour_in_use_while_others_are_free():
+    book: sp.SpeakerBook = ()
+    for _ in range(4):
+        book, _info = sp.add_speaker(book)
+    merged, _ = sp.merge_speakers(book, (), [book[2].id], book[0].id)  # 3 speakers, 4 colours were used
+    grown, info = sp.add_speaker(merged)
+    assert info.color not in {s.color for s in merged}
+    while len(grown) < len(sp.PALETTE):
+        grown, info = sp.add_speaker(grown)
+        assert [s.color for s in grown].count(info.color) == 1
+
+
+def test_a_finished_run_gives_new_speakers_colours_nobody_kept():
+    transcript = Transcript((Utterance(0, 1, "a", "x"), Utterance(1, 2, "b", "y")), (), duration=2.0)
+    book = sp.book_from_transcript(transcript, {"y": sp.PALETTE[0]})
+    assert [s.color for s in book] == [sp.PALETTE[1], sp.PALETTE[0]] and [s.id for s in book] == ["x", "y"]

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
-from app.timeline import format_axis, format_time, nearest_utterance, parse_time, utterance_at, visible_spans
+from app.timeline import (
+    format_axis,
+    format_time,
+    nearest_utterance,
+    parse_time,
+    place_labels,
+    utterance_at,
+    visible_spans,
+)
 
 
 @pytest.mark.parametrize(
@@ -54,3 +64,14 @@ def test_span_culling_keeps_visible_spans_and_merges_subpixel_gaps():
     assert s[0] <= 100.0 <= e[-1] + 2 and len(s) == 51
     s, e = visible_spans(starts, ends, 0.0, 10_000.0, min_width=5.0)
     assert len(s) == 1 and e[0] >= 9999.0
+
+
+def test_chunk_labels_that_do_not_fit_are_left_out_and_never_touch():
+    bars = [(0.0, 10.0), (10.0, 10.5), (10.5, 30.0), (30.0, 31.0), (31.0, 90.0)]
+    spp = 0.1  # seconds per pixel: the bars are 100, 5, 195, 10 and 590 pixels wide
+    placed = place_labels(bars, 0.0, spp, [50.0] * len(bars))
+    assert [i for i, _ in placed] == [0, 2, 4]
+    for (i, x), (j, y) in itertools.pairwise(placed):
+        assert (y - x) / spp >= 50.0 + 6.0, (i, j)
+    # scrolled to mid-bar: the label moves to the visible part of its bar
+    assert place_labels([(0.0, 60.0)], 20.0, spp, [50.0]) == [(0, 20.0)]

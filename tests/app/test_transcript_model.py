@@ -115,3 +115,65 @@ def test_the_table_is_read_only_while_results_stream_in(model):
 
 def test_rows_are_found_by_time(model):
     assert model.row_at(3.5) == 1 and model.row_at(2.5) is None and model.nearest_row(2.4) == 0
+
+
+class Spy:
+    """Records what a view would hear from the model."""
+
+    def __init__(self, model: TranscriptModel) -> None:
+        self.resets, self.changed, self.inserted, self.removed, self.turns = 0, [], [], [], []
+        model.modelReset.connect(lambda: setattr(self, "resets", self.resets + 1))
+        model.dataChanged.connect(self._on_changed)
+        model.rowsInserted.connect(lambda _p, a, b: self.inserted.append((a, b)))
+        model.rowsRemoved.connect(lambda _p, a, b: self.removed.append((a, b)))
+        model.turns_changed.connect(self.turns.append)
+
+    def _on_changed(self, a, b, *_) -> None:
+        self.changed.append((a.row(), b.row(), a.column(), b.column()))
+
+
+def big_model(qapp, rows: int = 1200) -> TranscriptModel:
+    utterances = tuple(Utterance(i * 2.0, i * 2.0 + 1.5, f"line {i} about {'the plan' if i % 3 else 'lunch'}",
+                                 f"s{i % 4}") for i in range(rows))  # fmt: skip
+    transcript = Transcript(utterances, tuple(Speaker(f"s{k}", f"Speaker {k}") for k in range(4)),
+                            duration=rows * 2.0)  # fmt: skip
+    model = TranscriptModel(QUndoStack())
+    model.set_document(utterances, sp.book_from_transcript(transcript), transcript)
+    return model
+
+
+def test_a_text_edit_touches_one_row_and_no_lane(qapp):
+    model = big_model(qapp)
+    spy = Spy(model)
+    commands.edit_text(model, 500, "a new text")
+    assert spy.resets == 0 and spy.changed == [(500, 500, START, TEXT)] and spy.turns == []
+
+
+def test_replace_all_is_one_undo_step_that_updates_only_the_rows_it_changed(qapp):
+    model = big_model(qapp)
+    spy = Spy(model)
+    before = model.utterances
+    count = commands.replace_all(model, "the plan", "our plan", case_sensitive=False)
+    assert count == 800 and model.undo_stack.count() == 1
+    touched = {r for a, b, *_ in spy.changed for r in range(a, b + 1)}
+    assert touched == {i for i in range(1200) if i % 3} and spy.resets == 0 and not spy.inserted
+    spy.changed.clear()
+    model.undo_stack.undo()
+    assert model.utterances == before and spy.resets == 0
+    assert {r for a, b, *_ in spy.changed for r in range(a, b + 1)} == touched
+
+
+def test_split_inserts_one_row_and_names_only_its_speaker(qapp):
+    model = big_model(qapp)
+    spy = Spy(model)
+    commands.split(model, 10, 5)
+    assert spy.resets == 0 and spy.inserted and spy.turns == [frozenset({"s2"})]
+    assert model.stats()["s2"][1] == 301  # talk-time counts follow the edit
+
+
+def test_renaming_repaints_only_the_speaker_column(qapp):
+    model = big_model(qapp)
+    spy = Spy(model)
+    commands.rename_speaker(model, "s1", "Ada")
+    assert spy.resets == 0 and spy.changed == [(0, 1199, SPEAKER, SPEAKER)] and spy.turns == []
+    assert model.index(1, SPEAKER).data() == "Ada"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QApplication
 
 from app.envelope import EnvelopePyramid
 from app.speakers import Lane
@@ -76,3 +78,38 @@ def test_ensure_visible_pans_to_an_offscreen_selection(view):
     view.ensure_visible(2000, 2010)
     x0, x1 = view.visible_range()
     assert x0 <= 2000 and x1 >= 2010 and x1 - x0 == pytest.approx(60, abs=0.5)
+
+
+def _drag(view: WaveformView, a: float, b: float, modifiers: Qt.KeyboardModifier) -> None:
+    def at(t: float) -> QPointF:
+        return QPointF(view.mapFromScene(view.vb.mapViewToScene(QPointF(t, 0.0))))
+
+    viewport, left = view.viewport(), Qt.MouseButton.LeftButton
+    kinds = [(QMouseEvent.Type.MouseButtonPress, at(a), left)]
+    kinds += [(QMouseEvent.Type.MouseMove, at(a + (b - a) * k / 6), left) for k in range(1, 7)]
+    kinds += [(QMouseEvent.Type.MouseButtonRelease, at(b), Qt.MouseButton.NoButton)]
+    for kind, pos, buttons in kinds:
+        event = QMouseEvent(kind, pos, viewport.mapToGlobal(pos), left, buttons, modifiers)
+        QApplication.sendEvent(viewport, event)
+
+
+def test_shift_drag_marks_a_range_and_a_plain_drag_still_pans(view, qtbot):
+    view.show_range(100.0, 200.0)
+    with qtbot.waitSignal(view.range_selected) as marked:
+        _drag(view, 120.0, 150.0, Qt.KeyboardModifier.ShiftModifier)
+    start, end = marked.args
+    assert start == pytest.approx(120.0, abs=0.5) and end == pytest.approx(150.0, abs=0.5)
+    assert view.visible_range() == pytest.approx((100.0, 200.0), abs=0.01)  # no pan while marking
+    qtbot.wait(QApplication.doubleClickInterval() + 50)  # not a double click
+    _drag(view, 150.0, 120.0, Qt.KeyboardModifier.NoModifier)
+    assert view.visible_range()[0] > 110.0  # a plain drag pans
+    assert view.range == (start, end)
+
+
+def test_lane_names_are_the_left_header_and_chunk_labels_stay_apart(view):
+    view.set_lanes(
+        [Lane("Alice", "#4E79A7", (0.0,), (5.0,), "a"), Lane("Bob", "#E15759", (5.0,), (9.0,), "b")]
+    )
+    assert [name for _, name in view.lane_axis._tickLevels[0]] == ["Alice", "Bob"]
+    view.show_all()  # 12 chunks over an hour at 1000 px: every label fits its bar here
+    view.grab()

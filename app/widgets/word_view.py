@@ -1,0 +1,86 @@
+"""The words of the selected line with their times; a click on a word seeks there.
+
+Each word shows as a link followed by its start time in small grey figures; hovering it gives
+its start, end and (when the backend reports it) the recogniser's probability. Words below
+`LOW_CONFIDENCE` are marked (tinted and underlined) so a reviewer can find the doubtful ones; a
+backend that reports no probabilities (VibeVoice) gets no marks. Lines without word timings say so.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QEvent, QUrl, Signal
+from PySide6.QtGui import QHelpEvent
+from PySide6.QtWidgets import QTextBrowser, QToolTip, QWidget
+
+from app.timeline import format_time
+from engine.types import Utterance
+
+LOW_CONFIDENCE = 0.5
+MARK = "background:#FFE1A8; text-decoration:underline; color:#5A3A00"
+
+
+class WordView(QTextBrowser):
+    word_clicked = Signal(float)  # the word's start, seconds
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setOpenLinks(False)
+        self.setAccessibleName("Words of the selected line")
+        lines = self.fontMetrics().lineSpacing()
+        self.setMaximumHeight(3 * lines + 14)  # scrolls beyond three lines: the text keeps the room
+        self.setMinimumHeight(lines + 14)
+        self.anchorClicked.connect(self._on_anchor)
+        self.utterance: Utterance | None = None
+        self.show_utterance(None)
+
+    def low_confidence(self) -> list[int]:
+        """Indices of the shown words that are marked."""
+        u = self.utterance
+        if u is None:
+            return []
+        return [i for i, w in enumerate(u.words) if (w.probability or 1.0) < LOW_CONFIDENCE]
+
+    def show_utterance(self, u: Utterance | None) -> None:
+        if u is not None and u is self.utterance:
+            return
+        self.utterance = u
+        if u is None:
+            self.setHtml("<span style='color:#5B6670'>Select a line to see its words and their times.</span>")
+            return
+        if not u.words:
+            self.setHtml(f"<span style='color:#5B6670'>{format_time(u.start)}–{format_time(u.end)}: "
+                         "this line has no word timings.</span>")  # fmt: skip
+            return
+        marked = set(self.low_confidence())
+        parts = []
+        for i, w in enumerate(u.words):
+            style = MARK if i in marked else "color:#1F2933; text-decoration:none"
+            word = html.escape(w.text.strip())
+            parts.append(f"<a href='w:{i}' style='{style}'>{word}</a><sub style='color:#7B8794'>"
+                         f"{format_time(w.start)}</sub>")  # fmt: skip
+        note = (f" <span style='color:#8A5A00'>({len(marked)} below {LOW_CONFIDENCE:.0%} confidence)</span>"
+                if marked else "")  # fmt: skip
+        self.setHtml(" ".join(parts) + note)
+
+    def tooltip_for(self, index: int) -> str:
+        """Start, end and (when known) how sure the recogniser was of word `index`."""
+        if self.utterance is None or not 0 <= index < len(self.utterance.words):
+            return ""
+        w = self.utterance.words[index]
+        sure = f", {w.probability:.0%} sure" if w.probability is not None else ""
+        return f"{w.text.strip()}: {format_time(w.start)}–{format_time(w.end)}{sure}"
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            anchor = self.anchorAt(self.viewport().mapFrom(self, event.pos()))
+            if anchor.startswith("w:") and self.utterance is not None:
+                QToolTip.showText(event.globalPos(), self.tooltip_for(int(anchor[2:])), self)
+                return True
+        return super().event(event)
+
+    def _on_anchor(self, url: QUrl) -> None:
+        text = url.toString()
+        if self.utterance is not None and text.startswith("w:"):
+            self.word_clicked.emit(self.utterance.words[int(text[2:])].start)

@@ -1,0 +1,58 @@
+"""Transcribe a selection again: the lines of a time range (chosen on the waveform or as selected
+lines) are transcribed again with other settings through the real worker and pipeline, replace
+those lines as one undoable step and keep the speakers' identities."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QItemSelectionModel
+from qt_helpers import open_demo, wait_until
+
+from app import commands
+from app import speakers as sp
+from app.settings import TranscribeSettings
+
+
+@pytest.fixture
+def window(make_window, demo_transcript):
+    w = make_window()
+    open_demo(w)
+    commands.set_document(w.model, demo_transcript, sp.book_from_transcript(demo_transcript), "Transcribe")
+    return w
+
+
+def test_selected_lines_are_transcribed_again_as_one_undoable_step(window):
+    before, book = window.model.utterances, window.model.book
+    rows = [2, 3, 4]
+    view = window.transcript_view
+    view.select_row(2)
+    for r in rows[1:]:
+        index = view.filter.mapFromSource(window.model.index(r, 0))
+        view.selectionModel().select(index, QItemSelectionModel.SelectionFlag.Select
+                                     | QItemSelectionModel.SelectionFlag.Rows)  # fmt: skip
+    start, end = window.selected_range()
+    assert (start, end) == (before[2].start, before[4].end)
+    settings = TranscribeSettings(backend="whisper", chunk_seconds=10)  # other settings than the first run
+    assert window.retranscribe_with(settings, start, end)
+    wait_until(lambda: not window.session.busy, timeout=300)
+    after = window.model.utterances
+    assert window.undo_stack.undoText().startswith("Transcribe") and "again" in window.undo_stack.undoText()
+    assert after[:2] == before[:2] and after[-(len(before) - 5) :] == before[5:]  # the rest is untouched
+    new = after[2 : len(after) - (len(before) - 5)]
+    assert new and all(start - 0.5 <= u.start and u.end <= end + 0.5 for u in new)
+    known = {s.id for s in book}
+    assert {u.speaker for u in new if u.speaker} <= {s.id for s in window.model.book}
+    assert any(u.speaker in known for u in new), "the new lines keep the existing speakers"
+    window.undo_stack.undo()
+    assert window.model.utterances == before and window.model.book == book
+    window.undo_stack.redo()
+    assert window.model.utterances == after
+
+
+def test_a_range_marked_on_the_waveform_wins_over_the_selected_lines(window):
+    window.transcript_view.select_row(1)
+    window.waveform.set_range(3.0, 9.0)
+    assert window.selected_range() == (3.0, 9.0)
+    window.waveform.set_range(None)
+    u = window.model.utterance(1)
+    assert window.selected_range() == (u.start, u.end)

@@ -1,0 +1,136 @@
+"""The window gives the text the room: splitter share, scrolling side column, an uncrushed find
+bar, a start-here drop zone, a keyboard list that fits the screen, readable inputs on a dark
+system palette, lane names in a fixed header, and Add selecting only the new speaker."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication, QCheckBox, QDoubleSpinBox
+
+from app import commands
+from app import speakers as sp
+from app.actions import ACTIONS
+from app.resources import style_sheet
+from app.settings import TranscribeSettings
+from app.widgets.settings_dialog import SettingsDialog
+from app.widgets.shortcuts_dialog import ShortcutsDialog
+from engine.types import Speaker, Transcript, Utterance
+
+
+def small_transcript(speakers: int = 4, rows: int = 40) -> Transcript:
+    utterances = tuple(Utterance(i * 3.0, i * 3.0 + 2.5, f"line {i} " * 6, f"s{i % speakers}")
+                       for i in range(rows))  # fmt: skip
+    people = tuple(Speaker(f"s{k}", f"Person {k}") for k in range(speakers))
+    return Transcript(utterances, people, duration=rows * 3.0)
+
+
+def load(window, transcript: Transcript) -> None:
+    commands.set_document(window.model, transcript, sp.book_from_transcript(transcript), "Load")
+    QApplication.processEvents()
+
+
+def test_the_waveform_takes_at_most_a_third_of_a_small_laptop_screen(make_window):
+    window = make_window()
+    window.resize(1024, 640)
+    QApplication.processEvents()
+    top, bottom = window.splitter.sizes()
+    assert top <= 0.35 * (top + bottom)
+    assert window.transcript_view.parentWidget() is not None and bottom > 2 * top
+    window.splitter.moveSplitter(int((top + bottom) * 0.6), 1)  # the user's choice is kept
+    window.resize(1100, 700)
+    QApplication.processEvents()
+    assert window.splitter.sizes()[0] > 0.45 * sum(window.splitter.sizes())
+
+
+def test_the_speaker_column_scrolls_and_shows_every_speaker_at_1024x640(make_window):
+    window = make_window()
+    window.resize(1024, 640)
+    load(window, small_transcript(speakers=8))
+    QApplication.processEvents()
+    panel = window.speaker_panel.list
+    assert panel.count() == 8
+    row = panel.visualItemRect(panel.item(0)).height()
+    assert panel.viewport().height() >= 4 * row  # at least four speakers in view…
+    panel.scrollToItem(panel.item(7))
+    assert panel.viewport().rect().contains(panel.visualItemRect(panel.item(7)))  # …the rest a scroll away
+
+
+def test_the_find_fields_keep_their_width_at_the_smallest_window(make_window):
+    window = make_window()
+    window.resize(window.minimumSizeHint())
+    QApplication.processEvents()
+    bar = window.find_bar
+    assert bar.find_edit.width() >= 140 and bar.speaker_filter.width() >= 110
+    window.actions_by_name["replace"].trigger()
+    QApplication.processEvents()
+    assert bar.replace_edit.isVisible() and bar.replace_edit.width() >= 140
+
+
+def test_the_first_window_says_where_to_start_and_then_how_to_transcribe(make_window, qtbot):
+    window = make_window()
+    assert window.stack.currentWidget() is window.drop_zone
+    assert "Drop a recording" in window.drop_zone.title.text() and "Ctrl+R" in window.drop_zone.hint.text()
+    load(window, small_transcript())
+    assert window.stack.currentWidget() is window.transcript_view
+
+
+def test_the_shortcut_list_fits_the_screen_lists_every_key_and_can_be_searched(make_window, qtbot):
+    window = make_window()
+    window.actions_by_name["shortcuts"].trigger()
+    dialog = window.last_dialog
+    assert isinstance(dialog, ShortcutsDialog)
+    screen = window.screen().availableGeometry()
+    assert dialog.height() <= screen.height() and dialog.width() <= screen.width()
+    keys = " ".join(k for _, _, k in dialog.visible_rows())
+    for spec in ACTIONS:
+        for action_key in window.actions_by_name[spec.name].shortcuts():
+            assert action_key.toString() in keys, spec.name
+    for extra in ("F2", "Shift+Enter", "Tab", "Esc", "Shift+drag", "Home / End"):
+        assert extra in keys, extra
+    dialog.search.setText("5 s")
+    assert {c for _, c, _ in dialog.visible_rows()} == {"Back 5 s", "Forward 5 s"}
+    dialog.close()
+
+
+def test_inputs_stay_readable_on_a_dark_system_palette(qtbot):
+    app = QApplication.instance()
+    old_palette, old_sheet = app.palette(), app.styleSheet()
+    dark = QPalette()
+    for role in (QPalette.ColorRole.Window, QPalette.ColorRole.Base, QPalette.ColorRole.Button):
+        dark.setColor(role, QColor("#202124"))
+    for role in (QPalette.ColorRole.WindowText, QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText):
+        dark.setColor(role, QColor("#111111"))
+    try:
+        app.setPalette(dark)
+        app.setStyleSheet(style_sheet())
+        dialog = SettingsDialog(TranscribeSettings())
+        qtbot.addWidget(dialog)
+        dialog.show()
+        spin = next(w for w in dialog.findChildren(QDoubleSpinBox))
+        check = next(w for w in dialog.findChildren(QCheckBox))
+        image = spin.grab().toImage()
+        background = image.pixelColor(image.width() // 2, 3)
+        assert background.lightness() > 230  # the field is light…
+        box = check.grab().toImage()
+        assert box.pixelColor(5, box.height() // 2).lightness() > 200  # …and an unticked box looks unticked
+    finally:
+        app.setPalette(old_palette)
+        app.setStyleSheet(old_sheet)
+
+
+def test_lane_names_sit_in_a_fixed_header_not_over_the_turns(make_window):
+    window = make_window()
+    load(window, small_transcript(speakers=3))
+    ticks = window.waveform.lane_axis._tickLevels[0]
+    assert [name for _, name in ticks] == ["Person 0", "Person 1", "Person 2"]
+    assert window.waveform.getPlotItem().getAxis("left").isVisible()
+
+
+def test_add_selects_only_the_new_speaker(make_window):
+    window = make_window()
+    load(window, small_transcript(speakers=3))
+    panel = window.speaker_panel
+    panel.list.selectAll()
+    panel.add()
+    assert panel.selected_ids() == [window.model.book[-1].id]
+    assert window.model.book[-1].color not in {s.color for s in window.model.book[:-1]}
