@@ -3,7 +3,9 @@
 `SpeechDetector` is the interface; two implementations:
 - `SileroVad` (default): silero-vad's batched ONNX model shipped inside its wheel (no hub).
   It runs at 16 kHz on blocks of the recording, so memory stays bounded for multi-hour files,
-  reports progress per block and checks `cancel` between blocks.
+  reports progress per block and checks `cancel` between blocks. Neither the model file
+  (`silero_model()`) nor the segmentation (`engine.audio.vad_timestamps`) imports silero's
+  package, whose `__init__` imports torch: the default path runs without torch.
 - `PyannoteVad`: wraps a pyannote.audio voice-activity-detection pipeline *object* that the user
   built or loaded; it is given the waveform in memory (never a file path).
 """
