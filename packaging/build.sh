@@ -33,7 +33,8 @@ APP="$DIST/Murmur"
 # Some wheels ship their libraries with debug information: ctranslate2's extension is 68 MB with it,
 # 2 MB without. Drop debug sections only (symbols stay, so nothing that links to them changes).
 find "$APP/_internal" -type f -name "*.so*" -size +1M | while read -r lib; do
-  if readelf -S "$lib" 2>/dev/null | grep -q "\.debug_info"; then strip --strip-debug "$lib"; fi
+  # (plain grep reads all of readelf's output; with -q, readelf can die of SIGPIPE and skip the strip)
+  if readelf -S "$lib" 2>/dev/null | grep "\.debug_info" >/dev/null; then strip --strip-debug "$lib"; fi
 done
 if [ "$(uname -s)" = "Linux" ]; then
   sed "s#^Exec=.*#Exec=$(cd "$APP" && pwd)/murmur-app %f#" packaging/murmur.desktop > "$APP/murmur.desktop"
