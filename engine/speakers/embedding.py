@@ -153,7 +153,7 @@ class SpeakerEncoder:
         if self._net is None:
             from engine.speakers.ge2e_onnx import OnnxEncoder, bundled_model
 
-            path = self.weights or bundled_model() or resemblyzer_weights()  # ONNX: no torch needed
+            path = Path(self.weights or bundled_model() or resemblyzer_weights())  # .onnx: no torch
             self._net = OnnxEncoder(path, self.threads) if path.suffix == ".onnx" else _build_network(path)
         return self._net
 
