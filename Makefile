@@ -1,6 +1,8 @@
 # Murmur: one command to set up and run the demo, one to set up and run the tests.
 #   make demo   installs what is missing, then transcribes the bundled demo meeting into out/demo/
 #   make test   installs what is missing, then runs the test suite (slow and GPU tests excluded)
+#   make app-bundle [VARIANT=full]   builds the desktop app with PyInstaller into dist/Murmur/
+#               (VARIANT=full, with torch for VibeVoice: dist/full/Murmur/); see docs/app.md
 # The environment lives in .venv/; re-runs reuse it until pyproject.toml changes.
 
 PY      ?= python3.11
@@ -12,7 +14,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: setup system demo test test-all lint bench clean-venv
+.PHONY: setup system demo test test-all lint bench clean-venv app-bundle
 
 setup: system $(STAMP)
 
@@ -40,6 +42,10 @@ test: setup
 
 test-all: setup
 	$(BIN)/python -m pytest -q
+
+VARIANT ?= default
+app-bundle: setup
+	VARIANT=$(VARIANT) PY=$(BIN)/python packaging/build.sh
 
 lint: setup
 	$(BIN)/ruff check engine app tests bench

@@ -3,22 +3,27 @@
 `SpeechDetector` is the interface; two implementations:
 - `SileroVad` (default): silero-vad's batched ONNX model shipped inside its wheel (no hub).
   It runs at 16 kHz on blocks of the recording, so memory stays bounded for multi-hour files,
-  reports progress per block and checks `cancel` between blocks.
+  reports progress per block and checks `cancel` between blocks. Neither the model file
+  (`silero_model()`) nor the segmentation (`engine.audio.vad_timestamps`) imports silero's
+  package, whose `__init__` imports torch: the default path runs without torch.
 - `PyannoteVad`: wraps a pyannote.audio voice-activity-detection pipeline *object* that the user
   built or loaded; it is given the waveform in memory (never a file path).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from engine.audio.resample import StreamingResampler, resample
+from engine.audio.vad_timestamps import speech_stamps
 from engine.backends.base import check_cancel
 from engine.errors import ModelLoadError
 from engine.types import Recording, SpeechSegment
@@ -27,6 +32,7 @@ VAD_RATE = 16000
 FRAME = 512  # silero frame at 16 kHz (32 ms)
 CONTEXT = 64  # samples of the previous frame silero prepends to each frame
 BLOCK_FRAMES = 18750  # 600 s at 16 kHz per block
+SILERO_MODEL = "silero_vad_16k_sequence.onnx"
 
 ProgressFn = Callable[[float, float], None]  # (seconds done, seconds total)
 
@@ -93,18 +99,14 @@ class SileroVad:
         return np.concatenate(out) if out else np.zeros(0, np.float32)
 
     def segments_from_probabilities(self, probs: np.ndarray, duration: float) -> list[SpeechSegment]:
-        from silero_vad.utils_vad import get_speech_timestamps_from_probs
-
         cfg = self.config
-        stamps = get_speech_timestamps_from_probs(
-            list(map(float, probs)),
-            sampling_rate=VAD_RATE,
+        stamps = speech_stamps(
+            probs.tolist(),
             threshold=cfg.threshold,
-            min_speech_duration_ms=cfg.min_speech_ms,
-            min_silence_duration_ms=cfg.min_silence_ms,
+            min_speech_ms=cfg.min_speech_ms,
+            min_silence_ms=cfg.min_silence_ms,
             speech_pad_ms=cfg.speech_pad_ms,
-            return_seconds=False,
-            audio_length_samples=round(duration * VAD_RATE),
+            length_samples=round(duration * VAD_RATE),
         )
         return [
             SpeechSegment(s["start"] / VAD_RATE, min(s["end"] / VAD_RATE, duration))
@@ -117,7 +119,7 @@ class SileroVad:
             try:
                 import onnxruntime as ort
 
-                path = resources.files("silero_vad.data").joinpath("silero_vad_16k_sequence.onnx")
+                path = silero_model()
                 options = ort.SessionOptions()
                 options.inter_op_num_threads = 1
                 options.intra_op_num_threads = 1
@@ -127,6 +129,20 @@ class SileroVad:
             except Exception as exc:  # missing wheel data or a broken onnxruntime
                 raise ModelLoadError(f"could not load the silero VAD model: {exc}") from exc
         return self._session
+
+
+def silero_model() -> Path:
+    """silero-vad's sequence ONNX model inside the installed wheel, found without importing the
+    package (its `__init__` imports torch); in a frozen bundle, under the bundle folder."""
+    spec = importlib.util.find_spec("silero_vad")
+    folders = [Path(f) for f in (spec.submodule_search_locations or [])] if spec else []
+    frozen = getattr(sys, "_MEIPASS", None)
+    folders += [Path(frozen) / "silero_vad"] if frozen else []
+    for folder in folders:
+        path = folder / "data" / SILERO_MODEL
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"{SILERO_MODEL} is not in the installed silero-vad package")
 
 
 class PyannoteVad:

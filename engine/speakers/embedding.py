@@ -2,7 +2,9 @@
 
 Contract:
 - `SpeakerEncoder` is the 3-layer LSTM network of resemblyzer (40 mel bands in, a 256-d L2-normalised
-  embedding out) with the `pretrained.pt` weights found in the installed resemblyzer package. The
+  embedding out) with the `pretrained.pt` weights found in the installed resemblyzer package, run
+  on torch; or, given a `.onnx` file or where `ge2e_onnx.bundled_model()` finds one (the desktop
+  bundle), that export of it on onnxruntime (`engine.speakers.ge2e_onnx`). The
   package is located, not imported: its librosa front end costs ~20 s of numba JIT on first use, so
   the same front end is computed here in numpy (`mel_frames`, equal to resemblyzer's
   `wav_to_mel_spectrogram` to float32 precision). Missing weights raise `ModelLoadError`.
@@ -149,14 +151,21 @@ class SpeakerEncoder:
 
     def _load(self) -> object:
         if self._net is None:
-            self._net = _build_network(self.weights or resemblyzer_weights())
+            from engine.speakers.ge2e_onnx import OnnxEncoder, bundled_model
+
+            path = Path(self.weights or bundled_model() or resemblyzer_weights())  # .onnx: no torch
+            self._net = OnnxEncoder(path, self.threads) if path.suffix == ".onnx" else _build_network(path)
         return self._net
 
     def embed_mels(self, windows: np.ndarray) -> np.ndarray:
         """Embeddings of (B, 160, 40) mel windows: float32 (B, 256), each of unit length."""
-        import torch
+        from engine.speakers.ge2e_onnx import OnnxEncoder
 
         net = self._load()
+        if isinstance(net, OnnxEncoder):
+            return net.embed(windows, self.batch_size)
+        import torch
+
         out = np.empty((len(windows), EMBEDDING_DIM), np.float32)
         previous = torch.get_num_threads()
         torch.set_num_threads(self.threads)  # a small LSTM: more threads mostly spin on a busy CPU

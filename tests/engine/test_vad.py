@@ -10,6 +10,7 @@ import pytest
 
 from engine.audio.io import load_audio
 from engine.audio.vad import PyannoteVad, SileroVad, VadConfig
+from engine.audio.vad_timestamps import speech_stamps
 from engine.errors import Cancelled
 from engine.types import Recording, SpeechSegment
 
@@ -86,3 +87,29 @@ def test_a_pyannote_vad_pipeline_object_is_accepted(demo16k):
     found = PyannoteVad(pipeline).detect(demo16k)
     assert all(0 <= s.start <= s.end <= demo16k.duration for s in found)
     assert found == sorted(found)
+
+
+@pytest.fixture(scope="module")
+def demo_probs(demo16k) -> list[float]:
+    return SileroVad().speech_probabilities(demo16k).tolist()
+
+
+@pytest.mark.parametrize(
+    ("threshold", "min_speech_ms", "min_silence_ms", "pad_ms"),
+    [(0.5, 250, 500, 30), (0.3, 0, 100, 200), (0.8, 1000, 0, 0)],
+)
+def test_speech_segments_match_silero_s_own_rule_without_needing_torch(
+    demo16k, demo_probs, threshold, min_speech_ms, min_silence_ms, pad_ms
+):
+    from silero_vad.utils_vad import get_speech_timestamps_from_probs
+
+    rng = np.random.default_rng(0)
+    flicker = np.repeat(rng.random(300), rng.integers(1, 80, 300)).tolist()  # runs of random levels
+    for probs, samples in ((demo_probs, len(demo16k.samples)), (flicker, len(flicker) * 512 - 100)):
+        ours = speech_stamps(probs, threshold, min_speech_ms, min_silence_ms, pad_ms, samples)
+        silero = get_speech_timestamps_from_probs(
+            probs, 16000, threshold, min_speech_ms, min_silence_duration_ms=min_silence_ms,
+            speech_pad_ms=pad_ms, audio_length_samples=samples,
+        )  # fmt: skip
+        assert ours == silero and len(ours) > 1
+

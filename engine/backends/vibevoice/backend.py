@@ -23,7 +23,7 @@ from engine.backends.base import check_cancel
 from engine.backends.vibevoice.budget import token_budget
 from engine.backends.vibevoice.config import SAMPLE_RATE, VibeVoiceConfig
 from engine.backends.vibevoice.parsing import parse_reply
-from engine.errors import OutOfMemoryError
+from engine.errors import ModelLoadError, OutOfMemoryError
 from engine.types import Chunk, ChunkResult, Recording
 
 
@@ -113,10 +113,16 @@ class VibeVoiceBackend:
 
     def _load(self) -> tuple[Any, Any]:
         if self._loaded is None:
-            from engine.backends.vibevoice.anchor import speech_anchor, speech_token_rate
-            from engine.backends.vibevoice.boundary import segment_boundary
-            from engine.backends.vibevoice.decoders import create_decoder
-            from engine.backends.vibevoice.loading import load_model
+            try:
+                from engine.backends.vibevoice.anchor import speech_anchor, speech_token_rate
+                from engine.backends.vibevoice.boundary import segment_boundary
+                from engine.backends.vibevoice.decoders import create_decoder
+                from engine.backends.vibevoice.loading import load_model
+            except ModuleNotFoundError as exc:  # the desktop app's default bundle has no torch
+                raise ModelLoadError(
+                    f"the VibeVoice backend needs {exc.name}, which this installation leaves out; "
+                    "use the whisper backend, or install Murmur with torch (the full variant)"
+                ) from exc
 
             loaded = load_model(self.config)
             tokenizer = loaded.processor.tokenizer

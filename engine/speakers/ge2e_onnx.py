@@ -1,0 +1,142 @@
+"""The GE2E speaker encoder on onnxruntime: export it once from resemblyzer's weights, then run it
+without torch.
+
+Contract:
+- `export(out)` writes the encoder of `engine.speakers.embedding` (3-layer LSTM + linear + ReLU +
+  L2 norm, resemblyzer's `pretrained.pt`) as an ONNX graph with a dynamic batch: input `mels`
+  float32 (B, 160, 40), output `embeddings` float32 (B, 256). Needs torch and onnx (build time only).
+- `compare(model, windows)` runs the torch encoder and the ONNX model on the same mel windows and
+  returns the largest absolute difference and the smallest cosine between their embeddings.
+- `OnnxEncoder(path, threads)` runs such a model on onnxruntime's CPU provider (the runtime the
+  silero VAD already uses); `embed(windows, batch_size)` matches `SpeakerEncoder.embed_mels`.
+- `bundled_model()` is the exported model shipped beside this module (a desktop bundle puts it
+  there), or None; `SpeakerEncoder` uses it when present, and torch otherwise.
+
+    python -m engine.speakers.ge2e_onnx OUT.onnx [--check AUDIO]
+exports, then (with --check) compares both runtimes on the speech of AUDIO and exits 1 when the
+smallest cosine is below 0.9999.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.errors import ModelLoadError
+from engine.speakers.embedding import EMBEDDING_DIM, N_MELS, WINDOW_FRAMES
+
+MODEL_NAME = "ge2e.onnx"
+OPSET = 17
+MIN_COSINE = 0.9999
+
+
+def bundled_model() -> Path | None:
+    """The exported encoder beside this module, or None when this install has none."""
+    path = Path(__file__).with_name(MODEL_NAME)
+    return path if path.is_file() else None
+
+
+class OnnxEncoder:
+    """The exported GE2E encoder on onnxruntime (CPU)."""
+
+    def __init__(self, path: Path, threads: int = 1) -> None:
+        if threads < 1:
+            raise ValueError("threads must be at least 1")
+        try:
+            import onnxruntime as ort
+
+            options = ort.SessionOptions()
+            options.inter_op_num_threads = 1
+            options.intra_op_num_threads = threads
+            self._session: Any = ort.InferenceSession(
+                str(path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # a missing file, a broken model or a broken onnxruntime
+            raise ModelLoadError(f"could not load the speaker encoder from {path}: {exc}") from exc
+
+    def embed(self, windows: np.ndarray, batch_size: int) -> np.ndarray:
+        """Embeddings of (B, 160, 40) mel windows: float32 (B, 256), each of unit length."""
+        out = np.empty((len(windows), EMBEDDING_DIM), np.float32)
+        for a in range(0, len(windows), batch_size):
+            batch = np.ascontiguousarray(windows[a : a + batch_size], dtype=np.float32)
+            out[a : a + len(batch)] = self._session.run(["embeddings"], {"mels": batch})[0]
+        return out
+
+
+def export(out: Path, weights: Path | None = None) -> Path:
+    """Write the torch encoder (resemblyzer's weights unless `weights`) as ONNX to `out`."""
+    import torch
+
+    from engine.speakers.embedding import _build_network, resemblyzer_weights
+
+    net = _build_network(weights or resemblyzer_weights())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    example = torch.zeros(2, WINDOW_FRAMES, N_MELS)  # (B, 160, 40)
+    with warnings.catch_warnings():  # the legacy exporter's deprecation and batch-size notices
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            net,  # type: ignore[arg-type]
+            (example,),
+            str(out),
+            input_names=["mels"],
+            output_names=["embeddings"],
+            dynamic_axes={"mels": {0: "batch"}, "embeddings": {0: "batch"}},
+            opset_version=OPSET,
+            dynamo=False,  # the TorchScript exporter maps nn.LSTM onto one ONNX LSTM op per layer
+        )
+    return out
+
+
+def compare(model: Path, windows: np.ndarray) -> tuple[float, float]:
+    """(largest absolute difference, smallest cosine) between torch's and the model's embeddings."""
+    import torch
+
+    from engine.speakers.embedding import _build_network, resemblyzer_weights
+
+    with torch.inference_mode():
+        reference = _build_network(resemblyzer_weights())(torch.from_numpy(windows)).numpy()  # (B, 256)
+    exported = OnnxEncoder(model).embed(windows, batch_size=64)  # (B, 256)
+    cosine = np.sum(reference * exported, axis=1) / (
+        np.linalg.norm(reference, axis=1) * np.linalg.norm(exported, axis=1)
+    )
+    return float(np.max(np.abs(reference - exported))), float(np.min(cosine))
+
+
+def speech_windows(audio: Path, limit: int = 512) -> np.ndarray:
+    """Up to `limit` mel windows (hop 0.4 s) over the VAD speech of a recording: (N, 160, 40)."""
+    from engine.audio.io import load_audio
+    from engine.audio.vad import SileroVad
+    from engine.speakers.embedding import fixed_window, mel_frames, normalize_volume, window_starts
+
+    recording = load_audio(audio, 16000)
+    windows = []
+    for segment in SileroVad().detect(recording):
+        mel = mel_frames(normalize_volume(recording.slice(segment.start, segment.end)))
+        windows += [fixed_window(mel, s) for s in window_starts(len(mel), 40)]
+    return np.stack(windows[:limit])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m engine.speakers.ge2e_onnx", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("out", type=Path, help="where to write the ONNX model")
+    p.add_argument("--check", type=Path, metavar="AUDIO", help="compare both runtimes on this recording")
+    args = p.parse_args(argv)
+    export(args.out)
+    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
+    if args.check is None:
+        return 0
+    windows = speech_windows(args.check)
+    diff, cosine = compare(args.out, windows)
+    print(f"{len(windows)} windows: max |torch - onnx| = {diff:.2e}, smallest cosine = {cosine:.7f}")
+    return 0 if cosine >= MIN_COSINE else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
