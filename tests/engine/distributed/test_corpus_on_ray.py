@@ -1,0 +1,88 @@
+"""Transcribing files on a local Ray cluster gives exactly the single-process transcripts.
+
+Two workers on the session's 2-CPU cluster: whisper over two meeting excerpts (several chunks
+each, from one global queue), the tiny trained VibeVoice model over its clips; a worker killed
+mid-run has its chunks re-run on the other; an unreadable file fails alone.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from engine.distributed import ClusterConfig
+from engine.distributed.cluster import start_workers, stop_workers
+from engine.distributed.corpus import CorpusRunner
+from engine.pipeline import Pipeline, PipelineConfig
+from engine.speakers import SpeakerConfig
+from engine.types import Progress
+
+CONFIG = PipelineConfig(speakers=SpeakerConfig(diarizer="none"))
+TWO = ClusterConfig(workers=2)
+
+
+@pytest.fixture(scope="module")
+def whisper() -> Pipeline:
+    return Pipeline.create("whisper", CONFIG)
+
+
+@pytest.fixture(scope="module")
+def single_whisper(whisper, excerpts):
+    return [whisper.run(path) for path in excerpts]
+
+
+def test_whisper_on_two_workers_matches_the_single_process_run_and_a_bad_file_fails_alone(
+    ray_cluster, whisper, excerpts, single_whisper, tmp_path
+):
+    broken = tmp_path / "broken.wav"
+    broken.write_bytes(b"not audio at all")
+    seen: list[Progress] = []
+    written = []
+    paths = [excerpts[0], broken, excerpts[1]]
+    result = CorpusRunner(whisper, "whisper", {}, TWO).run(paths, written.append, seen.append)
+    assert [result.outcomes[i].transcript for i in (0, 2)] == single_whisper
+    assert all(len(t.chunks) >= 2 for t in single_whisper)  # really several chunks per file
+    assert result.outcomes[1].transcript is None and "broken.wav" in str(result.outcomes[1].error)
+    assert sorted(o.path for o in written) == sorted(paths)  # each file handed over once, when done
+    final = seen[-1]
+    assert final.fraction == 1.0
+    assert final.detail.startswith(f"{sum(len(t.chunks) for t in single_whisper)}/")
+    assert result.workers == 2 and result.workers_lost == 0
+
+
+def test_a_killed_worker_has_its_chunks_rerun_and_the_transcripts_still_match(
+    ray_cluster, whisper, excerpts, single_whisper
+):
+    workers = start_workers(TWO, "whisper", {})
+    victim = ray_cluster.get(workers[0].actor.pid.remote())
+
+    def kill_on_first_result(p: Progress) -> None:
+        if p.partial is not None and p.completed and not killed:
+            killed.append(victim)
+            os.kill(victim, signal.SIGKILL)
+
+    killed: list[int] = []
+    try:
+        runner = CorpusRunner(whisper, "whisper", {}, TWO, batch_size=1)
+        result = runner.run(excerpts, on_progress=kill_on_first_result, workers=workers)
+    finally:
+        stop_workers(workers)
+    assert killed
+    assert result.workers_lost == 1 and result.chunks_retried >= 1
+    assert [o.error for o in result.outcomes] == [None, None]
+    assert [o.transcript for o in result.outcomes] == single_whisper
+
+
+def test_the_tiny_vibevoice_model_on_two_workers_matches_the_single_process_run(
+    ray_cluster, trained_model, trained_clips
+):
+    options = {"model": str(trained_model), "device": "cpu"}
+    pipeline = Pipeline.create("vibevoice", CONFIG, **options)
+    paths: list[Path] = [path for path, _ in trained_clips]
+    single = [pipeline.run(path) for path in paths]
+    result = CorpusRunner(pipeline, "vibevoice", options, TWO).run(paths)
+    assert [o.transcript for o in result.outcomes] == single
+    assert all(t.utterances for t in single)
