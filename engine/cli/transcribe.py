@@ -17,6 +17,7 @@ from typing import Any
 
 from engine.backends import BACKENDS
 from engine.backends.vibevoice import config as vibevoice
+from engine.cli.cluster_options import add_cluster_arguments, cluster_config
 from engine.cli.progressbar import ProgressBar
 from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 from engine.decode.eviction import POLICIES, PRESETS
@@ -52,6 +53,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     vv.add_argument("--budget", choices=vibevoice.BUDGETS, help="tokens per chunk rule (default: paper)")
     vv.add_argument("--engine", choices=vibevoice.ENGINES, help="decoder (default: hf)")
     vv.add_argument("--acoustic", choices=vibevoice.ACOUSTIC_MODES, help="audio latents (default: mean)")
+    vv.add_argument("--server", metavar="URL", help="--engine server: the VibeVoice vLLM server's URL")
+    vv.add_argument("--concurrency", type=int, metavar="K", help="--engine server: requests in flight (8)")
     me = p.add_argument_group("decode engine options (--engine murmur; see docs/engine.md)")
     me.add_argument("--eviction", choices=[*POLICIES, *PRESETS], help="KV-cache eviction (default: none)")
     me.add_argument("--sink", type=int, metavar="N", help="output sink tokens kept (default: 4)")
@@ -60,6 +63,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     me.add_argument("--speech-rate", type=float, metavar="R", help="speech window tokens/step (default: 1)")
     me.add_argument("--repetition-penalty", type=float, metavar="P", help="repeat penalty (default: 1, off)")
     add_speaker_arguments(p)
+    add_cluster_arguments(p)
     p.add_argument("--out", type=Path, help="output folder (default: next to each input file)")
     p.add_argument(
         "--format",
@@ -79,6 +83,7 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
         "batch_size": args.batch_size,
         "context": context,
         **{k: getattr(args, k, None) for k in ("dtype", "attention", "budget", "engine", "acoustic")},
+        **{k: getattr(args, k, None) for k in ("server", "concurrency")},
         **{k: getattr(args, k, None) for k in ENGINE_OPTIONS},
     }
 
@@ -99,6 +104,11 @@ def run(args: argparse.Namespace) -> int:
             single_pass=args.mode == "single",
             speakers=speaker_config(args),
         )
+        cluster = cluster_config(args)
+        if cluster is not None:
+            from engine.cli.cluster_run import transcribe_on_cluster
+
+            return transcribe_on_cluster(args, cluster, config, formats, cancel)
         pipeline = Pipeline.create(args.backend, config, **backend_options(args))
         failures = 0
         for path in args.files:

@@ -42,6 +42,8 @@ class VibeVoiceBackend:
         self._decoder: Any = None
 
     def describe(self) -> str:
+        if self.config.engine == "server":
+            return f"VibeVoice-ASR {self.config.server_model} at {self.config.server}"
         return f"VibeVoice-ASR {self.config.model}"
 
     def transcribe(
@@ -53,6 +55,11 @@ class VibeVoiceBackend:
         if recording.sample_rate != self.sample_rate:
             raise ValueError(f"VibeVoice-ASR needs {self.sample_rate} Hz audio, got {recording.sample_rate}")
         check_cancel(cancel)
+        if self.config.engine == "server":  # decoding happens on a VibeVoice vLLM server
+            from engine.backends.vibevoice.server_client import ServerClient
+
+            yield from ServerClient(self.config).transcribe(recording, chunks, cancel)
+            return
         loaded, decoder = self._load()
         audible = [c for c in chunks if len(recording.slice(c.start, c.end)) > 0]
         silent = [c for c in chunks if len(recording.slice(c.start, c.end)) == 0]

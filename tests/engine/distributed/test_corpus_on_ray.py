@@ -1,8 +1,9 @@
 """Transcribing files on a local Ray cluster gives exactly the single-process transcripts.
 
 Two workers on the session's 2-CPU cluster: whisper over two meeting excerpts (several chunks
-each, from one global queue), the tiny trained VibeVoice model over its clips; a worker killed
-mid-run has its chunks re-run on the other; an unreadable file fails alone.
+each, from one global queue) with an unreadable file among them that fails alone; a worker
+killed mid-run has its chunks re-run on the other; `murmur transcribe --ray` with the tiny
+trained VibeVoice model; one recording through `RayBackend` (what eval and bench use).
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from engine.cli import main
 from engine.distributed import ClusterConfig
+from engine.distributed.backend import RayBackend
 from engine.distributed.cluster import start_workers, stop_workers
 from engine.distributed.corpus import CorpusRunner
+from engine.export import read_json
 from engine.pipeline import Pipeline, PipelineConfig
 from engine.speakers import SpeakerConfig
 from engine.types import Progress
@@ -76,13 +80,38 @@ def test_a_killed_worker_has_its_chunks_rerun_and_the_transcripts_still_match(
     assert [o.transcript for o in result.outcomes] == single_whisper
 
 
-def test_the_tiny_vibevoice_model_on_two_workers_matches_the_single_process_run(
-    ray_cluster, trained_model, trained_clips
+def test_the_cli_on_ray_with_the_tiny_vibevoice_model_writes_the_single_process_transcripts(
+    ray_cluster, trained_model, trained_clips, tmp_path, capsys
 ):
     options = {"model": str(trained_model), "device": "cpu"}
     pipeline = Pipeline.create("vibevoice", CONFIG, **options)
     paths: list[Path] = [path for path, _ in trained_clips]
-    single = [pipeline.run(path) for path in paths]
-    result = CorpusRunner(pipeline, "vibevoice", options, TWO).run(paths)
-    assert [o.transcript for o in result.outcomes] == single
-    assert all(t.utterances for t in single)
+    code = main([
+        "transcribe", *map(str, paths), "--backend", "vibevoice", "--model", str(trained_model),
+        "--device", "cpu", "--diarizer", "none", "--ray", "--workers", "2", "--format", "json",
+        "--out", str(tmp_path),
+    ])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert f"{len(paths)} of {len(paths)} files" in err and "on 2 workers" in err
+    for path in paths:
+        single = pipeline.run(path)
+        assert single.utterances
+        assert read_json(tmp_path / f"{path.stem}.json").utterances == single.utterances
+
+
+def test_a_recording_through_the_ray_backend_matches_the_local_backend(
+    ray_cluster, excerpts, single_whisper
+):
+    backend = RayBackend("whisper", {}, TWO)
+    try:
+        transcript = Pipeline(backend, CONFIG).run(excerpts[0])
+    finally:
+        backend.close()
+    assert transcript == single_whisper[0]
+
+
+@pytest.mark.parametrize("command", ["transcribe", "eval", "bench"])
+def test_cluster_flags_without_ray_are_refused(command, excerpts, capsys):
+    assert main([command, str(excerpts[0]), "--workers", "2"]) == 1
+    assert "--workers only apply with --ray" in capsys.readouterr().err
