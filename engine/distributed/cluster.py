@@ -63,6 +63,9 @@ def start_workers(config: ClusterConfig, backend: str, options: dict[str, Any]) 
 
     connect(config)
     count, gpus = pool_shape(config, ray.cluster_resources())
+    free = ray.available_resources()
+    if count * config.cpus_per_worker > free.get("CPU", 0.0) or count * gpus > free.get("GPU", 0.0):
+        log.warning("%d workers need more than is free now (%s): some wait", count, _describe(free))
     actor_class = ray.remote(ChunkWorker).options(num_cpus=config.cpus_per_worker, num_gpus=gpus)
     handles = [WorkerHandle(actor_class.remote(backend, options), f"worker {i + 1}") for i in range(count)]
     log.info("started %d workers (%g GPU, %g CPU each)", count, gpus, config.cpus_per_worker)

@@ -1,15 +1,17 @@
 """Transcribing files on a local Ray cluster gives exactly the single-process transcripts.
 
 Two workers on the session's 2-CPU cluster: whisper over two meeting excerpts (several chunks
-each, from one global queue) with an unreadable file among them that fails alone; a worker
-killed mid-run has its chunks re-run on the other; `murmur transcribe --ray` with the tiny
-trained VibeVoice model; one recording through `RayBackend` (what eval and bench use).
+each, from one global queue) with an unreadable file among them that fails alone; a cancel
+mid-run hands over no file; a worker killed mid-run has its chunks re-run on the other;
+`murmur transcribe --ray` with the tiny trained VibeVoice model; one recording through
+`RayBackend` (what eval and bench use).
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import threading
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from engine.distributed import ClusterConfig
 from engine.distributed.backend import RayBackend
 from engine.distributed.cluster import start_workers, stop_workers
 from engine.distributed.corpus import CorpusRunner
+from engine.errors import Cancelled
 from engine.export import read_json
 from engine.pipeline import Pipeline, PipelineConfig
 from engine.speakers import SpeakerConfig
@@ -57,23 +60,44 @@ def test_whisper_on_two_workers_matches_the_single_process_run_and_a_bad_file_fa
     assert result.workers == 2 and result.workers_lost == 0
 
 
-def test_a_killed_worker_has_its_chunks_rerun_and_the_transcripts_still_match(
-    ray_cluster, whisper, excerpts, single_whisper
-):
+@pytest.fixture(scope="module")
+def pool(ray_cluster):
+    """Two whisper workers for the cancel test and then the kill test, which stops them."""
     workers = start_workers(TWO, "whisper", {})
-    victim = ray_cluster.get(workers[0].actor.pid.remote())
+    yield workers
+    stop_workers(workers)
+
+
+def test_cancel_stops_the_cluster_work_and_hands_over_no_file(ray_cluster, whisper, excerpts, pool):
+    cancel = threading.Event()
+    written = []
+
+    def cancel_on_first_result(p: Progress) -> None:
+        if p.partial is not None:
+            cancel.set()
+
+    runner = CorpusRunner(whisper, "whisper", {}, TWO, batch_size=1)
+    with pytest.raises(Cancelled):
+        runner.run(excerpts, written.append, cancel_on_first_result, cancel, workers=pool)
+    assert written == []  # every file has two chunks: none was complete
+
+
+def test_a_killed_worker_has_its_chunks_rerun_and_the_transcripts_still_match(
+    ray_cluster, whisper, excerpts, single_whisper, pool
+):
+    victim = ray_cluster.get(pool[0].actor.pid.remote())
 
     def kill_on_first_result(p: Progress) -> None:
-        if p.partial is not None and p.completed and not killed:
+        if p.partial is not None and not killed:
             killed.append(victim)
             os.kill(victim, signal.SIGKILL)
 
     killed: list[int] = []
+    runner = CorpusRunner(whisper, "whisper", {}, TWO, batch_size=1)
     try:
-        runner = CorpusRunner(whisper, "whisper", {}, TWO, batch_size=1)
-        result = runner.run(excerpts, on_progress=kill_on_first_result, workers=workers)
+        result = runner.run(excerpts, on_progress=kill_on_first_result, workers=pool)
     finally:
-        stop_workers(workers)
+        stop_workers(pool)  # free the cluster's CPUs for the next tests
     assert killed
     assert result.workers_lost == 1 and result.chunks_retried >= 1
     assert [o.error for o in result.outcomes] == [None, None]
