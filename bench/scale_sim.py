@@ -1,26 +1,26 @@
 """Scheduling simulation for `bench/scale.py`: a corpus of chunks over G GPU workers, LPT vs FIFO.
 
 It mirrors `engine.distributed.dispatch.Dispatcher`: the driver takes batches of up to B chunks
-from the global `ChunkQueue` (the same class, "longest" or "fifo" order; a short queue is split
-evenly between workers), keeps two calls in flight per worker, and a worker runs its calls one
-after the other, each call decoding its batch until its longest row is done (rows that finish
-early leave their slot idle until the call ends). The cost of a call comes from the per-chunk
-decode model of docs/benchmarks.md: decode steps ≈ 9 per second of audio (2,700 for 300 s),
-prompt = 100 + 7.5 tokens per second of audio, each step costs the bandwidth roofline
-`(weights + active rows × mean visible KV × 57,344 B) / bandwidth` times 1.3 (the target there),
-with 14.1 GB of weights (what the table's 3.65 ms at batch 16 / KV 3,700 / 4.8 TB/s implies);
-prefill is compute at an effective 400 TFLOP/s. "Ideal" is perfect balance: every chunk's
-full-batch cost summed over all GPUs, or the longest chunk alone if that is longer.
+from the global `ChunkQueue` with the same `plan_fill` ("longest" or "fifo" order; breadth
+first, a short queue split evenly between workers), keeps two calls in flight per worker, and a
+worker runs its calls one after the other, each call decoding its batch until its longest row is
+done (rows that finish early leave their slot idle until the call ends). The cost of a call
+comes from the per-chunk decode model of docs/benchmarks.md: decode steps ≈ 9 per second of
+audio (2,700 for 300 s), prompt = 100 + 7.5 tokens per second of audio, each step costs the
+bandwidth roofline `(weights + active rows × mean visible KV × 57,344 B) / bandwidth` times 1.3
+(the target there), with 14.1 GB of weights (what the table's 3.65 ms at batch 16 / KV 3,700 /
+4.8 TB/s implies); prefill is compute at an effective 400 TFLOP/s. "Ideal" is perfect balance:
+every chunk's full-batch cost summed over all GPUs, or the longest chunk alone if that is
+longer.
 """
 
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.distributed.queue import ChunkQueue, Job
+from engine.distributed.queue import ChunkQueue, Job, plan_fill
 from engine.types import Chunk
 
 
@@ -95,14 +95,11 @@ def simulate(
     chunks = len(queue)
     waiting: list[list[float]] = [[] for _ in range(gpus)]  # per worker: durations of queued calls
 
-    def dispatch(worker: int) -> None:
-        while len(waiting[worker]) < in_flight and len(queue):
-            share = math.ceil(len(queue) / gpus)
-            jobs = queue.take(max(1, min(model.batch, share)))
+    def dispatch() -> None:
+        for worker, jobs in plan_fill(queue, [len(w) for w in waiting], model.batch, in_flight):
             waiting[worker].append(model.call_seconds([j.seconds for j in jobs]))
 
-    for w in range(gpus):
-        dispatch(w)
+    dispatch()
     events = [(waiting[w][0], w) for w in range(gpus) if waiting[w]]
     heapq.heapify(events)
     makespan = 0.0
@@ -110,7 +107,7 @@ def simulate(
         now, w = heapq.heappop(events)
         makespan = max(makespan, now)
         waiting[w].pop(0)
-        dispatch(w)
+        dispatch()
         if waiting[w]:
             heapq.heappush(events, (now + waiting[w][0], w))
     every = [d for durations in files for d in durations]

@@ -27,7 +27,7 @@ def transcribe_on_cluster(
 
     options = {k: v for k, v in backend_options(args).items() if v is not None}
     pipeline = Pipeline.create(args.backend, config, **options)
-    bar = ProgressBar(enabled=not args.quiet)
+    bar = ProgressBar(sys.stderr, enabled=not args.quiet)  # today's stderr, not import time's
     on_file = _Writer(args, formats, bar)
     started = time.perf_counter()
     try:

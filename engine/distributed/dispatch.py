@@ -1,15 +1,16 @@
 """The driver's loop: keep every worker's batches coming, collect results, survive dead workers.
 
-`Dispatcher(workers, queue, batch_size)` sends batches of `batch_size` jobs from the global
-`ChunkQueue` to the workers, keeping `calls_in_flight` batches queued on each so a worker never
-waits for the driver. `run(audio)` yields `ChunkDone` as results come back and `FileFailed` when
-a file has lost a chunk for good; it ends when the queue is empty and nothing is in flight. Jobs
-may be added (`queue.put`) between `step`s, so files can be queued while others decode. A
-worker whose process dies has all its batches re-queued on the others; a batch that raises is
-re-queued too, each job going out alone, at most `max_retries` more times (the queue's rule);
-a chunk that fails every try fails its file (its other chunks are dropped). When no worker is
-left, every remaining file fails. `cancel` is checked every `poll` seconds: in-flight calls
-are cancelled and `Cancelled` is raised.
+`Dispatcher(workers, queue, batch_size)` sends batches of up to `batch_size` jobs from the
+global `ChunkQueue` to the workers (`plan_fill`: breadth first, even shares of a short queue),
+keeping `calls_in_flight` batches queued on each so a worker never waits for the driver.
+`run(audio)` yields `ChunkDone` as results come back and `FileFailed` when a file has lost a
+chunk for good; it ends when the queue is empty and nothing is in flight. Jobs may be added
+(`queue.put`) between `step`s, so files can be queued while others decode. A worker whose
+process dies has all its batches re-queued on the others; a batch that raises is re-queued too,
+each job going out alone, at most `max_retries` more times (the queue's rule); a chunk that
+fails every try fails its file (its other chunks are dropped). When no worker is left, every
+remaining file fails. `cancel` is checked every `poll` seconds: in-flight calls are cancelled
+and `Cancelled` is raised.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.distributed.cluster import WorkerHandle
-from engine.distributed.queue import ChunkQueue, Job
+from engine.distributed.queue import ChunkQueue, Job, plan_fill
 from engine.errors import Cancelled
 from engine.types import ChunkResult
 
@@ -93,14 +94,11 @@ class Dispatcher:
         return [event for ref in ready for event in self._collect(ref, self._calls.pop(ref))]
 
     def _fill(self, audio: Mapping[Hashable, Any]) -> None:
-        for worker in self.workers:
-            while sum(c.worker is worker for c in self._calls.values()) < self.calls_in_flight:
-                share = -(-len(self.queue) // len(self.workers))  # a short queue is split evenly
-                jobs = self.queue.take(max(1, min(self.batch_size, share)))
-                if not jobs:
-                    return
-                items = [(j.file, audio[j.file], j.chunk) for j in jobs]
-                self._calls[worker.actor.transcribe.remote(items)] = _Call(worker, tuple(jobs))
+        calls = [sum(c.worker is w for c in self._calls.values()) for w in self.workers]
+        for index, jobs in plan_fill(self.queue, calls, self.batch_size, self.calls_in_flight):
+            worker = self.workers[index]
+            items = [(j.file, audio[j.file], j.chunk) for j in jobs]
+            self._calls[worker.actor.transcribe.remote(items)] = _Call(worker, tuple(jobs))
 
     def _collect(self, ref: Any, call: _Call) -> Iterator[Event]:
         import ray

@@ -5,14 +5,16 @@ the order its `Order` policy gives (`ORDERS`: "longest" first, the classic LPT r
 makespan near the ideal, or "fifo" as the files came); jobs that failed come back through
 `retry`, which says whether the chunk may be tried again (at most 1 + `max_retries` times) and
 sends retried jobs out alone, so that one bad chunk cannot take a batch of good ones down with
-it twice. Pure Python: the scheduling simulation in bench/scale.py uses the same queue.
+it twice. `plan_fill` decides which worker gets which batch. Pure Python: the scheduling
+simulation in bench/scale.py uses the same queue and plan.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Hashable, Iterable
+import math
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -95,3 +97,25 @@ class ChunkQueue:
         self._heap = [entry for entry in self._heap if entry[2].file != file]
         heapq.heapify(self._heap)
         return dropped
+
+
+def plan_fill(
+    queue: ChunkQueue, in_flight: Sequence[int], batch: int, depth: int
+) -> list[tuple[int, list[Job]]]:
+    """The batches to send now, as (worker index, jobs), given each worker's calls in flight.
+
+    Breadth first: every worker gets its first call before any gets a second, up to `depth`
+    calls each. Each batch is an even share of what is queued at that level (at most `batch`),
+    so a short queue is spread over all workers instead of filling the first ones.
+    """
+    counts = list(in_flight)
+    plan: list[tuple[int, list[Job]]] = []
+    for level in range(1, depth + 1):
+        share = max(1, min(batch, math.ceil(len(queue) / max(len(counts), 1))))
+        for worker, calls in enumerate(counts):
+            if calls >= level or not len(queue):
+                continue
+            jobs = queue.take(share)
+            plan.append((worker, jobs))
+            counts[worker] += 1
+    return plan

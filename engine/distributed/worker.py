@@ -4,8 +4,10 @@
 model loads on `warm_up` (or the first batch) and stays loaded. `transcribe(items)` takes a batch
 of `(file key, audio ref, chunk)` items, fetches each file's audio from Ray's object store (a
 node fetches an object once and shares it between its workers), and runs the backend's batched
-decode once per file in the batch, returning `(file key, ChunkResult)` per item in any order. The class
-is plain Python; `engine.distributed.cluster` turns it into an actor with its resources.
+decode over the batch, returning `(file key, ChunkResult)` per item in any order: one decode
+stream across files when the backend has `transcribe_pieces` (VibeVoice: the batch refills
+across files), else one call per file (whisper). The class is plain Python;
+`engine.distributed.cluster` turns it into an actor with its resources.
 """
 
 from __future__ import annotations
@@ -43,9 +45,15 @@ class ChunkWorker:
         groups: dict[Hashable, tuple[Any, list[Chunk]]] = {}
         for file, ref, chunk in items:
             groups.setdefault(file, (ref, []))[1].append(chunk)
+        rate = self.backend.sample_rate
+        # (T,) float32 samples, read-only, shared with the node's object store
+        recordings = {file: Recording(ray.get(ref), rate) for file, (ref, _) in groups.items()}
+        many = getattr(self.backend, "transcribe_pieces", None)
+        if many is not None:  # one decode stream for the whole batch, refilled across files
+            pieces = [(recordings[f], c) for f, (_, chunks) in groups.items() for c in chunks]
+            owner = {id(c): f for f, (_, chunks) in groups.items() for c in chunks}
+            return [(owner[id(res.chunk)], res) for res in many(pieces)]  # results carry their chunk
         results: list[tuple[Hashable, ChunkResult]] = []
-        for file, (ref, chunks) in groups.items():
-            samples = ray.get(ref)  # (T,) float32, read-only, shared with the node's object store
-            recording = Recording(samples, self.backend.sample_rate)
-            results.extend((file, r) for r in self.backend.transcribe(recording, chunks))
+        for file, (_, chunks) in groups.items():
+            results.extend((file, r) for r in self.backend.transcribe(recordings[file], chunks))
         return results

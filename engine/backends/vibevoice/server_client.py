@@ -101,16 +101,22 @@ class ServerClient:
         self, recording: Recording, chunks: Sequence[Chunk], cancel: threading.Event | None = None
     ) -> Iterator[ChunkResult]:
         """One result per chunk, as replies arrive (see the module docstring)."""
-        if recording.sample_rate != SAMPLE_RATE:
-            raise ValueError(f"VibeVoice-ASR needs {SAMPLE_RATE} Hz audio, got {recording.sample_rate}")
-        waiting = iter(chunks)
+        yield from self.transcribe_pieces([(recording, c) for c in chunks], cancel)
+
+    def transcribe_pieces(
+        self, pieces: Sequence[tuple[Recording, Chunk]], cancel: threading.Event | None = None
+    ) -> Iterator[ChunkResult]:
+        """Chunks of one or more recordings, `concurrency` requests at a time."""
+        if any(r.sample_rate != SAMPLE_RATE for r, _ in pieces):
+            raise ValueError(f"VibeVoice-ASR needs {SAMPLE_RATE} Hz audio")
+        waiting = iter(pieces)
         pool = ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="murmur-server")
         running: dict[Future[ChunkResult], Chunk] = {}
         try:
             while True:
                 check_cancel(cancel)
-                while len(running) < self.config.concurrency and (chunk := next(waiting, None)):
-                    running[pool.submit(self.chunk_result, recording, chunk)] = chunk
+                while len(running) < self.config.concurrency and (piece := next(waiting, None)):
+                    running[pool.submit(self.chunk_result, *piece)] = piece[1]
                 if not running:
                     return
                 done, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
