@@ -59,6 +59,12 @@ class RayBackend:
         finally:
             self._workers = dispatcher.workers  # the ones still alive
 
+    def worker_cpu_seconds(self) -> float:
+        """CPU seconds the live workers have used so far (0 before they start)."""
+        import ray
+
+        return float(sum(ray.get([w.actor.cpu_seconds.remote() for w in self._workers or ()])))
+
     def close(self) -> None:
         """Stop the workers (they stop with this process anyway)."""
         if self._workers:

@@ -13,6 +13,7 @@ across files), else one call per file (whisper). The class is plain Python;
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -31,6 +32,10 @@ class ChunkWorker:
     def pid(self) -> int:
         """The worker's process id (what a supervisor or a test would signal)."""
         return os.getpid()
+
+    def cpu_seconds(self) -> float:
+        """CPU time this worker process has used (what a benchmark compares with wall time)."""
+        return time.process_time()
 
     def warm_up(self) -> str:
         """Load the model on one second of silence; the backend's description."""
