@@ -1,15 +1,17 @@
 """Many files end to end on a Ray cluster: one global chunk queue, each file finished as it completes.
 
 `CorpusRunner(pipeline, backend, options, cluster)` uses `pipeline` (built on the driver; its
-model is never loaded there) for loading, VAD, chunk planning, speakers and stitching, and a pool
-of `ChunkWorker` actors for inference. `run(paths, on_file, on_progress, cancel)` prepares the
-files one by one, puts each file's audio into Ray's object store and queues its chunks while
+model is never loaded there) for loading, VAD, chunk planning, speakers and stitching, and a
+pool of `ChunkWorker` actors for inference. `run(paths, on_file, on_progress, cancel)` prepares
+the files one by one, puts each file's audio into Ray's object store and queues its chunks while
 earlier files already decode; as soon as a file's last chunk is back, its speakers and stitching
-run (through `ReplayBackend`, so the transcript is exactly the single-process pipeline's) and
-`on_file(FileOutcome)` gets it. A file that cannot be read, or whose chunk failed every retry,
-gets an outcome with the error; the others go on. Progress goes to `on_progress` as one INFER
-report over all files (seconds of audio decoded of seconds queued). `cancel` raises `Cancelled`
-after in-flight calls are cancelled; the workers are stopped in every case.
+run (through `ReplayBackend`, so the transcript is exactly the single-process pipeline's) in a
+finishing thread, one file at a time, while the workers are kept busy, and
+`on_file(FileOutcome)` gets it there (every `on_file` call comes from that one thread). A file
+that cannot be read, or whose chunk failed every retry, gets an outcome with the error; the
+others go on. Progress goes to `on_progress` as one INFER report over all files (seconds of
+audio decoded of seconds queued). `cancel` raises `Cancelled` after in-flight calls are
+cancelled; the workers are stopped in every case.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -145,16 +148,24 @@ class _Run:
         self.seconds_total = self.seconds_done = 0.0
         self.chunks_total = self.chunks_done = 0
         self.planned = 0
+        # speakers, stitching and `on_file` run here, one file at a time, while dispatch goes on
+        self.finisher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="murmur-finish")
+        self.finishing: list[Future[None]] = []
 
     def run(self, paths: Sequence[Path]) -> list[FileOutcome]:
         import ray
 
-        for key, path in enumerate(paths):
-            self._prepare(key, Path(path), ray)
-            self.planned += 1
-            self._handle(self.dispatcher.step(self.audio, 0.0))
-        while self.dispatcher.busy:
-            self._handle(self.dispatcher.step(self.audio, self.dispatcher.poll))
+        try:
+            for key, path in enumerate(paths):
+                self._prepare(key, Path(path), ray)
+                self.planned += 1
+                self._handle(self.dispatcher.step(self.audio, 0.0))
+            while self.dispatcher.busy:
+                self._handle(self.dispatcher.step(self.audio, self.dispatcher.poll))
+            for future in self.finishing:
+                future.result()  # a cancel or a programming error in a finisher surfaces here
+        finally:
+            self.finisher.shutdown(wait=True, cancel_futures=True)
         return [self.outcomes[key] for key in range(len(paths))]
 
     def _prepare(self, key: int, path: Path, ray: Any) -> None:
@@ -163,7 +174,7 @@ class _Run:
         except Cancelled:
             raise
         except (MurmurError, ValueError, OSError) as exc:
-            self._done(key, FileOutcome(path, None, str(exc), self._elapsed()))
+            self._later(self._done, key, FileOutcome(path, None, str(exc), self._elapsed()))
             return
         self.files[key] = _File(path, prepared)
         self.audio[key] = ray.put(prepared.recording.samples)
@@ -172,7 +183,7 @@ class _Run:
         self.chunks_total += len(prepared.chunks)
         self._progress(None)
         if not prepared.chunks:
-            self._finish(key)
+            self._later(self._finish, key, self._take(key))
 
     def _handle(self, events: list[Event]) -> None:
         for event in events:
@@ -183,17 +194,23 @@ class _Run:
                 self.chunks_done += 1
                 self._progress(event.result)
                 if file.complete:
-                    self._finish(event.file)
+                    self._later(self._finish, event.file, self._take(event.file))
             else:
-                file = self.files.pop(event.file)
-                self.audio.pop(event.file, None)
-                self._done(event.file, FileOutcome(file.path, None, event.message, self._elapsed()))
+                file = self._take(event.file)
+                outcome = FileOutcome(file.path, None, event.message, self._elapsed())
+                self._later(self._done, event.file, outcome)
 
-    def _finish(self, key: Hashable) -> None:
+    def _take(self, key: Hashable) -> _File:
+        """A file leaves the run: its audio may leave the object store now."""
+        self.audio.pop(key, None)
+        return self.files.pop(key)
+
+    def _later(self, work: Callable[..., None], *args: Any) -> None:
+        self.finishing.append(self.finisher.submit(work, *args))
+
+    def _finish(self, key: Hashable, file: _File) -> None:
         from engine.pipeline import Pipeline
 
-        file = self.files.pop(key)
-        self.audio.pop(key, None)  # the object store may free the audio now
         p = self.pipeline
         replay = ReplayBackend(p.backend, file.results)
         finisher = Pipeline(replay, p.config, p.detector, p.diarizer)
