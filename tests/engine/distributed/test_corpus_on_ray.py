@@ -4,7 +4,7 @@ Two workers on the session's 2-CPU cluster: whisper over two meeting excerpts (s
 each, from one global queue) with an unreadable file among them that fails alone; a cancel
 mid-run hands over no file; a worker killed mid-run has its chunks re-run on the other;
 `murmur transcribe --ray` with the tiny trained VibeVoice model; one recording through
-`RayBackend` (what eval and bench use).
+`RayBackend` (what eval and bench use); a chunk that fails every try fails only its file.
 """
 
 from __future__ import annotations
@@ -139,3 +139,31 @@ def test_a_recording_through_the_ray_backend_matches_the_local_backend(
 def test_cluster_flags_without_ray_are_refused(command, excerpts, capsys):
     assert main([command, str(excerpts[0]), "--workers", "2"]) == 1
     assert "--workers only apply with --ray" in capsys.readouterr().err
+
+
+def test_a_chunk_that_fails_every_try_fails_only_its_file(ray_cluster):
+    from engine.distributed.cluster import WorkerHandle
+    from engine.distributed.dispatch import ChunkDone, Dispatcher, FileFailed
+    from engine.distributed.queue import ChunkQueue, Job
+    from engine.types import Chunk, ChunkResult
+
+    class Flaky:  # a worker whose backend chokes on chunk 2 of file "bad" (defined here: sent by value)
+        def transcribe(self, items):
+            if any(file == "bad" and chunk.index == 2 for file, _, chunk in items):
+                raise ValueError("this chunk always breaks the model")
+            return [(file, ChunkResult(chunk, ())) for file, _, chunk in items]
+
+    actor = ray_cluster.remote(Flaky).options(num_cpus=0.5)
+    workers = [WorkerHandle(actor.remote(), f"worker {i}") for i in (1, 2)]
+    queue = ChunkQueue("longest", max_retries=2)
+    for file in ("good", "bad"):
+        queue.put(Job(file, Chunk(i, 0.0, 10.0 + i)) for i in range(4))
+    dispatcher = Dispatcher(workers, queue, batch_size=3)
+    events = list(dispatcher.run({"good": None, "bad": None}))
+    failed = [e for e in events if isinstance(e, FileFailed)]
+    assert [e.file for e in failed] == ["bad"]
+    assert "chunk 3 failed 3 times" in failed[0].message and "always breaks" in failed[0].message
+    done = sorted(e.result.chunk.index for e in events if isinstance(e, ChunkDone) and e.file == "good")
+    assert done == [0, 1, 2, 3]  # the good file lost nothing, though it shared batches with the bad one
+    assert dispatcher.chunks_retried >= 2
+    stop_workers(workers)
