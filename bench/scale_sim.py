@@ -2,7 +2,8 @@
 
 It mirrors `engine.distributed.dispatch.Dispatcher`: the driver takes batches of up to B chunks
 from the global `ChunkQueue` with the same `plan_fill` ("longest" or "fifo" order; breadth
-first, a short queue split evenly between workers), keeps two calls in flight per worker, and a
+first, a short queue split evenly between workers; files enter the queue only while fewer chunks
+wait than two calls per worker hold, as in the corpus runner), keeps two calls in flight per worker, and a
 worker runs its calls one after the other, each call decoding its batch until its longest row is
 done (rows that finish early leave their slot idle until the call ends). The cost of a call
 comes from the per-chunk decode model of docs/benchmarks.md: decode steps ≈ 9 per second of
@@ -90,12 +91,14 @@ def simulate(
 ) -> Outcome:
     """Makespan of `files` (each a list of chunk durations, s) on `gpus` workers."""
     queue = ChunkQueue(order, max_retries=0)
-    for f, durations in enumerate(files):
-        queue.put(Job(f, Chunk(i, 0.0, d)) for i, d in enumerate(durations))
-    chunks = len(queue)
+    unread = iter(enumerate(files))
+    lookahead = in_flight * model.batch * gpus  # as the corpus runner: read files only this far ahead
     waiting: list[list[float]] = [[] for _ in range(gpus)]  # per worker: durations of queued calls
 
     def dispatch() -> None:
+        while len(queue) < lookahead and (item := next(unread, None)) is not None:
+            f, durations = item
+            queue.put(Job(f, Chunk(i, 0.0, d)) for i, d in enumerate(durations))
         for worker, jobs in plan_fill(queue, [len(w) for w in waiting], model.batch, in_flight):
             waiting[worker].append(model.call_seconds([j.seconds for j in jobs]))
 
@@ -111,5 +114,6 @@ def simulate(
         if waiting[w]:
             heapq.heappush(events, (now + waiting[w][0], w))
     every = [d for durations in files for d in durations]
+    chunks = len(every)
     ideal = max(sum(model.full_batch_share(d) for d in every) / gpus, max(model.alone(d) for d in every))
     return Outcome(makespan, ideal, chunks)

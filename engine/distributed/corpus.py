@@ -4,14 +4,15 @@
 model is never loaded there) for loading, VAD, chunk planning, speakers and stitching, and a
 pool of `ChunkWorker` actors for inference. `run(paths, on_file, on_progress, cancel)` prepares
 the files one by one, puts each file's audio into Ray's object store and queues its chunks while
-earlier files already decode; as soon as a file's last chunk is back, its speakers and stitching
-run (through `ReplayBackend`, so the transcript is exactly the single-process pipeline's) in a
-finishing thread, one file at a time, while the workers are kept busy, and
-`on_file(FileOutcome)` gets it there (every `on_file` call comes from that one thread). A file
-that cannot be read, or whose chunk failed every retry, gets an outcome with the error; the
-others go on. Progress goes to `on_progress` as one INFER report over all files (seconds of
-audio decoded of seconds queued). `cancel` raises `Cancelled` after in-flight calls are
-cancelled; the workers are stopped in every case.
+earlier files already decode (the next file is read only while fewer chunks wait than the
+workers hold in flight, so memory follows the cluster's size, not the corpus's); as soon as a
+file's last chunk is back, its speakers and stitching run (through `ReplayBackend`, so the
+transcript is exactly the single-process pipeline's) in a finishing thread, one file at a time,
+while the workers are kept busy, and `on_file(FileOutcome)` gets it there (every `on_file` call
+comes from that one thread). A file that cannot be read, or whose chunk failed every retry, gets
+an outcome with the error; the others go on. Progress goes to `on_progress` as one INFER report
+over all files (seconds of audio decoded of seconds queued). `cancel` raises `Cancelled` after
+in-flight calls are cancelled; workers the runner started are stopped in every case.
 """
 
 from __future__ import annotations
@@ -148,6 +149,8 @@ class _Run:
         self.seconds_total = self.seconds_done = 0.0
         self.chunks_total = self.chunks_done = 0
         self.planned = 0
+        # chunks queued beyond those in flight before the next file is read: bounds the driver's memory
+        self.lookahead = cfg.calls_in_flight * runner.batch_size * max(len(workers), 1)
         # speakers, stitching and `on_file` run here, one file at a time, while dispatch goes on
         self.finisher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="murmur-finish")
         self.finishing: list[Future[None]] = []
@@ -157,6 +160,8 @@ class _Run:
 
         try:
             for key, path in enumerate(paths):
+                while len(self.queue) >= self.lookahead:  # files not needed yet stay on disk
+                    self._handle(self.dispatcher.step(self.audio, self.dispatcher.poll))
                 self._prepare(key, Path(path), ray)
                 self.planned += 1
                 self._handle(self.dispatcher.step(self.audio, 0.0))
