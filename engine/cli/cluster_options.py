@@ -8,6 +8,7 @@ silently ignored. `ray_backend(args, backend, options)` is the `RayBackend` eval
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 RAY_ONLY = (("workers", "--workers"), ("gpus_per_worker", "--gpus-per-worker"), ("retries", "--retries"))
@@ -34,6 +35,8 @@ def cluster_config(args: argparse.Namespace) -> Any:
         if given:
             raise ValueError(f"{', '.join(given)} only apply with --ray")
         return None
+    if Path(args.ray).exists():  # `--ray a.wav b.wav`: argparse took a file for the address
+        raise ValueError(f"--ray took {args.ray!r} for a cluster address; write --ray auto or put it last")
     retries = {"max_retries": args.retries} if args.retries is not None else {}
     return ClusterConfig(
         address=args.ray, workers=args.workers, gpus_per_worker=args.gpus_per_worker, **retries

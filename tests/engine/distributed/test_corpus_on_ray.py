@@ -135,6 +135,11 @@ def test_a_recording_through_the_ray_backend_matches_the_local_backend(
     assert transcript == single_whisper[0]
 
 
+def test_a_file_taken_for_the_ray_address_is_a_clear_error(excerpts, capsys):
+    assert main(["transcribe", "--ray", str(excerpts[0]), str(excerpts[1])]) == 1
+    assert "write --ray auto or put it last" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("command", ["transcribe", "eval", "bench"])
 def test_cluster_flags_without_ray_are_refused(command, excerpts, capsys):
     assert main([command, str(excerpts[0]), "--workers", "2"]) == 1
