@@ -13,7 +13,8 @@ Up to `concurrency` requests are in flight (the server batches them; with data p
 replicas share them). A connection error, a timeout, or an HTTP 408/429/5xx answer is retried
 up to `server_retries` times with a short exponential back-off; any other HTTP error, an
 unreadable reply, or the last failed try raises `ServerError` naming the chunk and the cause.
-`cancel` is checked as replies arrive; requests not yet sent are dropped.
+`cancel` is checked five times a second: requests not yet sent are dropped, and those still out
+are left to finish in daemon threads (nothing waits for them).
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ import base64
 import http.client
 import io
 import json
+import queue
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 import numpy as np
@@ -110,21 +111,30 @@ class ServerClient:
         if any(r.sample_rate != SAMPLE_RATE for r, _ in pieces):
             raise ValueError(f"VibeVoice-ASR needs {SAMPLE_RATE} Hz audio")
         waiting = iter(pieces)
-        pool = ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="murmur-server")
-        running: dict[Future[ChunkResult], Chunk] = {}
+        replies: queue.Queue[ChunkResult | BaseException] = queue.Queue()
+        running = 0
+        while True:
+            check_cancel(cancel)
+            while running < self.config.concurrency and (piece := next(waiting, None)):
+                # daemon threads: a cancelled run exits without waiting for requests still out
+                threading.Thread(target=self._answer, args=(*piece, replies), daemon=True).start()
+                running += 1
+            if not running:
+                return
+            try:
+                reply = replies.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            running -= 1
+            if isinstance(reply, BaseException):
+                raise reply
+            yield reply
+
+    def _answer(self, recording: Recording, chunk: Chunk, replies: queue.Queue[Any]) -> None:
         try:
-            while True:
-                check_cancel(cancel)
-                while len(running) < self.config.concurrency and (piece := next(waiting, None)):
-                    running[pool.submit(self.chunk_result, *piece)] = piece[1]
-                if not running:
-                    return
-                done, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
-                for future in done:
-                    del running[future]
-                    yield future.result()
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+            replies.put(self.chunk_result(recording, chunk))
+        except BaseException as exc:  # handed to the consuming thread, which raises it
+            replies.put(exc)
 
     def chunk_result(self, recording: Recording, chunk: Chunk) -> ChunkResult:
         samples = recording.slice(chunk.start, chunk.end)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -16,7 +18,7 @@ from tiny_chat_server import TinyChatServer
 from engine.backends.vibevoice import VibeVoiceBackend, VibeVoiceConfig
 from engine.backends.vibevoice.server_client import ServerClient
 from engine.cli import main
-from engine.errors import ServerError
+from engine.errors import Cancelled, ServerError
 from engine.pipeline import Pipeline, PipelineConfig
 from engine.speakers import SpeakerConfig
 from engine.types import Chunk, Recording
@@ -111,6 +113,18 @@ def test_a_slow_server_times_out(trained_model, joined):
         config = VibeVoiceConfig(engine="server", server=slow.url, server_timeout=0.3, server_retries=0)
         with pytest.raises(ServerError, match=r"no answer within 0\.3 s"):
             list(ServerClient(config).transcribe(recording, chunks[:1]))
+
+
+def test_cancel_does_not_wait_for_a_slow_server(trained_model, joined):
+    recording, chunks = joined
+    cancel = threading.Event()
+    with TinyChatServer(trained_model, faults=[3.0]) as slow:
+        config = VibeVoiceConfig(engine="server", server=slow.url)
+        threading.Timer(0.3, cancel.set).start()
+        started = time.monotonic()
+        with pytest.raises(Cancelled):
+            list(ServerClient(config).transcribe(recording, chunks[:1], cancel))
+        assert time.monotonic() - started < 2.0
 
 
 def test_an_unreachable_server_is_one_error_line(trained_clips, capsys):
