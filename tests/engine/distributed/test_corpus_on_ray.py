@@ -9,6 +9,7 @@ mid-run hands over no file; a worker killed mid-run has its chunks re-run on the
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -29,11 +30,14 @@ from engine.types import Progress
 
 CONFIG = PipelineConfig(speakers=SpeakerConfig(diarizer="none"))
 TWO = ClusterConfig(workers=2)
+# one CTranslate2 thread on both sides: multi-threaded whisper was not bit-reproducible here (seen
+# once: one in-process run's word times and probabilities differed slightly from every other run's)
+WHISPER = {"cpu_threads": 1}
 
 
 @pytest.fixture(scope="module")
 def whisper() -> Pipeline:
-    return Pipeline.create("whisper", CONFIG)
+    return Pipeline.create("whisper", CONFIG, **WHISPER)
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +53,7 @@ def test_whisper_on_two_workers_matches_the_single_process_run_and_a_bad_file_fa
     seen: list[Progress] = []
     written = []
     paths = [excerpts[0], broken, excerpts[1]]
-    result = CorpusRunner(whisper, "whisper", {}, TWO).run(paths, written.append, seen.append)
+    result = CorpusRunner(whisper, "whisper", WHISPER, TWO).run(paths, written.append, seen.append)
     assert [result.outcomes[i].transcript for i in (0, 2)] == single_whisper
     assert all(len(t.chunks) >= 2 for t in single_whisper)  # really several chunks per file
     assert result.outcomes[1].transcript is None and "broken.wav" in str(result.outcomes[1].error)
@@ -63,7 +67,7 @@ def test_whisper_on_two_workers_matches_the_single_process_run_and_a_bad_file_fa
 @pytest.fixture(scope="module")
 def pool(ray_cluster):
     """Two whisper workers for the cancel test and then the kill test, which stops them."""
-    workers = start_workers(TWO, "whisper", {})
+    workers = start_workers(TWO, "whisper", WHISPER)
     yield workers
     stop_workers(workers)
 
@@ -76,7 +80,7 @@ def test_cancel_stops_the_cluster_work_and_hands_over_no_file(ray_cluster, whisp
         if p.partial is not None:
             cancel.set()
 
-    runner = CorpusRunner(whisper, "whisper", {}, TWO, batch_size=1)
+    runner = CorpusRunner(whisper, "whisper", WHISPER, TWO, batch_size=1)
     with pytest.raises(Cancelled):
         runner.run(excerpts, written.append, cancel_on_first_result, cancel, workers=pool)
     assert written == []  # every file has two chunks: none was complete
@@ -93,7 +97,7 @@ def test_a_killed_worker_has_its_chunks_rerun_and_the_transcripts_still_match(
             os.kill(victim, signal.SIGKILL)
 
     killed: list[int] = []
-    runner = CorpusRunner(whisper, "whisper", {}, TWO, batch_size=1)
+    runner = CorpusRunner(whisper, "whisper", WHISPER, TWO, batch_size=1)
     try:
         result = runner.run(excerpts, on_progress=kill_on_first_result, workers=pool)
     finally:
@@ -127,7 +131,7 @@ def test_the_cli_on_ray_with_the_tiny_vibevoice_model_writes_the_single_process_
 def test_a_recording_through_the_ray_backend_matches_the_local_backend(
     ray_cluster, excerpts, single_whisper
 ):
-    backend = RayBackend("whisper", {}, TWO)
+    backend = RayBackend("whisper", WHISPER, TWO)
     try:
         transcript = Pipeline(backend, CONFIG).run(excerpts[0])
     finally:
@@ -172,3 +176,36 @@ def test_a_chunk_that_fails_every_try_fails_only_its_file(ray_cluster):
     assert done == [0, 1, 2, 3]  # the good file lost nothing, though it shared batches with the bad one
     assert dispatcher.chunks_retried >= 2
     stop_workers(workers)
+
+
+@pytest.mark.slow
+def test_eval_on_ray_scores_the_demo_like_the_single_process_run(ray_cluster, tmp_path, capsys):
+    demo = Path(__file__).resolve().parents[3] / "resources" / "demo"
+    manifest = tmp_path / "manifest.json"
+    audio, reference = str(demo / "meeting.flac"), str(demo / "meeting.seglst.json")
+    recording = {"id": "demo", "audio": audio, "seglst": reference}
+    manifest.write_text(json.dumps({"format": "murmur-manifest", "version": 1, "name": "demo",
+                                    "recordings": [recording]}))  # fmt: skip
+    reports = {}
+    for name, flags in {"local": [], "ray": ["--ray", "--workers", "2"]}.items():
+        out = tmp_path / name
+        command = ["eval", str(manifest), "--diarizer", "none", "--option", "cpu_threads=1"]
+        assert main([*command, "--out", str(out), *flags]) == 0
+        reports[name] = json.loads((out / "eval.json").read_text())
+    capsys.readouterr()
+    local, ray = (r["recordings"][0] for r in reports.values())
+    for metric in ("wer", "der", "cpwer", "tcpwer"):  # same hypotheses, same scores
+        assert ray[metric] == local[metric]
+    assert ray["chunks"] == local["chunks"] == 5 and ray["failed"] is None
+    systems = tmp_path / "systems.json"  # two systems on one model: the workers are shared, then stopped
+    systems.write_text(json.dumps([
+        {"name": "w30", "backend": "whisper", "chunk_seconds": 30, "label": "W30", "role": "baseline"},
+        {"name": "w20", "backend": "whisper", "chunk_seconds": 20, "label": "W20"},
+    ]))  # fmt: skip
+    code = main(["bench", str(manifest), "--systems-file", str(systems), "--baseline", "w30",
+                 "--set", "whisper.cpu_threads=1", "--diarizer", "none", "--out", str(tmp_path / "bench"),
+                 "--ray", "--workers", "2"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    bench = json.loads((tmp_path / "bench" / "bench.json").read_text())
+    assert bench["systems"][0]["recordings"][0]["wer"] == local["wer"]
+    assert ray_cluster.available_resources().get("CPU") == 2  # the workers were stopped
