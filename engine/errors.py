@@ -36,3 +36,11 @@ class Cancelled(MurmurError):
 
 class TranscriptFormatError(MurmurError):
     """A transcript file could not be read: missing, not JSON, or not a Murmur transcript."""
+
+
+class ClusterError(MurmurError):
+    """Work on a Ray cluster failed for good: every worker died, or a chunk failed every retry."""
+
+
+class ServerError(MurmurError):
+    """A transcription server failed: unreachable, timed out, or answered with an error, after retries."""

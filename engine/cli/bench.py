@@ -16,6 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from engine.cli.cluster_options import add_cluster_arguments, cluster_config, ray_backend
 from engine.cli.eval import (
     add_scoring_arguments,
     add_source_arguments,
@@ -42,6 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_speaker_arguments(p)
     add_paper_switches(p)
     add_scoring_arguments(p)
+    add_cluster_arguments(p)
     p.add_argument("--out", type=Path, help="output folder (default: bench/<dataset>)")
 
 
@@ -80,10 +82,18 @@ def _run(args: argparse.Namespace, cancel: threading.Event) -> int:
             reason = unavailable(s)
             print(f"{s.name:14} {s.title:42} {'ready' if reason is None else 'skipped: ' + reason}")
         return 0
+    factory = None
+    if cluster_config(args) is not None:  # each system's chunks spread over Ray workers
+
+        def factory(system: Any) -> Any:
+            return ray_backend(args, system.backend, system.backend_options())
+
     manifest = load_manifest(args)
     out = args.out or Path("bench") / manifest.name
     options = RunOptions(metric_config(args), out, args.resume)
-    report = run_bench(systems, manifest, options, args.count_failures, _stderr, cancel, args.baseline)
+    report = run_bench(
+        systems, manifest, options, args.count_failures, _stderr, cancel, args.baseline, factory
+    )
     written = write_bench(report, out)
     print(report.table())
     _stderr(f"wrote {len(written)} files under {out}")

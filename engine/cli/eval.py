@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engine.cli.cluster_options import add_cluster_arguments, ray_backend
 from engine.cli.interrupt import on_interrupt
 from engine.cli.paper_switches import add_paper_switches, apply_paper_switches
 from engine.cli.speaker_options import add_speaker_arguments, speaker_config
@@ -49,6 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_speaker_arguments(p)
     add_paper_switches(p)
     add_scoring_arguments(p)
+    add_cluster_arguments(p)
     p.add_argument("--out", type=Path, help="output folder (default: eval/<dataset>/<name>)")
 
 
@@ -64,6 +66,8 @@ DECODE_FLAGS = (
     ("speech_layers", str, "per-layer speech settings, a JSON list (eviction)"),
     ("look_back", int, "speech-anchor: tokens kept before the anchor"),
     ("look_ahead", int, "speech-anchor: last speech tokens always kept"),
+    ("server", str, "the VibeVoice vLLM server's URL (--engine server)"),
+    ("concurrency", int, "requests in flight to the server (--engine server)"),
 )
 
 
@@ -156,11 +160,17 @@ def _run(args: argparse.Namespace, cancel: threading.Event) -> int:
     from engine.evaluation.runner import RunOptions, evaluate
     from engine.evaluation.tables import system_table
 
-    manifest = load_manifest(args)
     (system,) = apply_paper_switches([system_from_args(args)], args)
+    backend = ray_backend(args, system.backend, system.backend_options())  # None without --ray
+    manifest = load_manifest(args)
     out = args.out or Path("eval") / manifest.name / system.name
     options = RunOptions(metric_config(args), out, args.resume)
-    report = evaluate(system, manifest, options, _stderr, cancel).counting_failures(args.count_failures)
+    try:
+        report = evaluate(system, manifest, options, _stderr, cancel, backend)
+    finally:
+        if backend is not None:
+            backend.close()
+    report = report.counting_failures(args.count_failures)
     written = write_system(report, out)
     print(system_table(report))
     _stderr(f"wrote {', '.join(str(p) for p in written)}")

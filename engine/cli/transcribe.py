@@ -21,6 +21,7 @@ from typing import Any
 
 from engine.backends import BACKENDS
 from engine.backends.vibevoice import config as vibevoice
+from engine.cli.cluster_options import add_cluster_arguments, cluster_config
 from engine.cli.eviction_options import add_eviction_arguments
 from engine.cli.interrupt import install as install_interrupt
 from engine.cli.outputs import Target, rescue
@@ -61,11 +62,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     vv.add_argument("--budget", choices=vibevoice.BUDGETS, help="tokens per chunk rule (default: paper)")
     vv.add_argument("--engine", choices=vibevoice.ENGINES, help="decoder (default: murmur)")
     vv.add_argument("--acoustic", choices=vibevoice.ACOUSTIC_MODES, help="audio latents (default: mean)")
+    vv.add_argument("--server", metavar="URL", help="--engine server: the VibeVoice vLLM server's URL")
+    vv.add_argument("--concurrency", type=int, metavar="K", help="--engine server: requests in flight (8)")
     me = p.add_argument_group("decode engine options (--engine murmur; see docs/engine.md)")
     me.add_argument("--eviction", choices=[*POLICIES, *PRESETS], help="KV-cache eviction (default: none)")
     add_eviction_arguments(me)
     me.add_argument("--repetition-penalty", type=float, metavar="P", help="repeat penalty (default: 1, off)")
     add_speaker_arguments(p)
+    add_cluster_arguments(p)
     p.add_argument("--out", type=Path, help="output folder (default: next to each input file)")
     p.add_argument(
         "--format",
@@ -85,6 +89,7 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
         "batch_size": args.batch_size,
         "context": context,
         **{k: getattr(args, k, None) for k in ("dtype", "attention", "budget", "engine", "acoustic")},
+        **{k: getattr(args, k, None) for k in ("server", "concurrency")},
         **{k: getattr(args, k, None) for k in ENGINE_OPTIONS},
     }
 
@@ -118,6 +123,11 @@ def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Even
     )
     if cancel.is_set():
         raise Cancelled()
+    cluster = cluster_config(args)
+    if cluster is not None:
+        from engine.cli.cluster_run import transcribe_on_cluster
+
+        return transcribe_on_cluster(args, cluster, config, plan, cancel)
     pipeline = Pipeline.create(args.backend, config, **backend_options(args))
     failures = 0
     for path, target in zip(args.files, plan.targets, strict=True):
@@ -129,7 +139,7 @@ def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Even
             failures += 1
             _fail(f"{path}: {exc}")
             continue
-        failures += not _deliver(transcript, seconds, path, target, plan.formats, args)
+        failures += not deliver(transcript, seconds, path, target, plan.formats, args)
     total = len(args.files)
     if failures and total > 1:
         _fail(
@@ -140,7 +150,7 @@ def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Even
     return 1 if failures else 0
 
 
-def _deliver(
+def deliver(
     transcript: Transcript, seconds: float, path: Path, target: Target, formats: tuple[str, ...],
     args: argparse.Namespace,
 ) -> bool:  # fmt: skip

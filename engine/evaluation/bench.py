@@ -14,7 +14,7 @@ import dataclasses
 import json
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,8 +57,13 @@ def run_bench(
     notify: Notify | None = None,
     cancel: threading.Event | None = None,
     baseline: str = "single-pass",
+    backend_factory: Callable[[System], Any] | None = None,
 ) -> BenchReport:
-    """Evaluate every system on `manifest` (see the module docstring)."""
+    """Evaluate every system on `manifest` (see the module docstring).
+
+    `backend_factory` builds the backend a group of systems shares (default: a local one, e.g.
+    a `RayBackend` instead); a backend with a `close()` is closed once no system needs it.
+    """
     options = options or RunOptions()
     for entry in manifest.entries:  # a bad reference stops the sweep before any inference
         load_reference(entry)
@@ -69,14 +74,16 @@ def run_bench(
         backend = None
         if unavailable(system) is None:
             key = _key(system)
-            backend = backends.get(key) or backends.setdefault(key, _backend(system))
+            backend = backends.get(key) or backends.setdefault(key, (backend_factory or _backend)(system))
             remaining[key] -= 1
         folder = options.out_dir / system.name if options.out_dir else None
         run_options = dataclasses.replace(options, out_dir=folder)
         report = evaluate(system, manifest, run_options, notify, cancel, backend)
         reports.append(report.counting_failures(count_failures))
         if backend is not None and remaining[_key(system)] == 0:
-            del backends[_key(system)]  # release the model
+            released = backends.pop(_key(system))  # release the model
+            if hasattr(released, "close"):
+                released.close()
         if folder is not None:
             write_system(reports[-1], folder)
     return BenchReport(manifest.name, tuple(reports), baseline)

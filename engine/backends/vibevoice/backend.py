@@ -5,9 +5,11 @@ terms) → a `DecodeRequest` (prompt embeddings with the audio features merged i
 from the chunk's duration) → the decoder chosen by `config.engine` → the reply's tokens → parsed
 `Segment`s with chunk-relative times and the model's own chunk-local integer speakers. Requests
 are built lazily as the decoder asks for them, so only about one batch of embeddings exists at a
-time. Results are yielded as the decoder finishes them; each records its finish reason (EOS,
-LENGTH, LOOP), its cost and the reply text. In single-pass mode the pipeline sends the whole
-recording as one chunk; recordings longer than an hour (`max_chunk_seconds`) are refused there.
+time; `transcribe_pieces` does the same for chunks of several recordings at once (a Ray
+worker's batch), so rows refill across recordings. Results are yielded as the decoder finishes
+them; each records its finish reason (EOS, LENGTH, LOOP), its cost and the reply text. In
+single-pass mode the pipeline sends the whole recording as one chunk; recordings longer than an
+hour (`max_chunk_seconds`) are refused there.
 The model loads on first use and stays loaded; heavy imports happen only then.
 """
 
@@ -42,6 +44,8 @@ class VibeVoiceBackend:
         self._decoder: Any = None
 
     def describe(self) -> str:
+        if self.config.engine == "server":
+            return f"VibeVoice-ASR {self.config.server_model} at {self.config.server}"
         return f"VibeVoice-ASR {self.config.model}"
 
     def transcribe(
@@ -50,18 +54,30 @@ class VibeVoiceBackend:
         chunks: Sequence[Chunk],
         cancel: threading.Event | None = None,
     ) -> Iterator[ChunkResult]:
-        if recording.sample_rate != self.sample_rate:
-            raise ValueError(f"VibeVoice-ASR needs {self.sample_rate} Hz audio, got {recording.sample_rate}")
+        yield from self.transcribe_pieces([(recording, c) for c in chunks], cancel)
+
+    def transcribe_pieces(
+        self, pieces: Sequence[tuple[Recording, Chunk]], cancel: threading.Event | None = None
+    ) -> Iterator[ChunkResult]:
+        """Chunks of several recordings as one decode stream: the batch refills across recordings."""
+        rates = {r.sample_rate for r, _ in pieces} - {self.sample_rate}
+        if rates:
+            raise ValueError(f"VibeVoice-ASR needs {self.sample_rate} Hz audio, got {min(rates)}")
         check_cancel(cancel)
+        if self.config.engine == "server":  # decoding happens on a VibeVoice vLLM server
+            from engine.backends.vibevoice.server_client import ServerClient
+
+            yield from ServerClient(self.config).transcribe_pieces(pieces, cancel)
+            return
         loaded, decoder = self._load()
-        audible = [c for c in chunks if len(recording.slice(c.start, c.end)) > 0]
-        silent = [c for c in chunks if len(recording.slice(c.start, c.end)) == 0]
+        audible = [(r, c) for r, c in pieces if len(r.slice(c.start, c.end)) > 0]
+        silent = [c for r, c in pieces if len(r.slice(c.start, c.end)) == 0]
         yield from (ChunkResult(chunk=c, segments=()) for c in silent)  # no samples: nothing said
         encode_seconds: dict[int, float] = {}
-        requests = self._requests(loaded, recording, audible, encode_seconds, cancel)
+        requests = self._requests(loaded, audible, encode_seconds, cancel)
         try:
             for result in decoder.decode(requests, cancel):
-                chunk = audible[result.id]
+                chunk = audible[result.id][1]
                 yield self._chunk_result(loaded, chunk, result, encode_seconds.pop(result.id, 0.0))
         except Exception as exc:
             import torch
@@ -75,15 +91,14 @@ class VibeVoiceBackend:
     def _requests(
         self,
         loaded: Any,
-        recording: Recording,
-        chunks: Sequence[Chunk],
+        pieces: Sequence[tuple[Recording, Chunk]],
         encode_seconds: dict[int, float],
         cancel: threading.Event | None,
     ) -> Iterator[Any]:
         from engine.backends.vibevoice.inputs import AcousticNoise, build_request
 
         cfg = self.config
-        for i, chunk in enumerate(chunks):
+        for i, (recording, chunk) in enumerate(pieces):
             check_cancel(cancel)
             started = time.perf_counter()
             samples = recording.slice(chunk.start, chunk.end)

@@ -20,7 +20,7 @@ DEVICES = ("auto", "cpu", "cuda")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 ATTENTIONS = ("sdpa", "eager", "flash_attention_2")
 ACOUSTIC_MODES = ("mean", "seeded", "sampled")
-ENGINES = ("hf", "murmur")
+ENGINES = ("hf", "murmur", "server")  # server: a VibeVoice vLLM server (server_client.py)
 BUDGETS = ("paper", "murmur", "max")
 ENGINE_OPTIONS = (
     "eviction", "sink", "window", "delay", "speech_rate", "speech_sink", "speech_layers", "look_back",
@@ -59,6 +59,12 @@ class VibeVoiceConfig:
     look_back: int | None = None
     look_ahead: int | None = None
     repetition_penalty: float | None = None
+    # engine="server": an OpenAI-compatible VibeVoice server (the vLLM plugin) does the decoding
+    server: str | None = None  # its base URL, e.g. http://gpu-box:8000
+    concurrency: int = 8  # requests in flight
+    server_model: str = "vibevoice"  # the served model name (the plugin's --served-model-name)
+    server_timeout: float = 900.0  # seconds one request may take
+    server_retries: int = 2  # further tries after a connection error, a timeout or a 5xx/429
 
     def __post_init__(self) -> None:
         if not self.model.strip():
@@ -85,6 +91,7 @@ class VibeVoiceConfig:
         if any(not isinstance(t, str) for t in terms):
             raise ValueError("context must be a sequence of strings")
         object.__setattr__(self, "context", tuple(terms))  # a list or "a, b" becomes a tuple
+        _check_server(self)
         if self.engine_options and self.engine != "murmur":
             raise ValueError(
                 f"{', '.join(self.engine_options)} only apply to Murmur's decode engine (--engine murmur)"
@@ -118,6 +125,19 @@ class VibeVoiceConfig:
         """The context terms as the prompt states them ("Alice, Kubernetes"), or None."""
         terms = [t.strip() for t in self.context if t.strip()]
         return ", ".join(terms) or None
+
+
+def _check_server(cfg: VibeVoiceConfig) -> None:
+    if (cfg.engine == "server") != (cfg.server is not None):
+        raise ValueError("--engine server and --server URL go together: give both or neither")
+    if cfg.server is not None and not re.fullmatch(r"https?://[^\s/]+(/\S*)?", cfg.server):
+        raise ValueError(f"the server must be an http:// or https:// URL, got {cfg.server!r}")
+    if not 1 <= cfg.concurrency <= 1024:
+        raise ValueError(f"concurrency must be within 1–1024, got {cfg.concurrency}")
+    if cfg.server_timeout <= 0:
+        raise ValueError(f"the server timeout must be positive, got {cfg.server_timeout}")
+    if not 0 <= cfg.server_retries <= 10:
+        raise ValueError(f"server retries must be within 0–10, got {cfg.server_retries}")
 
 
 def _choice(what: str, value: str, allowed: tuple[str, ...]) -> None:
