@@ -23,6 +23,10 @@ def library_output_hidden(enabled: bool = True) -> Iterator[None]:
         return
     old = sys.stderr
     old.flush()
+    if not _on_descriptor_2(old):  # Python's stderr already goes elsewhere (a capture, a GUI log)
+        with _descriptor_2_silenced():
+            yield
+        return
     saved = os.dup(2)
     own = open(os.dup(saved), "w", encoding=old.encoding, errors="backslashreplace", buffering=1)  # noqa: SIM115
     handlers = [h for h in _stream_handlers() if h.stream is old]
@@ -42,6 +46,26 @@ def library_output_hidden(enabled: bool = True) -> Iterator[None]:
         os.dup2(saved, 2)
         os.close(saved)
         own.close()
+
+
+def _on_descriptor_2(stream: object) -> bool:
+    try:
+        return stream.fileno() == 2  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        return False
+
+
+@contextlib.contextmanager
+def _descriptor_2_silenced() -> Iterator[None]:
+    saved = os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    os.close(null)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _stream_handlers() -> list[logging.StreamHandler]:
