@@ -154,6 +154,7 @@ class Pipeline:
     ) -> Transcript:
         report = on_progress or (lambda p: None)
         if self.diarizer is not None:  # a missing speaker model fails now, not after inference
+            report(Progress(Stage.INFER, 0, len(prepared.chunks), f"loading {self.diarizer.name} speakers"))
             self.diarizer.load()
         # 4) inference, chunk by chunk as the backend finishes them
         results = self.infer(prepared, report, cancel)

@@ -10,15 +10,17 @@
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from engine.audio.resample import StreamingResampler, resample
+from engine.audio.speech_runs import speech_runs
 from engine.backends.base import check_cancel
 from engine.errors import ModelLoadError
 from engine.types import Recording, SpeechSegment
@@ -27,6 +29,7 @@ VAD_RATE = 16000
 FRAME = 512  # silero frame at 16 kHz (32 ms)
 CONTEXT = 64  # samples of the previous frame silero prepends to each frame
 BLOCK_FRAMES = 18750  # 600 s at 16 kHz per block
+SILERO_MODEL = "silero_vad_16k_sequence.onnx"
 
 ProgressFn = Callable[[float, float], None]  # (seconds done, seconds total)
 
@@ -93,31 +96,23 @@ class SileroVad:
         return np.concatenate(out) if out else np.zeros(0, np.float32)
 
     def segments_from_probabilities(self, probs: np.ndarray, duration: float) -> list[SpeechSegment]:
-        from silero_vad.utils_vad import get_speech_timestamps_from_probs
-
         cfg = self.config
-        stamps = get_speech_timestamps_from_probs(
-            list(map(float, probs)),
-            sampling_rate=VAD_RATE,
+        spans = speech_runs(
+            probs.tolist(),
+            round(duration * VAD_RATE),
             threshold=cfg.threshold,
-            min_speech_duration_ms=cfg.min_speech_ms,
-            min_silence_duration_ms=cfg.min_silence_ms,
-            speech_pad_ms=cfg.speech_pad_ms,
-            return_seconds=False,
-            audio_length_samples=round(duration * VAD_RATE),
+            min_speech_ms=cfg.min_speech_ms,
+            min_silence_ms=cfg.min_silence_ms,
+            pad_ms=cfg.speech_pad_ms,
         )
-        return [
-            SpeechSegment(s["start"] / VAD_RATE, min(s["end"] / VAD_RATE, duration))
-            for s in stamps
-            if s["end"] > s["start"]
-        ]
+        return [SpeechSegment(a / VAD_RATE, min(b / VAD_RATE, duration)) for a, b in spans if b > a]
 
     def _load(self) -> Any:
         if self._session is None:
             try:
                 import onnxruntime as ort
 
-                path = resources.files("silero_vad.data").joinpath("silero_vad_16k_sequence.onnx")
+                path = silero_model_path()
                 options = ort.SessionOptions()
                 options.inter_op_num_threads = 1
                 options.intra_op_num_threads = 1
@@ -127,6 +122,17 @@ class SileroVad:
             except Exception as exc:  # missing wheel data or a broken onnxruntime
                 raise ModelLoadError(f"could not load the silero VAD model: {exc}") from exc
         return self._session
+
+
+def silero_model_path() -> Path:
+    """silero's sequence ONNX model inside the installed wheel, found without importing the package
+    (its `__init__` imports torch)."""
+    spec = importlib.util.find_spec("silero_vad")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / "data" / SILERO_MODEL
+        if path.is_file():
+            return path
+    raise ModelLoadError(f"the silero VAD model {SILERO_MODEL} is missing: install the package 'silero-vad'")
 
 
 class PyannoteVad:

@@ -21,7 +21,7 @@ from engine.cli.progressbar import ProgressBar
 from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 from engine.decode.eviction import POLICIES, PRESETS
 from engine.errors import Cancelled, MurmurError
-from engine.progress import format_clock
+from engine.progress import StageTimes, format_clock
 from engine.types import Transcript
 
 DEFAULT_FORMATS = "srt,vtt,txt,json,docx"
@@ -46,6 +46,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="chunked (default): VAD chunks run in batches; single: the whole recording in one pass",
     )
     p.add_argument("--context", help='names and terms to expect, comma separated: "Alice, Kubernetes"')
+    p.add_argument(
+        "--quality",
+        choices=["fast", "accurate"],
+        help="whisper: fast (default; batched, broken chunks decoded again) or accurate "
+        "(sequential, conditioned on the previous text, with temperature fallback; 2–3x slower)",
+    )
+    p.add_argument("--profile", action="store_true", help="print the seconds each stage took")
     vv = p.add_argument_group("vibevoice options")
     vv.add_argument("--dtype", choices=vibevoice.DTYPES, help="weights' dtype (default: auto)")
     vv.add_argument("--attention", choices=vibevoice.ATTENTIONS, help="attention kernel (default: sdpa)")
@@ -78,12 +85,14 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
         "device": args.device,
         "batch_size": args.batch_size,
         "context": context,
+        "quality": getattr(args, "quality", None),
         **{k: getattr(args, k, None) for k in ("dtype", "attention", "budget", "engine", "acoustic")},
         **{k: getattr(args, k, None) for k in ENGINE_OPTIONS},
     }
 
 
 def run(args: argparse.Namespace) -> int:
+    began = time.perf_counter()
     from engine.export import FORMATS, ExportOptions, export
     from engine.pipeline import Pipeline, PipelineConfig
 
@@ -100,10 +109,12 @@ def run(args: argparse.Namespace) -> int:
             speakers=speaker_config(args),
         )
         pipeline = Pipeline.create(args.backend, config, **backend_options(args))
+        if args.profile:
+            print(f"profile: setup {time.perf_counter() - began:.2f} s (imports, options)", file=sys.stderr)
         failures = 0
         for path in args.files:
             try:
-                transcript, seconds = _transcribe_one(pipeline, path, cancel, args.quiet)
+                transcript, seconds = _transcribe_one(pipeline, path, cancel, args.quiet, args.profile)
             except MurmurError as exc:
                 if isinstance(exc, Cancelled):
                     raise
@@ -138,15 +149,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _transcribe_one(
-    pipeline: Any, path: Path, cancel: threading.Event, quiet: bool
+    pipeline: Any, path: Path, cancel: threading.Event, quiet: bool, profile: bool = False
 ) -> tuple[Transcript, float]:
     bar = ProgressBar(enabled=not quiet)
+    times = StageTimes()
     started = time.perf_counter()
     try:
-        transcript = pipeline.run(path, bar, cancel)
+        transcript = pipeline.run(path, lambda p: (bar(p), times(p)), cancel)
     finally:
         bar.close()
-    return transcript, time.perf_counter() - started
+    times.stop()
+    seconds = time.perf_counter() - started
+    if profile:
+        print(f"profile: {path.name}: {times.render()} · total {seconds:.2f} s", file=sys.stderr)
+    return transcript, seconds
 
 
 def render_transcript(transcript: Transcript) -> str:

@@ -9,7 +9,7 @@ import pytest
 
 from engine.errors import Cancelled, ModelLoadError
 from engine.pipeline import Pipeline, PipelineConfig
-from engine.progress import EtaTracker, format_clock
+from engine.progress import EtaTracker, StageTimes, format_clock
 from engine.types import Progress, Stage
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "meeting.flac"
@@ -74,6 +74,18 @@ def test_eta_is_extrapolated_from_the_rate_within_a_stage():
     assert eta.update(Progress(Stage.INFER, 5, 10)) == pytest.approx(10.0)
     assert eta.update(Progress(Stage.STITCH, 0, 1)) is None  # a new stage starts over
     assert format_clock(3725) == "1:02:05" and format_clock(65) == "1:05"
+
+
+def test_stage_times_come_from_the_progress_reports():
+    now = [0.0]
+    times = StageTimes(clock=lambda: now[0])
+    for t, stage in ((0, Stage.LOAD), (1, Stage.VAD), (1.5, Stage.VAD), (3, Stage.INFER), (10, Stage.STITCH)):
+        now[0] = t
+        times(Progress(stage, 0, 1))
+    now[0] = 10.25
+    times.stop()
+    assert times.seconds() == {Stage.LOAD: 1, Stage.VAD: 2, Stage.INFER: 7, Stage.STITCH: 0.25}
+    assert times.render().startswith("load 1.00 s · vad 2.00 s")
 
 
 def test_chunks_larger_than_the_model_takes_are_refused():
