@@ -94,7 +94,7 @@ class WhisperBackend:
         chunks: Sequence[Chunk],
         cancel: threading.Event | None = None,
     ) -> Iterator[ChunkResult]:
-        from engine.backends.whisper_decode import DecodeOptions, decode_accurate, decode_fast
+        from engine.backends.whisper_decode import DecodeOptions, decode_accurate_filled, decode_fast
 
         if recording.sample_rate != self.sample_rate:
             raise ValueError(f"whisper needs {self.sample_rate} Hz audio, got {recording.sample_rate}")
@@ -110,7 +110,7 @@ class WhisperBackend:
             gap_seconds=cfg.gap_seconds,
             timestamp_tokens=cfg.timestamp_tokens,
         )
-        decode = decode_accurate if cfg.quality == "accurate" else decode_fast
+        decode = decode_accurate_filled if cfg.quality == "accurate" else decode_fast
         yield from decode(self._model, recording, chunks, options, cancel)
 
 

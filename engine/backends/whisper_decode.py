@@ -12,7 +12,8 @@ Contract (all times absolute seconds in, chunk-relative in the `ChunkResult`s ou
   the chunks as clips, in order: each 30 s window conditioned on the text before it, with
   temperature fallback when a window's text repeats itself or is improbable, and seeking to the
   last complete segment so a window's tail is decoded again rather than dropped. The sampling
-  seed is fixed, so runs repeat.
+  seed is fixed, so runs repeat. `decode_accurate_filled` (the accurate quality) then decodes any
+  stretch of speech still without words as a clip of its own, like the fast path's last step.
 - both yield one `ChunkResult` per chunk, in chunk order, with sentence-split segments carrying
   word times; `cancel` is checked between batches (fast) or segments (accurate).
 """
@@ -223,6 +224,22 @@ def decode_accurate(
         pending.append(seg)
     for k in range(current, len(chunks)):
         yield _done(chunks[k], pending if k == current else [], started)
+
+
+def decode_accurate_filled(
+    model: Any, recording: Recording, chunks: Sequence[Chunk], options: DecodeOptions,
+    cancel: threading.Event | None = None,
+) -> Iterator[ChunkResult]:  # fmt: skip
+    """`decode_accurate`, then speech the sequential decoder skipped (it can jump to a window's end
+    after an early end of text) decoded as clips of its own, as the fast path does."""
+    from faster_whisper import BatchedInferencePipeline
+
+    pipeline = BatchedInferencePipeline(model=model)
+    for result in decode_accurate(model, recording, chunks, options, cancel):
+        if options.repair and uncovered(result.chunk, _chunk_words(result), options.gap_seconds):
+            check_cancel(cancel)
+            result = _fill_gaps(pipeline, recording, [result], options)[0]
+        yield result
 
 
 def _done(chunk: Chunk, found: list[Any], started: float) -> ChunkResult:

@@ -97,3 +97,11 @@ def test_single_pass_refuses_recordings_longer_than_the_model_takes(pipeline):
     single = Pipeline(pipeline.backend, PipelineConfig(single_pass=True))
     with pytest.raises(ValueError, match="single pass"):
         single.prepare(DEMO)  # 2 minutes, but whisper takes 30 s in one pass
+
+
+@pytest.mark.slow
+def test_diarizing_alongside_inference_gives_the_same_transcript(pipeline, prepared):
+    apart = Pipeline(pipeline.backend, PipelineConfig(chunk_seconds=30, speakers_alongside=False))
+    together, alone = pipeline.transcribe(prepared), apart.transcribe(prepared)
+    assert len({u.speaker for u in together.utterances}) >= 3
+    assert together.utterances == alone.utterances
