@@ -1,4 +1,4 @@
-"""How whisper decodes our chunks: `fast` (batched, with a refill pass) or `accurate` (sequential).
+"""How whisper decodes our chunks: `fast` (batched, broken chunks repaired) or `accurate` (sequential).
 
 Contract (all times absolute seconds in, chunk-relative in the `ChunkResult`s out):
 - `decode_fast(model, recording, chunks, options)`: faster-whisper's batched pipeline over the
@@ -9,11 +9,12 @@ Contract (all times absolute seconds in, chunk-relative in the `ChunkResult`s ou
   segment, no conditioning); the repair is kept when it is better (no loop, more words). Only
   broken chunks cost a second decode.
 - `decode_accurate(model, recording, chunks, options)`: faster-whisper's sequential decoder over
-  the chunks as clips, in order: each 30 s window conditioned on the text before it, with
-  temperature fallback when a window's text repeats itself or is improbable, and seeking to the
-  last complete segment so a window's tail is decoded again rather than dropped. The sampling
-  seed is fixed, so runs repeat. `decode_accurate_filled` (the accurate quality) then decodes any
-  stretch of speech still without words as a clip of its own, like the fast path's last step.
+  runs of chunks (less than 5 s apart) as clips: each 30 s window conditioned on the text before
+  it, with temperature fallback when a window's text repeats itself or is improbable, and seeking
+  to the last complete segment, so the decoder's windows, not our chunk edges, cut the speech and
+  a window's tail is decoded again rather than dropped; each word goes to the chunk holding its
+  middle. The sampling seed is fixed, so runs repeat. `decode_accurate_filled` (the accurate
+  quality) then decodes any stretch of speech still without words as a clip of its own.
 - both yield one `ChunkResult` per chunk, in chunk order, with sentence-split segments carrying
   word times; `cancel` is checked between batches (fast) or segments (accurate).
 """
@@ -38,6 +39,7 @@ GAP_PAD = 0.3  # seconds of context kept around a stretch of speech decoded on i
 LOOP_RATIO = 2.4  # whisper's compression-ratio threshold for repetitive text
 MIN_SPARSE_SPEECH = 8.0  # seconds of speech a chunk needs before its word rate is judged
 MIN_RATES = 3  # chunks needed before a recording's typical word rate is known
+JOIN_GAP = 5.0  # accurate: chunks closer than this are decoded as one clip
 FALLBACK_SEED = 0  # temperature fallback samples; a fixed seed makes runs repeat
 
 
@@ -70,7 +72,7 @@ def decode_fast(
         rates += [_rate(r) for r in results if _speech(r.chunk) > 0]
         broken = [r for r in results if options.repair and problems(r, options.gap_seconds, _median(rates))]
         fixed = {r.chunk.index: r for r in decode_accurate(
-            model, recording, [r.chunk for r in broken], options, cancel, condition=False
+            model, recording, [r.chunk for r in broken], options, cancel, joined=False
         )}  # fmt: skip
         results = [_better(r, fixed[r.chunk.index]) if r.chunk.index in fixed else r for r in results]
         if broken:
@@ -196,34 +198,52 @@ def _median(values: Sequence[float]) -> float | None:
 
 def decode_accurate(
     model: Any, recording: Recording, chunks: Sequence[Chunk], options: DecodeOptions,
-    cancel: threading.Event | None = None, condition: bool = True,
+    cancel: threading.Event | None = None, joined: bool = True,
 ) -> Iterator[ChunkResult]:  # fmt: skip
-    """Sequential decoding of `chunks` as clips (see the module contract); `condition=False`
-    decodes each window on its own (no previous text), as a repair of batched results does."""
+    """Sequential decoding of `chunks` (see the module contract). `joined`: chunks less than
+    `JOIN_GAP` apart form one clip, conditioned on the text before it, so the decoder's own
+    windows (not our chunk edges) cut the speech, and each word goes to the chunk that holds its
+    middle; otherwise every chunk is a clip decoded on its own (the fast path's repair), and a
+    segment goes to the clip it starts in."""
     import ctranslate2
 
     if not chunks:
         return
+    clips = _spans(chunks) if joined else [(c.start, c.end) for c in chunks]
     ctranslate2.set_random_seed(FALLBACK_SEED)
     segments, _info = model.transcribe(
         recording.samples,
         language=options.language,
         beam_size=options.beam_size,
         word_timestamps=True,
-        condition_on_previous_text=condition,
+        condition_on_previous_text=joined,
         vad_filter=False,
-        clip_timestamps=[t for c in chunks for t in (c.start, c.end)],
+        clip_timestamps=[t for a, b in clips for t in (a, b)],
         hotwords=options.hotwords,
     )
-    current, pending, started = 0, [], time.perf_counter()
+    current, found, words, started = 0, [], [], time.perf_counter()
     for seg in segments:
         check_cancel(cancel)
-        while current + 1 < len(chunks) and seg.start >= chunks[current].end - 1e-3:
-            yield _done(chunks[current], pending, started)
-            current, pending, started = current + 1, [], time.perf_counter()
-        pending.append(seg)
+        for word in _words(seg) or [Word(float(seg.start), float(seg.end), seg.text.strip())]:
+            at = (word.start + word.end) / 2 if joined else float(seg.start) + 1e-3  # clip of its own
+            while current + 1 < len(chunks) and at >= chunks[current].end:
+                yield _result(chunks[current], found, words, time.perf_counter() - started)
+                current, found, words, started = current + 1, [], [], time.perf_counter()
+            words.append(word)
+        found.append(seg)
     for k in range(current, len(chunks)):
-        yield _done(chunks[k], pending if k == current else [], started)
+        yield _result(chunks[k], found if k == current else [], words if k == current else [], 0.0)
+
+
+def _spans(chunks: Sequence[Chunk]) -> list[tuple[float, float]]:
+    """Runs of chunks less than `JOIN_GAP` apart, as (start, end) clips."""
+    spans = [(chunks[0].start, chunks[0].end)]
+    for c in chunks[1:]:
+        if c.start - spans[-1][1] < JOIN_GAP:
+            spans[-1] = (spans[-1][0], c.end)
+        else:
+            spans.append((c.start, c.end))
+    return spans
 
 
 def decode_accurate_filled(
@@ -242,15 +262,12 @@ def decode_accurate_filled(
         yield result
 
 
-def _done(chunk: Chunk, found: list[Any], started: float) -> ChunkResult:
-    return _result(chunk, found, _all_words(found), time.perf_counter() - started)
-
-
 def _all_words(found: Sequence[Any]) -> list[Word]:
     return sorted((w for s in found for w in _words(s)), key=lambda w: w.start)
 
 
 def _result(chunk: Chunk, found: Sequence[Any], words: Sequence[Word], seconds: float) -> ChunkResult:
+    """A chunk's result from faster-whisper segments and their words (absolute times)."""
     texts = [s.text for s in found if s.text.strip()]
     return ChunkResult(
         chunk=chunk,
