@@ -121,8 +121,9 @@ class Pipeline:
         report = on_progress or (lambda p: None)
         # 1) load: decode, mix down, resample to the backend's rate
         recording = source if isinstance(source, Recording) else self.load(source, report, cancel)
-        # 2) voice activity
+        # 2) voice activity (reported at once, so stage times count the work before its first block)
         check_cancel(cancel)
+        report(Progress(Stage.VAD, 0, recording.duration))
         speech = self.detector.detect(
             recording,
             lambda done, total: report(Progress(Stage.VAD, done, total)),
@@ -143,6 +144,7 @@ class Pipeline:
         cancel: threading.Event | None = None,
     ) -> Recording:
         report = on_progress or (lambda p: None)
+        report(Progress(Stage.LOAD, 0, 1))
         return load_audio(
             Path(path),
             self.backend.sample_rate,
