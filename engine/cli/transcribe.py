@@ -50,7 +50,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--quality",
         choices=["fast", "accurate"],
         help="whisper: fast (default; batched, broken chunks decoded again) or accurate "
-        "(sequential, conditioned on the previous text, with temperature fallback; 2–3x slower)",
+        "(sequential, conditioned on the previous text, with temperature fallback; fewer errors, "
+        "slower: see docs/performance.md)",
     )
     p.add_argument("--profile", action="store_true", help="print the seconds each stage took")
     vv = p.add_argument_group("vibevoice options")
