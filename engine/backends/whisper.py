@@ -69,7 +69,7 @@ def bundled_model_path() -> Path:
 
 
 class WhisperBackend:
-    """faster-whisper over our chunks: batched with a refill pass (`fast`) or sequential (`accurate`)."""
+    """faster-whisper over our chunks: batched, broken chunks repaired (`fast`) or sequential (`accurate`)."""
 
     name = "whisper"
     sample_rate = 16000
@@ -94,7 +94,7 @@ class WhisperBackend:
         chunks: Sequence[Chunk],
         cancel: threading.Event | None = None,
     ) -> Iterator[ChunkResult]:
-        from engine.backends.whisper_decode import DecodeOptions, decode_accurate_filled, decode_fast
+        from engine.backends.whisper_decode import DECODERS, DecodeOptions
 
         if recording.sample_rate != self.sample_rate:
             raise ValueError(f"whisper needs {self.sample_rate} Hz audio, got {recording.sample_rate}")
@@ -110,8 +110,7 @@ class WhisperBackend:
             gap_seconds=cfg.gap_seconds,
             timestamp_tokens=cfg.timestamp_tokens,
         )
-        decode = decode_accurate_filled if cfg.quality == "accurate" else decode_fast
-        yield from decode(self._model, recording, chunks, options, cancel)
+        yield from DECODERS[cfg.quality](self._model, recording, chunks, options, cancel)
 
 
 def load_model(cfg: WhisperConfig) -> Any:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -307,3 +307,9 @@ def _untimed(found: Sequence[Any], chunk: Chunk) -> list[Segment]:
         for s in found
         if s.text.strip()
     ]
+
+
+Decoder = Callable[
+    [Any, Recording, Sequence[Chunk], DecodeOptions, "threading.Event | None"], Iterator[ChunkResult]
+]
+DECODERS: dict[str, Decoder] = {"fast": decode_fast, "accurate": decode_accurate_filled}  # by quality
