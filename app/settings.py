@@ -51,6 +51,9 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "at once, cut in silence.", minimum=0, maximum=3600, special="backend default"),
     OptionSpec("single_pass", "Single pass", "bool", "Send the whole recording to the model in one "
                "piece (only for models that take long inputs)."),
+    OptionSpec("quality", "Quality", "choice", "fast: chunks decoded in batches, broken ones again; "
+               "accurate: decoded one after another, each knowing the text before it (fewer errors, "
+               "slower).", choices=("fast", "accurate")),
     OptionSpec("batch_size", "Batch size", "int", "Chunks decoded together; larger is faster on a GPU "
                "and needs more memory.", minimum=0, maximum=512, special="backend default"),
     OptionSpec("dtype", "Precision", "choice", "Weights' number format; auto picks bfloat16 on a GPU "
@@ -81,6 +84,7 @@ class TranscribeSettings:
     device: str = "auto"
     chunk_seconds: float = 0.0
     single_pass: bool = False
+    quality: str = "fast"
     batch_size: int = 0
     dtype: str = "auto"
     engine: str = "murmur"

@@ -11,6 +11,7 @@ Contract:
   both run the filter over the same fixed windows of the input. It holds only about one window
   (≈ 2^15 output samples plus the filter's context) of input at a time.
 - Everything is computed in float64 and returned as float32. Inputs must be 1-D (mono).
+- scipy.signal is imported only when a rate actually changes (it costs seconds to import).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 from math import ceil, gcd
 
 import numpy as np
-from scipy.signal import firwin, kaiserord, upfirdn
 
 STOPBAND_DB = 80.0  # attenuation above the lower Nyquist frequency
 TRANSITION = 0.15  # transition band width, as a fraction of the lower Nyquist frequency
@@ -43,6 +43,8 @@ def output_length(n_in: int, from_rate: int, to_rate: int) -> int:
 
 def design_filter(up: int, down: int) -> np.ndarray:
     """Odd-length, symmetric low-pass FIR at `up` × the input rate, with gain `up`."""
+    from scipy.signal import firwin, kaiserord  # 1–3 s to import: only when a rate changes
+
     widest = max(up, down)
     numtaps, beta = kaiserord(STOPBAND_DB, TRANSITION / widest)
     numtaps |= 1  # odd: a whole-sample delay, so the output is not shifted
@@ -138,6 +140,8 @@ class StreamingResampler:
 
     def _run_group(self) -> np.ndarray:
         """Filter the full window into one group of outputs and slide the window on."""
+        from scipy.signal import upfirdn
+
         y = upfirdn(self._filter, self._window, self.up, self.down)
         out = y[self._offset : self._offset + self._group_out].astype(np.float32)
         self._window[: self._keep] = self._window[self._group_in :]

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from engine.audio.resample import StreamingResampler, resample
-from engine.audio.vad_timestamps import speech_stamps
+from engine.audio.speech_runs import speech_runs
 from engine.backends.base import check_cancel
 from engine.errors import ModelLoadError
 from engine.types import Recording, SpeechSegment
@@ -100,19 +100,15 @@ class SileroVad:
 
     def segments_from_probabilities(self, probs: np.ndarray, duration: float) -> list[SpeechSegment]:
         cfg = self.config
-        stamps = speech_stamps(
+        spans = speech_runs(
             probs.tolist(),
+            round(duration * VAD_RATE),
             threshold=cfg.threshold,
             min_speech_ms=cfg.min_speech_ms,
             min_silence_ms=cfg.min_silence_ms,
-            speech_pad_ms=cfg.speech_pad_ms,
-            length_samples=round(duration * VAD_RATE),
+            pad_ms=cfg.speech_pad_ms,
         )
-        return [
-            SpeechSegment(s["start"] / VAD_RATE, min(s["end"] / VAD_RATE, duration))
-            for s in stamps
-            if s["end"] > s["start"]
-        ]
+        return [SpeechSegment(a / VAD_RATE, min(b / VAD_RATE, duration)) for a, b in spans if b > a]
 
     def _load(self) -> Any:
         if self._session is None:
@@ -142,7 +138,7 @@ def silero_model() -> Path:
         path = folder / "data" / SILERO_MODEL
         if path.is_file():
             return path
-    raise FileNotFoundError(f"{SILERO_MODEL} is not in the installed silero-vad package")
+    raise ModelLoadError(f"the silero VAD model {SILERO_MODEL} is missing: install the package 'silero-vad'")
 
 
 class PyannoteVad:

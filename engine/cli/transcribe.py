@@ -31,7 +31,7 @@ from engine.cli.quiet import library_output_hidden
 from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 from engine.decode.eviction import POLICIES, PRESETS
 from engine.errors import Cancelled, MurmurError
-from engine.progress import format_clock
+from engine.progress import StageTimes, format_clock
 from engine.types import Transcript
 
 DEFAULT_FORMATS = "srt,vtt,txt,json,docx"
@@ -56,6 +56,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="chunked (default): VAD chunks run in batches; single: the whole recording in one pass",
     )
     p.add_argument("--context", help='names and terms to expect, comma separated: "Alice, Kubernetes"')
+    p.add_argument(
+        "--quality",
+        choices=["fast", "accurate"],
+        help="whisper: fast (default; batched, broken chunks decoded again) or accurate "
+        "(sequential, conditioned on the previous text, with temperature fallback; fewer errors, "
+        "slower: see docs/performance.md)",
+    )
+    p.add_argument("--profile", action="store_true", help="print the seconds each stage took")
     vv = p.add_argument_group("vibevoice options")
     vv.add_argument("--dtype", choices=vibevoice.DTYPES, help="weights' dtype (default: auto)")
     vv.add_argument("--attention", choices=vibevoice.ATTENTIONS, help="attention kernel (default: sdpa)")
@@ -88,6 +96,7 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
         "device": args.device,
         "batch_size": args.batch_size,
         "context": context,
+        "quality": getattr(args, "quality", None),
         **{k: getattr(args, k, None) for k in ("dtype", "attention", "budget", "engine", "acoustic")},
         **{k: getattr(args, k, None) for k in ("server", "concurrency")},
         **{k: getattr(args, k, None) for k in ENGINE_OPTIONS},
@@ -95,6 +104,7 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    began = time.perf_counter()
     cancel = getattr(args, "cancel", None) or threading.Event()  # `main` passes the one Ctrl-C sets
     previous = install_interrupt(cancel)
     try:
@@ -102,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         for warning in plan.warnings:
             print(f"murmur: warning: {warning}", file=sys.stderr)
         with library_output_hidden(args.quiet):
-            return _transcribe_all(args, plan, cancel)
+            return _transcribe_all(args, plan, cancel, began)
     except Cancelled:
         print("murmur: cancelled; nothing was written for the unfinished file", file=sys.stderr)
         return 130
@@ -112,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, previous)
 
 
-def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Event) -> int:
+def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Event, began: float) -> int:
     """Each file in turn; one that fails is reported and skipped. 1 when any failed."""
     from engine.pipeline import Pipeline, PipelineConfig
 
@@ -129,10 +139,12 @@ def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Even
 
         return transcribe_on_cluster(args, cluster, config, plan, cancel)
     pipeline = Pipeline.create(args.backend, config, **backend_options(args))
+    if args.profile:
+        print(f"profile: setup {time.perf_counter() - began:.2f} s (imports, options)", file=sys.stderr)
     failures = 0
     for path, target in zip(args.files, plan.targets, strict=True):
         try:
-            transcript, seconds = _transcribe_one(pipeline, path, cancel, args.quiet)
+            transcript, seconds = _transcribe_one(pipeline, path, cancel, args.quiet, args.profile)
         except Cancelled:
             raise
         except (MurmurError, ValueError, OSError) as exc:
@@ -181,15 +193,20 @@ def deliver(
 
 
 def _transcribe_one(
-    pipeline: Any, path: Path, cancel: threading.Event, quiet: bool
+    pipeline: Any, path: Path, cancel: threading.Event, quiet: bool, profile: bool = False
 ) -> tuple[Transcript, float]:
     bar = ProgressBar(enabled=not quiet)
+    times = StageTimes()
     started = time.perf_counter()
     try:
-        transcript = pipeline.run(path, bar, cancel)
+        transcript = pipeline.run(path, lambda p: (bar(p), times(p)), cancel)
     finally:
         bar.close()
-    return transcript, time.perf_counter() - started
+    times.stop()
+    seconds = time.perf_counter() - started
+    if profile:
+        print(f"profile: {path.name}: {times.render()} · total {seconds:.2f} s", file=sys.stderr)
+    return transcript, seconds
 
 
 def render_transcript(transcript: Transcript) -> str:

@@ -11,7 +11,8 @@ Contract of `attribute_speakers`:
   diarizer's turns are. `reconcile` then solves an optimal one-to-one assignment per chunk, so the
   model's labels are kept inside each chunk;
 - a backend that labels no speakers (whisper): word-level assignment from the diarization
-  (`engine.speakers.words`), then stitching merges same-speaker neighbours;
+  (`engine.speakers.words`; the caller may hand in a diarization it ran alongside inference),
+  then stitching merges same-speaker neighbours;
 - every utterance then has a speaker ("S1", "S2"… in order of first appearance) unless the
   diarizer is "none"; progress goes out as `Stage.SPEAKERS` reports; `cancel` is honoured
   throughout (raises `Cancelled`).
@@ -49,15 +50,18 @@ def attribute_speakers(
     stitch_config: StitchConfig | None = None,
     report: Report | None = None,
     cancel: threading.Event | None = None,
+    diarization: Diarization | None = None,
 ) -> tuple[Utterance, ...]:
-    """Stitched utterances with global speakers (see the module contract)."""
+    """Stitched utterances with global speakers (see the module contract); `diarization`, when
+    given, is the diarizer's result computed beforehand (e.g. while the backend ran)."""
     report = report or (lambda p: None)
     if diarizer is None:
         return stitch(results, separate_chunks(results) if labels_speakers else None, stitch_config)
     if labels_speakers:
         utterances = _reconciled(recording, speech, results, diarizer, count, stitch_config, report, cancel)
     else:
-        diarization = _diarize(recording, speech, diarizer, count, report, cancel)
+        if diarization is None:
+            diarization = _diarize(recording, speech, diarizer, count, report, cancel)
         relabel = partial(assign_words, diarization=diarization)
         utterances = stitch(results, None, stitch_config, relabel=relabel)
     report(Progress(Stage.SPEAKERS, 1, 1, f"{len({u.speaker for u in utterances if u.speaker})} speakers"))

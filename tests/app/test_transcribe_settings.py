@@ -99,3 +99,12 @@ def test_backend_only_options_are_offered_for_the_backend_that_takes_them():
     assert "dtype" in supported_options("vibevoice") and "dtype" not in supported_options("whisper")
     _, _, options = engine_arguments(TranscribeSettings(backend="vibevoice", dtype="bfloat16", batch_size=32))
     assert options["dtype"] == "bfloat16" and options["batch_size"] == 32
+
+
+def test_the_accurate_quality_reaches_the_whisper_backend_and_not_vibevoice():
+    assert "quality" in supported_options("whisper")
+    backend, config, options = engine_arguments(TranscribeSettings(quality="accurate"))
+    assert Pipeline.create(backend, config, **options).backend.config.quality == "accurate"
+    assert "quality" not in supported_options("vibevoice")
+    with pytest.raises(ValueError, match="Quality"):
+        TranscribeSettings(quality="best")

@@ -40,9 +40,17 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Compl
     out = tmp_path_factory.mktemp("demo")
     result = murmur(
         "transcribe", str(DEMO / "meeting.flac"), "--out", str(out),
-        "--format", "srt,vtt,txt,json,docx,rttm,seglst",
+        "--format", "srt,vtt,txt,json,docx,rttm,seglst", "--profile",
     )
     return result, out
+
+
+def test_profile_prints_the_seconds_of_every_stage(demo_run):
+    result, _ = demo_run
+    line = next(s for s in result.stderr.splitlines() if s.startswith("profile: meeting.flac"))
+    stages = dict(re.findall(r"(\w+) (\d+\.\d+) s", line))
+    assert {"load", "vad", "chunk", "infer", "speakers", "stitch", "total"} <= set(stages)
+    assert float(stages["total"]) >= float(stages["infer"]) > 0
 
 
 def test_transcribing_the_demo_writes_every_format(demo_run):

@@ -9,7 +9,7 @@ import pytest
 
 from engine.errors import Cancelled, ModelLoadError
 from engine.pipeline import Pipeline, PipelineConfig
-from engine.progress import EtaTracker, format_clock
+from engine.progress import EtaTracker, StageTimes, format_clock
 from engine.types import Progress, Stage
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "meeting.flac"
@@ -76,6 +76,18 @@ def test_eta_is_extrapolated_from_the_rate_within_a_stage():
     assert format_clock(3725) == "1:02:05" and format_clock(65) == "1:05"
 
 
+def test_stage_times_come_from_the_progress_reports():
+    now = [0.0]
+    times = StageTimes(clock=lambda: now[0])
+    for t, stage in ((0, Stage.LOAD), (1, Stage.VAD), (1.5, Stage.VAD), (3, Stage.INFER), (10, Stage.STITCH)):
+        now[0] = t
+        times(Progress(stage, 0, 1))
+    now[0] = 10.25
+    times.stop()
+    assert times.seconds() == {Stage.LOAD: 1, Stage.VAD: 2, Stage.INFER: 7, Stage.STITCH: 0.25}
+    assert times.render().startswith("load 1.00 s · vad 2.00 s")
+
+
 def test_chunks_larger_than_the_model_takes_are_refused():
     with pytest.raises(ValueError, match="at most 30 s"):
         _ = Pipeline.create("whisper", PipelineConfig(chunk_seconds=300)).chunking
@@ -85,3 +97,11 @@ def test_single_pass_refuses_recordings_longer_than_the_model_takes(pipeline):
     single = Pipeline(pipeline.backend, PipelineConfig(single_pass=True))
     with pytest.raises(ValueError, match="single pass"):
         single.prepare(DEMO)  # 2 minutes, but whisper takes 30 s in one pass
+
+
+@pytest.mark.slow
+def test_diarizing_alongside_inference_gives_the_same_transcript(pipeline, prepared):
+    apart = Pipeline(pipeline.backend, PipelineConfig(chunk_seconds=30, speakers_alongside=False))
+    together, alone = pipeline.transcribe(prepared), apart.transcribe(prepared)
+    assert len({u.speaker for u in together.utterances}) >= 3
+    assert together.utterances == alone.utterances

@@ -1,0 +1,315 @@
+"""How whisper decodes our chunks: `fast` (batched, broken chunks repaired) or `accurate` (sequential).
+
+Contract (all times absolute seconds in, chunk-relative in the `ChunkResult`s out):
+- `decode_fast(model, recording, chunks, options)`: faster-whisper's batched pipeline over the
+  chunks (one 30 s window each, no conditioning, beam search). Batched whisper sometimes breaks a
+  window: it loops on a phrase, stops early, or skips a stretch and stretches the words it kept
+  over it. So each chunk is checked (`problems`: "loop", "gap", "sparse") and a broken one is
+  decoded again with the sequential decoder (temperature fallback, seeking past each complete
+  segment, no conditioning); the repair is kept when it is better (no loop, more words). Only
+  broken chunks cost a second decode.
+- `decode_accurate(model, recording, chunks, options)`: faster-whisper's sequential decoder over
+  runs of chunks (less than 5 s apart) as clips: each 30 s window conditioned on the text before
+  it, with temperature fallback when a window's text repeats itself or is improbable, and seeking
+  to the last complete segment, so the decoder's windows, not our chunk edges, cut the speech and
+  a window's tail is decoded again rather than dropped; each word goes to the chunk holding its
+  middle. The sampling seed is fixed, so runs repeat. `decode_accurate_filled` (the accurate
+  quality) then decodes any stretch of speech still without words as a clip of its own.
+- both yield one `ChunkResult` per chunk, in chunk order, with sentence-split segments carrying
+  word times; `cancel` is checked between batches (fast) or segments (accurate).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from engine.backends.base import check_cancel
+from engine.types import Chunk, ChunkResult, FinishReason, GenerationStats, Recording, Segment, Word
+
+SENTENCE_END = (".", "?", "!")
+FRAMES_PER_SECOND = 100  # whisper's feature frame rate, the unit of a segment's `seek`
+WORD_REACH = 0.25  # a decoded word covers this much speech beyond its own times
+MAX_CLIP = 30.0 - 1e-3  # a clip's frames must fit whisper's window, whatever the rounding to samples
+GAP_PAD = 0.3  # seconds of context kept around a stretch of speech decoded on its own
+LOOP_RATIO = 2.4  # whisper's compression-ratio threshold for repetitive text
+MIN_SPARSE_SPEECH = 8.0  # seconds of speech a chunk needs before its word rate is judged
+MIN_RATES = 3  # chunks needed before a recording's typical word rate is known
+JOIN_GAP = 5.0  # accurate: chunks closer than this are decoded as one clip
+FALLBACK_SEED = 0  # temperature fallback samples; a fixed seed makes runs repeat
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeOptions:
+    language: str | None
+    beam_size: int
+    batch_size: int
+    hotwords: str | None
+    repair: bool = True  # fast: decode a chunk again, sequentially, when its text looks broken
+    gap_seconds: float = 1.0  # fast: speech left without words this long makes a chunk broken
+    timestamp_tokens: bool = False  # fast: let whisper write its timestamp tokens
+
+
+def decode_fast(
+    model: Any, recording: Recording, chunks: Sequence[Chunk], options: DecodeOptions,
+    cancel: threading.Event | None = None,
+) -> Iterator[ChunkResult]:  # fmt: skip
+    from faster_whisper import BatchedInferencePipeline
+
+    pipeline = BatchedInferencePipeline(model=model)
+    rates: list[float] = []  # words per second of speech of every chunk so far
+    for i in range(0, len(chunks), options.batch_size):
+        check_cancel(cancel)
+        batch = chunks[i : i + options.batch_size]
+        started = time.perf_counter()
+        found = _batched(pipeline, recording, [(c.start, c.end) for c in batch], options)
+        elapsed = (time.perf_counter() - started) / len(batch)
+        results = [_result(c, segs, _all_words(segs), elapsed) for c, segs in zip(batch, found, strict=True)]
+        rates += [_rate(r) for r in results if _speech(r.chunk) > 0]
+        broken = [r for r in results if options.repair and problems(r, options.gap_seconds, _median(rates))]
+        fixed = {r.chunk.index: r for r in decode_accurate(
+            model, recording, [r.chunk for r in broken], options, cancel, joined=False
+        )}  # fmt: skip
+        results = [_better(r, fixed[r.chunk.index]) if r.chunk.index in fixed else r for r in results]
+        if broken:
+            check_cancel(cancel)
+            results = _fill_gaps(pipeline, recording, results, options)
+        yield from results
+
+
+def _batched(
+    pipeline: Any, recording: Recording, clips: Sequence[tuple[float, float]], options: DecodeOptions
+) -> list[list[Any]]:
+    """faster-whisper's batched decode of `clips`; the segments of each clip, in clip order."""
+    segments, _info = pipeline.transcribe(
+        recording.samples,
+        language=options.language,
+        beam_size=options.beam_size,
+        batch_size=len(clips),
+        word_timestamps=True,
+        vad_filter=False,
+        clip_timestamps=[{"start": a, "end": min(b, a + MAX_CLIP)} for a, b in clips],
+        hotwords=options.hotwords,
+        without_timestamps=not options.timestamp_tokens,
+    )
+    found: list[list[Any]] = [[] for _ in clips]
+    for seg in segments:  # absolute times; `seek` is the start of its clip in 10 ms frames
+        owner = min(range(len(clips)), key=lambda k: abs(clips[k][0] - seg.seek / FRAMES_PER_SECOND))
+        found[owner].append(seg)
+    return found
+
+
+def _fill_gaps(
+    pipeline: Any, recording: Recording, results: list[ChunkResult], options: DecodeOptions
+) -> list[ChunkResult]:
+    """Decode each stretch of speech still without words as a clip of its own (one batch), and
+    add the words found inside it to its chunk."""
+    holes = [(k, r.chunk.start + a, r.chunk.start + b) for k, r in enumerate(results)
+             for a, b in uncovered(r.chunk, _chunk_words(r), options.gap_seconds)]  # fmt: skip
+    if not holes:
+        return results
+    clips = [(max(results[k].chunk.start, a - GAP_PAD), min(results[k].chunk.end, b + GAP_PAD))
+             for k, a, b in holes]  # fmt: skip
+    found = _batched(pipeline, recording, clips, options)
+    out = list(results)
+    for (k, a, b), segs in zip(holes, found, strict=True):
+        extra = [w for w in _all_words(segs) if w.end > a - WORD_REACH and w.start < b + WORD_REACH]
+        if extra:
+            r = out[k]
+            words = sorted([*_absolute(_chunk_words(r), r.chunk.start), *extra], key=lambda w: w.start)
+            text = f"{r.raw_text} {' '.join(w.text for w in extra)}"
+            out[k] = replace(r, segments=tuple(to_segments(words, r.chunk)), raw_text=text)
+    return out
+
+
+def _chunk_words(result: ChunkResult) -> list[Word]:
+    return [w for s in result.segments for w in s.words]
+
+
+def _absolute(words: Sequence[Word], offset: float) -> list[Word]:
+    return [replace(w, start=w.start + offset, end=w.end + offset) for w in words]
+
+
+def problems(result: ChunkResult, gap_seconds: float, typical_rate: float | None) -> tuple[str, ...]:
+    """Why a chunk's text looks broken: "loop" (it repeats itself: whisper's compression-ratio
+    test), "gap" (a stretch of speech of at least `gap_seconds` has no word), "sparse" (under
+    half the recording's typical words per second of speech)."""
+    found = []
+    if compression_ratio(result.raw_text) > LOOP_RATIO:
+        found.append("loop")
+    if uncovered(result.chunk, _chunk_words(result), gap_seconds):
+        found.append("gap")
+    if typical_rate and _speech(result.chunk) >= MIN_SPARSE_SPEECH and _rate(result) < typical_rate / 2:
+        found.append("sparse")
+    return tuple(found)
+
+
+def compression_ratio(text: str) -> float:
+    """Bytes over zlib-compressed bytes: above 2.4 whisper calls a text repetitive."""
+    raw = text.encode("utf-8")
+    return len(raw) / len(zlib.compress(raw)) if raw else 0.0
+
+
+def uncovered(chunk: Chunk, words: Sequence[Word], least: float) -> list[tuple[float, float]]:
+    """Stretches of the chunk's VAD speech (chunk time) at least `least` long that no word
+    (chunk time, widened by `WORD_REACH`) covers."""
+    reach = sorted((w.start - WORD_REACH, w.end + WORD_REACH) for w in words)
+    out = []
+    for seg in chunk.speech:
+        start, end = seg.start - chunk.start, seg.end - chunk.start
+        for a, b in reach:
+            if b <= start or a >= end:
+                continue
+            if a - start >= least:
+                out.append((start, a))
+            start = max(start, b)
+        if end - start >= least:
+            out.append((start, end))
+    return out
+
+
+def _better(first: ChunkResult, second: ChunkResult) -> ChunkResult:
+    """The repaired result unless it is no better (loops too, or finds fewer words)."""
+    def score(r: ChunkResult) -> tuple[bool, int]:
+        return compression_ratio(r.raw_text) <= LOOP_RATIO, len(_chunk_words(r))
+
+    if score(second) <= score(first):
+        return first
+    stats = replace(second.stats, retries=first.stats.retries + 1,
+                    decode_seconds=first.stats.decode_seconds + second.stats.decode_seconds)  # fmt: skip
+    return replace(second, stats=stats)
+
+
+def _speech(chunk: Chunk) -> float:
+    return sum(s.duration for s in chunk.speech)
+
+
+def _rate(result: ChunkResult) -> float:
+    return sum(len(s.words) for s in result.segments) / max(_speech(result.chunk), 1e-9)
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return float(sorted(values)[len(values) // 2]) if len(values) >= MIN_RATES else None
+
+
+def decode_accurate(
+    model: Any, recording: Recording, chunks: Sequence[Chunk], options: DecodeOptions,
+    cancel: threading.Event | None = None, joined: bool = True,
+) -> Iterator[ChunkResult]:  # fmt: skip
+    """Sequential decoding of `chunks` (see the module contract). `joined`: chunks less than
+    `JOIN_GAP` apart form one clip, conditioned on the text before it, so the decoder's own
+    windows (not our chunk edges) cut the speech, and each word goes to the chunk that holds its
+    middle; otherwise every chunk is a clip decoded on its own (the fast path's repair), and a
+    segment goes to the clip it starts in."""
+    import ctranslate2
+
+    if not chunks:
+        return
+    clips = _spans(chunks) if joined else [(c.start, c.end) for c in chunks]
+    ctranslate2.set_random_seed(FALLBACK_SEED)
+    segments, _info = model.transcribe(
+        recording.samples,
+        language=options.language,
+        beam_size=options.beam_size,
+        word_timestamps=True,
+        condition_on_previous_text=joined,
+        vad_filter=False,
+        clip_timestamps=[t for a, b in clips for t in (a, b)],
+        hotwords=options.hotwords,
+    )
+    current, found, words, started = 0, [], [], time.perf_counter()
+    for seg in segments:
+        check_cancel(cancel)
+        for word in _words(seg) or [Word(float(seg.start), float(seg.end), seg.text.strip())]:
+            at = (word.start + word.end) / 2 if joined else float(seg.start) + 1e-3  # clip of its own
+            while current + 1 < len(chunks) and at >= chunks[current].end:
+                yield _result(chunks[current], found, words, time.perf_counter() - started)
+                current, found, words, started = current + 1, [], [], time.perf_counter()
+            words.append(word)
+        found.append(seg)
+    for k in range(current, len(chunks)):
+        yield _result(chunks[k], found if k == current else [], words if k == current else [], 0.0)
+
+
+def _spans(chunks: Sequence[Chunk]) -> list[tuple[float, float]]:
+    """Runs of chunks less than `JOIN_GAP` apart, as (start, end) clips."""
+    spans = [(chunks[0].start, chunks[0].end)]
+    for c in chunks[1:]:
+        if c.start - spans[-1][1] < JOIN_GAP:
+            spans[-1] = (spans[-1][0], c.end)
+        else:
+            spans.append((c.start, c.end))
+    return spans
+
+
+def decode_accurate_filled(
+    model: Any, recording: Recording, chunks: Sequence[Chunk], options: DecodeOptions,
+    cancel: threading.Event | None = None,
+) -> Iterator[ChunkResult]:  # fmt: skip
+    """`decode_accurate`, then speech the sequential decoder skipped (it can jump to a window's end
+    after an early end of text) decoded as clips of its own, as the fast path does."""
+    from faster_whisper import BatchedInferencePipeline
+
+    pipeline = BatchedInferencePipeline(model=model)
+    for result in decode_accurate(model, recording, chunks, options, cancel):
+        if options.repair and uncovered(result.chunk, _chunk_words(result), options.gap_seconds):
+            check_cancel(cancel)
+            result = _fill_gaps(pipeline, recording, [result], options)[0]
+        yield result
+
+
+def _all_words(found: Sequence[Any]) -> list[Word]:
+    return sorted((w for s in found for w in _words(s)), key=lambda w: w.start)
+
+
+def _result(chunk: Chunk, found: Sequence[Any], words: Sequence[Word], seconds: float) -> ChunkResult:
+    """A chunk's result from faster-whisper segments and their words (absolute times)."""
+    texts = [s.text for s in found if s.text.strip()]
+    return ChunkResult(
+        chunk=chunk,
+        segments=tuple(to_segments(words, chunk)) if words else tuple(_untimed(found, chunk)),
+        finish_reason=FinishReason.EOS,
+        stats=GenerationStats(generated_tokens=sum(len(s.tokens) for s in found), decode_seconds=seconds),
+        raw_text="".join(texts).strip(),
+    )
+
+
+def _words(seg: Any) -> list[Word]:
+    """A faster-whisper segment's words (absolute times), empty ones left out."""
+    return [
+        Word(start=float(w.start), end=float(w.end), text=w.word.strip(), probability=float(w.probability))
+        for w in (seg.words or ())
+        if w.word.strip()
+    ]
+
+
+def to_segments(words: Sequence[Word], chunk: Chunk) -> list[Segment]:
+    """Absolute words as chunk-relative segments, split into sentences at final punctuation."""
+    sentences: list[list[Word]] = [[]]
+    for w in words:
+        sentences[-1].append(Word(w.start - chunk.start, w.end - chunk.start, w.text, w.probability))
+        if w.text.endswith(SENTENCE_END):
+            sentences.append([])
+    return [
+        Segment(start=s[0].start, end=s[-1].end, text=" ".join(w.text for w in s), words=tuple(s))
+        for s in sentences
+        if s
+    ]
+
+
+def _untimed(found: Sequence[Any], chunk: Chunk) -> list[Segment]:
+    return [
+        Segment(start=float(s.start) - chunk.start, end=float(s.end) - chunk.start, text=s.text.strip())
+        for s in found
+        if s.text.strip()
+    ]
+
+
+Decoder = Callable[
+    [Any, Recording, Sequence[Chunk], DecodeOptions, "threading.Event | None"], Iterator[ChunkResult]
+]
+DECODERS: dict[str, Decoder] = {"fast": decode_fast, "accurate": decode_accurate_filled}  # by quality
