@@ -63,18 +63,22 @@ class LoopDetector:
     def move_row(self, src: int, dst: int) -> None:
         self.run[dst] = self.run[src]
 
-    def update(self, history: np.ndarray, index: np.ndarray, tokens: np.ndarray) -> np.ndarray:
-        """Rows 0..n-1 appended `tokens` (n,) at `index` (n,); `history` (≥n, G) holds their tokens.
+    def update(
+        self, history: np.ndarray, index: np.ndarray, tokens: np.ndarray, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Rows 0..n-1 (or `rows`) appended `tokens` (n,) at `index` (n,); `history` (≥n, G) holds
+        the tokens of every row.
 
         Returns the rows now looping.
         """
-        n = tokens.shape[0]
+        at = slice(0, tokens.shape[0]) if rows is None else rows
         back = index[:, None] - self.periods[None, :]  # (n, P)
-        prev = np.take_along_axis(history[:n], np.maximum(back, 0), axis=1)
+        prev = np.take_along_axis(history[at], np.maximum(back, 0), axis=1)
         match = (back >= 0) & (prev == tokens[:, None])
-        run = np.where(match, self.run[:n] + 1, 0)
-        self.run[:n] = run
-        return np.flatnonzero((run >= self.need[None, :]).any(axis=1))
+        run = np.where(match, self.run[at] + 1, 0)
+        self.run[at] = run
+        looping = np.flatnonzero((run >= self.need[None, :]).any(axis=1))
+        return looping if rows is None else rows[looping]
 
     def loop(self, row: int, index: int) -> Loop:
         """The repeated stretch ending at `index` in a row that `update` reported."""

@@ -39,6 +39,8 @@ class StepPlan:
     seqlen: np.ndarray  # (n,) visible slots after the write
     chosen: np.ndarray  # (n,) index of the token the step chooses
     speech: tuple[np.ndarray, np.ndarray, np.ndarray] | None  # (rows, src, dst) entering windows
+    tickets: np.ndarray  # (n,) which occupant of each row the step ran for
+    kept: np.ndarray  # (n,) visible / logical KV entries of the step
 
 
 class RowTable:
@@ -52,6 +54,8 @@ class RowTable:
         self.kept = np.zeros(rows)  # Σ kept/logical over this row's steps
         self.steps = np.zeros(rows, dtype=np.int64)
         self.seconds = np.zeros(rows)  # decode time while in the batch
+        self.tickets = np.zeros(rows, dtype=np.int64)  # a number per occupancy, never reused
+        self._issued = 0
         self.history = np.zeros((rows, 0), dtype=np.int64)  # (B, G) generated tokens
 
     def occupy(self, work: Work, layout: RowLayout, tokens: list[int]) -> int:
@@ -80,6 +84,8 @@ class RowTable:
             self.ints[name][row] = value
         self.rate[row], self.moves[row] = layout.rate, layout.speech_moves
         self.kept[row] = self.steps[row] = self.seconds[row] = 0
+        self._issued += 1
+        self.tickets[row] = self._issued
         self.work[row] = work
         return row
 
@@ -89,16 +95,37 @@ class RowTable:
     def cost(self, row: int) -> Cost:
         return Cost(0.0, float(self.seconds[row]), float(self.kept[row]), int(self.steps[row]))
 
-    def plan(self) -> StepPlan:
-        """The next step of rows 0..n-1; moves their speech windows (call once per step)."""
+    def need(self) -> tuple[int, int]:
+        """Slots and speech slots per row that rows 0..n-1 need (0, 0 when empty)."""
         n, f = self.n, {name: a[: self.n] for name, a in self.ints.items()}
-        j = f["step"]
+        if n == 0:
+            return 0, 0
+        ring = np.where(f["out_window"] > 0, f["n_sink"] + f["out_window"], f["max_new"])
+        slots = f["out_off"] + np.minimum(ring, f["max_new"])
+        speech = np.where(self.moves[:n], f["window"] + f["room"], 0)
+        return int(slots.max()), int(speech.max())
+
+    def plan(self) -> StepPlan:
+        """The next step of rows 0..n-1; advances their step and speech windows (once per step).
+
+        The plan never depends on the tokens the previous step chose, so it can be made (and the
+        step queued) before they are read.
+        """
+        n, f = self.n, {name: a[: self.n] for name, a in self.ints.items()}
+        j = f["step"].copy()
         positions = f["prompt_len"] + j
         slots = f["out_off"] + output_slot(j, f["n_sink"], f["out_window"])
         seqlen = f["out_off"] + outputs_kept(j, f["n_sink"], f["out_window"])
-        self.kept[:n] += seqlen / (positions + 1)
-        self.steps[:n] += 1
-        return StepPlan(positions, slots, seqlen, j + 1, self._move_windows(j))
+        speech = self._move_windows(j)
+        f["step"] += 1
+        kept = seqlen / (positions + 1)
+        return StepPlan(positions, slots, seqlen, j + 1, speech, self.tickets[:n].copy(), kept)
+
+    def account(self, rows: np.ndarray, kept: np.ndarray, seconds: float) -> None:
+        """Rows `rows` finished a step that kept `kept` of their KV and took `seconds`."""
+        self.kept[rows] += kept
+        self.steps[rows] += 1
+        self.seconds[rows] += seconds
 
     def _move_windows(self, j: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         n, moves = self.n, self.moves[: self.n]
@@ -119,15 +146,17 @@ class RowTable:
         dst = self.ints["speech_start"][rows] + src % w[rows]
         return rows, src, dst
 
-    def append(self, tokens: np.ndarray, eos: np.ndarray) -> None:
-        """Rows 0..n-1 chose `tokens` (n,); those where `eos` is set end without appending."""
+    def append(self, tokens: np.ndarray, eos: np.ndarray, valid: np.ndarray | None = None) -> None:
+        """Rows 0..n-1 chose `tokens` (n,); those where `eos` is set end without appending, and
+        those not `valid` (admitted after the step was queued) did not take part."""
         n = self.n
         length = self.ints["length"][:n]
         keep = ~eos & (length < self.ints["max_new"][:n])
+        if valid is not None:
+            keep &= valid
         rows = np.flatnonzero(keep)
         self.history[rows, length[rows]] = tokens[rows]
         length[rows] += 1
-        self.ints["step"][:n] += 1
 
     def release(self, row: int) -> int | None:
         """Free a row; the last occupied row moves into it. Returns the row that moved, if any."""
@@ -135,7 +164,8 @@ class RowTable:
         self.n = last
         moved = None
         if row != last:
-            for array in (*self.ints.values(), self.rate, self.moves, self.kept, self.steps, self.seconds):
+            arrays = (*self.ints.values(), self.rate, self.moves, self.kept, self.steps, self.seconds)
+            for array in (*arrays, self.tickets):
                 array[row] = array[last]
             self.history[row] = self.history[last]
             self.work[row] = self.work[last]
