@@ -9,7 +9,7 @@ are copied into static buffers; token choice stays outside the graph.
 
 The contract: every tensor a captured step reads or writes is registered (`inputs`) and its storage
 is recorded at capture; the store replaces its tensors only in `allocate`/`ensure`, which bump its
-`generation`, and a changed generation empties the cache before anything is replayed.
+`generation`, and a changed generation empties the cache (`graphs`) before anything reads it.
 `contract_holds` states it; `EmulatedCapture` runs the same static-buffer path eagerly (any device)
 and refuses to replay a step whose inputs moved. The eager `decode_step` is always the reference.
 """
@@ -29,6 +29,7 @@ from engine.decode.step import ModelParts, StepInputs, decode_step
 
 LENGTH_BUCKET = 256
 Step = Callable[[], torch.Tensor]
+Inputs = Callable[[], dict[str, torch.Tensor]]  # the registered inputs as they are now
 
 
 def row_bucket(n: int, rows: int) -> int:
@@ -51,7 +52,7 @@ class CudaCapture:
     def __init__(self) -> None:
         self.pool: tuple[int, int] | None = None
 
-    def __call__(self, step: Step, inputs: dict[str, torch.Tensor]) -> Replay:
+    def __call__(self, step: Step, inputs: Inputs) -> Replay:
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):  # warm-up (compiles glue): writes what the replay will write
@@ -78,18 +79,18 @@ class EmulatedCapture:
     """Runs the captured step's code eagerly on every replay, on any device, and checks that none
     of its registered inputs was reallocated since "capture" (a real graph would read freed memory)."""
 
-    def __call__(self, step: Step, inputs: dict[str, torch.Tensor]) -> Replay:
-        return _EmulatedReplay(step, inputs, storages(inputs))
+    def __call__(self, step: Step, inputs: Inputs) -> Replay:
+        return _EmulatedReplay(step, inputs, storages(inputs()))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class _EmulatedReplay:
     step: Step
-    inputs: dict[str, torch.Tensor]
+    inputs: Inputs
     recorded: dict[str, int]
 
     def replay(self) -> torch.Tensor:
-        moved = [name for name, ptr in storages(self.inputs).items() if ptr != self.recorded[name]]
+        moved = [name for name, ptr in storages(self.inputs()).items() if ptr != self.recorded[name]]
         if moved:
             raise RuntimeError(f"a captured step's inputs were reallocated: {', '.join(moved)}")
         return self.step()
@@ -113,7 +114,7 @@ class StepGraphs:
         store: KVStore,
         attention: Attention,
         tokens: torch.Tensor,
-        capture: Callable[[Step, dict[str, torch.Tensor]], Replay],
+        capture: Callable[[Step, Inputs], Replay],
     ) -> None:
         self.parts, self.model, self.store, self.attention = parts, model, store, attention
         self.capture = capture
@@ -122,8 +123,16 @@ class StepGraphs:
         self.positions = torch.zeros(rows, dtype=torch.int64, device=device)  # (B,)
         self.slots = torch.zeros(rows, dtype=torch.int64, device=device)  # (B,)
         self.seqlen = torch.ones(rows, dtype=torch.int64, device=device)  # (B,)
-        self.graphs: dict[tuple[int, ...], _Entry] = {}
-        self.generation = store.generation
+        self._graphs: dict[tuple[int, ...], _Entry] = {}
+        self._generation = store.generation
+
+    @property
+    def graphs(self) -> dict[tuple[int, ...], _Entry]:
+        """The captured steps, by key; emptied as soon as the store has been reallocated."""
+        if self.store.generation != self._generation:
+            self._graphs.clear()
+            self._generation = self.store.generation
+        return self._graphs
 
     def inputs(self) -> dict[str, torch.Tensor]:
         """Every tensor a captured step reads or writes, by name."""
@@ -138,8 +147,6 @@ class StepGraphs:
 
     def contract_holds(self) -> bool:
         """No captured step would read or write a tensor that has been reallocated since capture."""
-        if self.store.generation != self.generation:
-            return not self.graphs
         now = storages(self.inputs())
         return all(entry.inputs == now for entry in self.graphs.values())
 
@@ -149,18 +156,11 @@ class StepGraphs:
         """Logits (n, V) of rows 0..n-1, like `decode_step` with these inputs."""
         n = positions.shape[0]
         rows = row_bucket(n, self.store.rows)
-        self.sync_generation()
         self.positions[:n], self.slots[:n], self.seqlen[:n] = positions, slots, seqlen
         self.positions[n:rows], self.slots[n:rows], self.seqlen[n:rows] = 0, 0, 1  # idle rows
         key = self._key(rows, length)
         entry = self.graphs.get(key) or self._capture(key)
         return entry.replay.replay()[:n]
-
-    def sync_generation(self) -> None:
-        """Drop every captured step when the store has been reallocated."""
-        if self.store.generation != self.generation:
-            self.graphs.clear()
-            self.generation = self.store.generation
 
     def _key(self, rows: int, length: int) -> tuple[int, ...]:
         if self.attention.reads_lengths:  # the kernel reads seqlen: no length in the key
@@ -181,7 +181,6 @@ class StepGraphs:
         return decode_step(self.parts, self.model, self.store, self.attention, inputs)
 
     def _capture(self, key: tuple[int, ...]) -> _Entry:
-        inputs = self.inputs()
-        entry = _Entry(self.capture(lambda: self._step(key), inputs), storages(inputs))
+        entry = _Entry(self.capture(lambda: self._step(key), self.inputs), storages(self.inputs()))
         self.graphs[key] = entry
         return entry
