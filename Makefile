@@ -12,7 +12,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: setup system demo test test-all lint bench clean-venv
+.PHONY: setup system demo test test-all lint bench gpu-check clean-venv
 
 setup: system $(STAMP)
 
@@ -40,6 +40,10 @@ test: setup
 
 test-all: setup
 	$(BIN)/python -m pytest -q
+
+# one H100/H200: correctness checks, then decode speed against the bandwidth roofline (< 8 min)
+gpu-check: setup
+	$(BIN)/python bench/gpu_check.py
 
 lint: setup
 	$(BIN)/ruff check engine app tests bench

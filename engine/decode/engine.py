@@ -38,6 +38,7 @@ class RunStats:
 
     steps: int = 0
     host_seconds: float = 0.0  # planning and settling steps (not the steps themselves)
+    capture_seconds: float = 0.0  # capturing steps as CUDA graphs (and compiling their glue)
     batches: list[int] = field(default_factory=list)
 
     @property
@@ -102,6 +103,8 @@ class MurmurDecoder:
         if scheduler is not None:
             self.stats.steps += scheduler.steps
             self.stats.host_seconds += scheduler.host_seconds
+            graphs = scheduler.runner.graphs
+            self.stats.capture_seconds += graphs.capture_seconds if graphs is not None else 0.0
 
 
 def _free_memory(device: torch.device) -> None:

@@ -19,6 +19,7 @@ precision it is one `rms_norm` with the weight applied before rounding (within o
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -62,10 +63,11 @@ class Glue:
 
     @classmethod
     def make(cls, name: str, device: torch.device) -> Glue:
-        """`plain`, `compiled`, or `auto` (compiled on CUDA, plain elsewhere)."""
+        """`plain`, `compiled`, or `auto` (compiled on CUDA with Triton, plain elsewhere)."""
         if name not in GLUE:
             raise ValueError(f"unknown glue {name!r}; choose one of: {', '.join(GLUE)}")
-        if name == "plain" or (name == "auto" and device.type != "cuda"):
+        plain = device.type != "cuda" or importlib.util.find_spec("triton") is None
+        if name == "plain" or (name == "auto" and plain):
             return cls(rms_norm, rope, silu_mul)
         compile_ = torch.compile
         return cls(

@@ -16,6 +16,7 @@ and refuses to replay a step whose inputs moved. The eager `decode_step` is alwa
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -123,6 +124,7 @@ class StepGraphs:
         self.positions = torch.zeros(rows, dtype=torch.int64, device=device)  # (B,)
         self.slots = torch.zeros(rows, dtype=torch.int64, device=device)  # (B,)
         self.seqlen = torch.ones(rows, dtype=torch.int64, device=device)  # (B,)
+        self.capture_seconds = 0.0  # spent capturing (and compiling the glue on first use)
         self._graphs: dict[tuple[int, ...], _Entry] = {}
         self._generation = store.generation
 
@@ -181,6 +183,8 @@ class StepGraphs:
         return decode_step(self.parts, self.model, self.store, self.attention, inputs)
 
     def _capture(self, key: tuple[int, ...]) -> _Entry:
+        started = time.perf_counter()
         entry = _Entry(self.capture(lambda: self._step(key), self.inputs), storages(self.inputs()))
         self.graphs[key] = entry
+        self.capture_seconds += time.perf_counter() - started
         return entry
