@@ -27,6 +27,7 @@ from engine.decode.fused import FusedModel
 from engine.decode.rows import RowTable
 from engine.decode.runner import Runner
 from engine.decode.sampling import DecodeMode
+from engine.decode.slots import RowSlots
 from engine.decode.step import ModelParts
 from engine.decode.work import Work
 
@@ -81,19 +82,22 @@ def step_ops(layers: int, dtype: torch.dtype, rows: int) -> Counter[str]:
     model = build(layers, dtype)
     parts = ModelParts.from_model(model)
     config = EngineConfig(max_batch=rows, cuda_graphs=False, glue="plain")
-    runner = Runner(parts, FusedModel.from_parts(parts.backbone, parts.device, "plain"), config, rows)
     table, policy = RowTable(rows), make_policy(config.policy)
+    groups = policy.layout(1, (0, 0), 1, layers).layer_group
+    fused = FusedModel.from_parts(parts.backbone, parts.device, "plain")
+    runner = Runner(parts, fused, config, rows, groups)
     g = torch.Generator().manual_seed(1)
     requests = [
         DecodeRequest(i, torch.randn(20 + 3 * i, 128, generator=g, dtype=dtype), (2, 15 + 3 * i), 16)
         for i in range(rows)
     ]
-    layouts = [policy.layout(r.prompt_length, r.speech_span, r.max_new_tokens) for r in requests]
+    layouts = [policy.layout(r.prompt_length, r.speech_span, r.max_new_tokens, layers) for r in requests]
     runner.reserve(layouts)
     for request, layout in zip(requests, layouts, strict=True):
         work = Work(request, DecodeMode())
-        first, _ = runner.admit(table.n, work, layout)
-        table.occupy(work, layout, [first])
+        slots = RowSlots(layout, 0)
+        first, _ = runner.admit(table.n, work, layout, slots.held)
+        table.occupy(work, slots, [first])
     runner.launch(table.plan()).read()  # warm-up
     plan = table.plan()
     with profile(activities=[ProfilerActivity.CPU]) as prof:

@@ -39,7 +39,7 @@ from gpu_parts import (
 
 from engine.decode.config import EngineConfig
 from engine.decode.engine import MurmurDecoder
-from engine.decode.eviction import PRESETS, EvictionConfig
+from engine.decode.eviction import PRESETS, EvictionConfig, LayerRange
 from engine.decode.loop_guard import LoopGuardConfig
 from engine.decode.step import ModelParts
 
@@ -76,7 +76,15 @@ DRY = Setup(
     },
     forced=8,
 )
-BOTH_SMALL = EvictionConfig("both", n_sink=1, output_window=4, speech_window=6, delay=2, speech_rate=1.0)
+BOTH_SMALL = EvictionConfig(  # both policies, and a second layer group with its own speech window
+    "both",
+    n_sink=1,
+    output_window=4,
+    speech_window=6,
+    delay=2,
+    speech_rate=1.0,
+    layers=(LayerRange(1, 2, window=9),),
+)
 HEADER = ("batch", "decoder", "prefill s", "ms/step", "tok/s", "attn", "roof ms", "/roof", "KV vis", "vs HF")
 
 

@@ -21,6 +21,7 @@ from engine.decode.graphs import LENGTH_BUCKET
 from engine.decode.rows import RowTable
 from engine.decode.runner import Runner
 from engine.decode.sampling import DecodeMode
+from engine.decode.slots import RowSlots
 from engine.decode.step import ModelParts
 from engine.decode.work import Work
 
@@ -87,16 +88,18 @@ def forced_logits(
     """Logits (n, steps, V) float32 of the engine and of one HF forward, both fed the same tokens."""
     decoder = MurmurDecoder(model, config)
     n, device = len(requests), decoder.parts.device
-    runner, table = Runner(decoder.parts, decoder.fused, config, n), RowTable(n)
+    policy, layers = make_policy(config.policy), len(decoder.parts.layers)
+    layouts = [policy.layout(r.prompt_length, r.speech_span, r.max_new_tokens, layers) for r in requests]
+    runner = Runner(decoder.parts, decoder.fused, config, n, layouts[0].layer_group)
+    table = RowTable(n)
     g = torch.Generator().manual_seed(3)
     forced = torch.randint(0, decoder.parts.vocab_size, (n, steps + 1), generator=g)
-    policy = make_policy(config.policy)
-    layouts = [policy.layout(r.prompt_length, r.speech_span, r.max_new_tokens) for r in requests]
     runner.reserve(layouts)
     for row, (request, layout) in enumerate(zip(requests, layouts, strict=True)):
         work = Work(request, DecodeMode())
-        runner.admit(row, work, layout)
-        table.occupy(work, layout, [int(forced[row, 0])])
+        slots = RowSlots(layout, 0)
+        runner.admit(row, work, layout, slots.held)
+        table.occupy(work, slots, [int(forced[row, 0])])
     seen: list[torch.Tensor] = []
     choose = runner.sampler.choose
 

@@ -117,7 +117,9 @@ class GenerationStats:
     generated_tokens: int = 0
     prefill_seconds: float = 0.0
     decode_seconds: float = 0.0
-    kv_kept_fraction: float | None = None  # mean kept/logical KV entries, when eviction is on
+    kv_kept_fraction: float | None = None  # mean over decode steps of kept/logical KV, when evicting
+    kv_kept_last: float | None = None  # kept/logical KV at the last step (the paper's "kept %")
+    kv_peak_entries: int | None = None  # most KV entries (all layers) held at once by the engine
     retries: int = 0
 
 

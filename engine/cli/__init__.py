@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("engine.cli.eval", "score a system on a dataset: WER, DER, cpWER, tcpWER and speed"),
     "bench": ("engine.cli.bench", "run a sweep of systems on a dataset and print the comparison table"),
     "synth-corpus": ("engine.cli.synth", "generate a synthetic long-form test corpus with exact references"),
+    "kv-plan": ("engine.cli.kv_plan", "compare eviction policies' kept KV, memory and attention traffic"),
 }
 
 

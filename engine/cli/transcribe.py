@@ -17,6 +17,7 @@ from typing import Any
 
 from engine.backends import BACKENDS
 from engine.backends.vibevoice import config as vibevoice
+from engine.cli.eviction_options import add_eviction_arguments
 from engine.cli.progressbar import ProgressBar
 from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 from engine.decode.eviction import POLICIES, PRESETS
@@ -25,7 +26,7 @@ from engine.progress import format_clock
 from engine.types import Transcript
 
 DEFAULT_FORMATS = "srt,vtt,txt,json,docx"
-ENGINE_OPTIONS = ("eviction", "sink", "window", "delay", "speech_rate", "repetition_penalty")
+ENGINE_OPTIONS = vibevoice.ENGINE_OPTIONS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -54,10 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     vv.add_argument("--acoustic", choices=vibevoice.ACOUSTIC_MODES, help="audio latents (default: mean)")
     me = p.add_argument_group("decode engine options (--engine murmur; see docs/engine.md)")
     me.add_argument("--eviction", choices=[*POLICIES, *PRESETS], help="KV-cache eviction (default: none)")
-    me.add_argument("--sink", type=int, metavar="N", help="output sink tokens kept (default: 4)")
-    me.add_argument("--window", type=int, metavar="W", help="tokens per eviction window (default: 1024)")
-    me.add_argument("--delay", type=int, metavar="D", help="steps before speech eviction (default: 512)")
-    me.add_argument("--speech-rate", type=float, metavar="R", help="speech window tokens/step (default: 1)")
+    add_eviction_arguments(me)
     me.add_argument("--repetition-penalty", type=float, metavar="P", help="repeat penalty (default: 1, off)")
     add_speaker_arguments(p)
     p.add_argument("--out", type=Path, help="output folder (default: next to each input file)")

@@ -5,7 +5,8 @@ input embeddings with the audio features already merged in, where the speech tok
 token budget. A `Decoder` — the reference HF `generate` path or Murmur's own engine — yields one
 `DecodeResult` per request, as soon as that request finishes, in any order. Decoders know nothing
 about text; an adapter may hand them a `SegmentBoundary` so that loop recovery can roll a row back
-to its last complete output segment.
+to its last complete output segment, and a `SpeechAnchor` so that eviction can follow the audio
+position its transcript has reached.
 """
 
 from __future__ import annotations
@@ -21,6 +22,19 @@ from engine.types import FinishReason, GenerationStats
 
 # token ids generated so far → length of the prefix that ends with the last complete segment
 SegmentBoundary = Callable[[Sequence[int]], int]
+
+
+class AnchorTracker(Protocol):
+    """Reads one row's output as it grows and says how far into the audio its transcript is."""
+
+    def feed(self, token_ids: Sequence[int]) -> int | None:
+        """Read further generated tokens; the speech index (tokens from the start of the request's
+        speech) that the furthest complete segment so far ends at, or None before any."""
+        ...
+
+
+# a fresh `AnchorTracker` for one row (used by the `speech-anchor` eviction policy)
+SpeechAnchor = Callable[[], AnchorTracker]
 
 
 @dataclass(frozen=True, slots=True, eq=False)

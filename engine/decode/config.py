@@ -1,8 +1,9 @@
 """The engine's settings: batch size, eviction, decoding mode, attention backend, loop guard.
 
 Fields map one to one onto command-line options (`--eviction`, `--sink`, `--window`, `--delay`,
-`--speech-rate`, `--repetition-penalty`): `eviction` names a policy or a preset (or is a full
-`EvictionConfig`), and `sink` / `window` / `delay` / `speech_rate` override its values (None keeps
+`--speech-rate`, `--speech-sink`, `--speech-layers`, `--look-back`, `--look-ahead`,
+`--repetition-penalty`): `eviction` names a
+policy or a preset (or is a full `EvictionConfig`), and the others override its values (None keeps
 them). After construction `eviction` is always the resolved `EvictionConfig` (overrides applied,
 idempotently, so `dataclasses.replace` works).
 """
@@ -24,7 +25,11 @@ class EngineConfig:
     sink: int | None = None  # output sink tokens
     window: int | None = None  # the policy's window(s), in tokens
     delay: int | None = None  # decode steps before the speech window moves
-    speech_rate: float | None = None  # speech tokens the window advances per decode step
+    speech_rate: float | None = None  # speech tokens dropped (or moved) per decode step after the delay
+    speech_sink: int | None = None  # pinned speech tokens
+    speech_layers: str | None = None  # per-layer speech ranges, a JSON list (see eviction.LayerRange)
+    look_back: int | None = None  # speech-anchor: speech tokens kept before the anchor
+    look_ahead: int | None = None  # speech-anchor: last speech tokens always kept
     repetition_penalty: float = 1.0  # the base decoding mode (1.0: plain greedy)
     attention: str = "auto"  # one of attention.ATTENTION
     cuda_graphs: bool = True  # replay captured decode steps on CUDA (sdpa and flash-attn backends)
@@ -49,12 +54,13 @@ class EngineConfig:
             raise ValueError("the reserved KV slots must be positive")
         if self.glue not in GLUE:
             raise ValueError(f"unknown glue {self.glue!r}; choose one of: {', '.join(GLUE)}")
+        options = {"sink": self.sink, "window": self.window, "delay": self.delay, "rate": self.speech_rate}
+        options |= {"speech_sink": self.speech_sink, "layers": self.speech_layers}
+        options |= {"look_back": self.look_back, "look_ahead": self.look_ahead}
         if isinstance(self.eviction, EvictionConfig):
-            resolved = self.eviction.overridden(self.sink, self.window, self.delay, self.speech_rate)
+            resolved = self.eviction.overridden(**options)
         else:
-            resolved = EvictionConfig.from_options(
-                self.eviction, self.sink, self.window, self.delay, self.speech_rate
-            )
+            resolved = EvictionConfig.from_options(self.eviction, **options)
         object.__setattr__(self, "eviction", resolved)
 
     @property

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from engine.decode.api import DecodeRequest, DecodeResult, SegmentBoundary
+from engine.decode.api import DecodeRequest, DecodeResult, SegmentBoundary, SpeechAnchor
 from engine.decode.config import EngineConfig
 from engine.decode.fused import FusedModel
 from engine.decode.kv_store import StoreTooSmall
@@ -57,12 +57,14 @@ class MurmurDecoder:
         config: EngineConfig | None = None,
         eos_token_ids: Sequence[int] = (),
         segment_boundary: SegmentBoundary | None = None,
+        speech_anchor: SpeechAnchor | None = None,
     ) -> None:
         self.parts = model if isinstance(model, ModelParts) else ModelParts.from_model(model)
         self.config = config or EngineConfig()
         self.fused = FusedModel.from_parts(self.parts.backbone, self.parts.device, self.config.glue)
         self.eos = tuple(int(t) for t in eos_token_ids)
         self.segment_boundary = segment_boundary
+        self.speech_anchor = speech_anchor
         self.stats = RunStats()
 
     def decode(
@@ -96,7 +98,15 @@ class MurmurDecoder:
     def _scheduler(self, rows: int, queue: WorkQueue) -> Scheduler:
         grow = rows < self.config.max_batch
         return Scheduler(
-            self.parts, self.fused, self.config, rows, queue, self.eos, self.segment_boundary, grow
+            self.parts,
+            self.fused,
+            self.config,
+            rows,
+            queue,
+            self.eos,
+            self.segment_boundary,
+            self.speech_anchor,
+            grow,
         )
 
     def _account(self, scheduler: Scheduler | None) -> None:

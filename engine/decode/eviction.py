@@ -1,25 +1,84 @@
 """KV-cache eviction policies, chosen by name, and the paper's settings as named presets.
 
-A policy decides, per request, which KV entries a decode step may see; it does so by giving the
-request a `RowLayout` (see `layout.py`), whose rings are overwritten in place as decoding advances:
+A policy turns a request into a `RowLayout` (see `layout.py` for the exact sets):
 
 - `none`: everything stays;
-- `output`: the prompt, the first `n_sink` generated tokens and the last `output_window` generated
-  tokens (StreamingLLM on the output, as in the paper's Algorithm 1);
-- `speech`: a window of `speech_window` speech tokens that stays at the start of the audio for
-  `delay` steps, then advances `speech_rate` tokens per step (Algorithm 2); text stays;
-- `both`: the two together.
+- `output`: the prompt, the first `n_sink` and the last `output_window` generated tokens
+  (StreamingLLM on the output, the paper's Algorithm 1);
+- `speech`: the authors' speech eviction (`SpeechWindowLayer`): `speech_sink` pinned speech tokens,
+  nothing dropped for `delay` steps, then `speech_rate` tokens per step dropped from the front of
+  the rest until only the last `speech_window` remain; outputs stay;
+- `both`: `output` and `speech` together (the authors' `speech_stream`);
+- `speech-follow`: a window of `speech_window` speech tokens following the audio at `speech_rate`
+  tokens per step after `delay` steps (brings tokens back in; needs a copy of the speech KV);
+- `speech-anchor`: speech sinks plus everything from `look_back` tokens before the furthest audio
+  position a complete transcript segment has reached (its `End` time × the model's speech-token
+  rate); the last `look_ahead` tokens always stay; nothing is evicted before the first timestamp.
 
-`RowLayout.visible` states the same sets on the plain timeline.
+`layers` gives per-layer ranges for the speech rule (like the authors' `--speech_layer_config`):
+a range's values override the policy's, and layers outside every range keep all speech.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
-from engine.decode.layout import RowLayout
+from engine.decode.layout import RowLayout, SpeechRule
+
+KEEP = SpeechRule()
+
+_RANGE_KEYS = {  # our names and the authors' names of a per-layer range's keys
+    "start": "start", "end": "end", "sink": "sink", "window": "window", "delay": "delay",
+    "rate": "rate", "speech_sink": "sink", "speech_window": "window", "slide_delay": "delay",
+    "slide_rate": "rate",
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class LayerRange:
+    """Layers [start, end) (end None: to the last) with their own speech settings (None: the policy's)."""
+
+    start: int
+    end: int | None = None
+    sink: int | None = None
+    window: int | None = None
+    delay: int | None = None
+    rate: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.start < 0 or (self.end is not None and self.end <= self.start):
+            raise ValueError(f"a layer range needs 0 <= start < end, got [{self.start}, {self.end})")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LayerRange:
+        unknown = sorted(set(data) - set(_RANGE_KEYS))
+        if unknown:
+            raise ValueError(f"unknown layer range key(s) {unknown}; allowed: {sorted(_RANGE_KEYS)}")
+        if not isinstance(data.get("start"), int):
+            raise ValueError("a layer range needs an integer 'start'")
+        return cls(**{_RANGE_KEYS[k]: v for k, v in data.items()})
+
+    def covers(self, layer: int) -> bool:
+        return self.start <= layer and (self.end is None or layer < self.end)
+
+
+def parse_layer_ranges(text: str) -> tuple[LayerRange, ...]:
+    """Ranges from a JSON list of objects, e.g. `[{"start": 0, "end": 14, "window": 1024}]`."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"layer ranges are not valid JSON: {exc}") from exc
+    if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
+        raise ValueError("layer ranges must be a JSON list of objects")
+    ranges = tuple(sorted((LayerRange.from_dict(d) for d in data), key=lambda r: r.start))
+    for a, b in itertools.pairwise(ranges):
+        if a.end is None or a.end > b.start:
+            raise ValueError(f"layer ranges [{a.start}, {a.end}) and [{b.start}, {b.end}) overlap")
+    return ranges
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,39 +86,35 @@ class EvictionConfig:
     policy: str = "none"  # a key of POLICIES
     n_sink: int = 4  # output sink tokens (output, both)
     output_window: int = 1024  # recent generated tokens kept (output, both)
-    speech_window: int = 1024  # speech tokens kept (speech, both)
-    delay: int = 512  # decode steps before the speech window starts to move (speech, both)
-    speech_rate: float = 1.0  # speech tokens the window advances per decode step (speech, both)
+    speech_sink: int = 32  # pinned speech tokens (speech policies; the authors' default)
+    speech_window: int = 512  # speech: last tokens always kept; speech-follow: window size
+    delay: int = 32  # decode steps before speech eviction starts (the authors' default)
+    speech_rate: float = 8.0  # speech tokens dropped (or moved) per step after the delay
+    look_back: int = 64  # speech-anchor: tokens kept before the anchor
+    look_ahead: int = 256  # speech-anchor: last speech tokens always kept
+    layers: tuple[LayerRange, ...] = ()  # per-layer speech settings; () → every layer the same
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
             raise ValueError(f"unknown eviction policy {self.policy!r}; choose one of: {', '.join(POLICIES)}")
-        if self.n_sink < 0 or self.delay < 0:
-            raise ValueError("sink count and delay must not be negative")
-        if self.output_window < 1 or self.speech_window < 1:
-            raise ValueError("eviction windows must hold at least one token")
+        if min(self.n_sink, self.delay, self.speech_sink, self.look_back, self.look_ahead) < 0:
+            raise ValueError("sink counts, delay and margins must not be negative")
+        if self.output_window < 1 or self.speech_window < 0:
+            raise ValueError("the output window must hold at least one token")
         if not self.speech_rate >= 0:
-            raise ValueError("the speech window rate must not be negative")
+            raise ValueError("the speech rate must not be negative")
+        if isinstance(self.layers, str):
+            object.__setattr__(self, "layers", parse_layer_ranges(self.layers))
 
     @classmethod
-    def from_options(
-        cls,
-        policy: str | None = None,
-        sink: int | None = None,
-        window: int | None = None,
-        delay: int | None = None,
-        rate: float | None = None,
-    ) -> EvictionConfig:
-        """A config from command-line style options; `window` sets whichever windows the policy has.
-
-        A policy name may also be a preset (`PRESETS`); options then override the preset.
-        """
+    def from_options(cls, policy: str | None = None, **options: Any) -> EvictionConfig:
+        """A config from command-line style options (see `overridden`); a name may be a preset."""
         name = policy or "none"
         if name not in PRESETS and name not in POLICIES:
             choices = ", ".join([*POLICIES, *PRESETS])
             raise ValueError(f"unknown eviction policy {name!r}; choose one of: {choices}")
-        base = PRESETS.get(name) or cls(policy=name)
-        return base.overridden(sink, window, delay, rate)
+        base = PRESETS.get(name) or _DEFAULTS.get(name) or cls(policy=name)
+        return base.overridden(**options)
 
     def overridden(
         self,
@@ -67,87 +122,113 @@ class EvictionConfig:
         window: int | None = None,
         delay: int | None = None,
         rate: float | None = None,
+        speech_sink: int | None = None,
+        layers: str | tuple[LayerRange, ...] | None = None,
+        look_back: int | None = None,
+        look_ahead: int | None = None,
     ) -> EvictionConfig:
         """This config with the given options changed (None keeps a value); `window` sets both windows."""
-        given = {"n_sink": sink, "delay": delay, "speech_rate": rate}
+        given = {"n_sink": sink, "delay": delay, "speech_rate": rate, "speech_sink": speech_sink}
         given |= {"output_window": window, "speech_window": window}
+        given |= {"look_back": look_back, "look_ahead": look_ahead}
+        given["layers"] = parse_layer_ranges(layers) if isinstance(layers, str) else layers
         return replace(self, **{k: v for k, v in given.items() if v is not None})
 
     @property
     def evicts(self) -> bool:
         return self.policy != "none"
 
+    @property
+    def anchored(self) -> bool:
+        return self.policy == "speech-anchor"
+
 
 class EvictionPolicy(Protocol):
     name: str
 
-    def layout(self, prompt_len: int, speech_span: tuple[int, int], max_new_tokens: int) -> RowLayout:
-        """The compact slot map of one request."""
+    def layout(
+        self, prompt_len: int, speech_span: tuple[int, int], max_new_tokens: int, layers: int
+    ) -> RowLayout:
+        """What one request keeps at each step, for a model with `layers` layers."""
         ...
 
 
 @dataclass(frozen=True, slots=True)
 class _Policy:
     name: str
+    rule: SpeechRule = KEEP
     n_sink: int = 0
     output_window: int = 0  # 0: outputs are kept
-    speech_window: int | None = None  # None: speech is kept
-    delay: int = 0
-    speech_rate: float = 0.0
+    ranges: tuple[LayerRange, ...] = ()
 
-    def layout(self, prompt_len: int, speech_span: tuple[int, int], max_new_tokens: int) -> RowLayout:
+    def layout(
+        self, prompt_len: int, speech_span: tuple[int, int], max_new_tokens: int, layers: int
+    ) -> RowLayout:
+        per_layer = [self._rule(layer) for layer in range(layers)]
+        rules = tuple(dict.fromkeys(per_layer))  # distinct rules in first-seen order
         start, end = speech_span
-        speech_len = end - start
-        window = speech_len if self.speech_window is None else min(self.speech_window, speech_len)
         return RowLayout(
             prompt_len=prompt_len,
             speech_start=start,
-            speech_len=speech_len,
-            speech_window=window,
-            delay=self.delay,
-            rate=self.speech_rate,
+            speech_len=end - start,
+            max_new_tokens=max_new_tokens,
             n_sink=self.n_sink if self.output_window else 0,
             out_window=self.output_window,
-            max_new_tokens=max_new_tokens,
+            rules=rules,
+            layer_group=tuple(rules.index(r) for r in per_layer),
         )
 
-
-def _none(c: EvictionConfig) -> EvictionPolicy:
-    return _Policy("none")
-
-
-def _output(c: EvictionConfig) -> EvictionPolicy:
-    return _Policy("output", n_sink=c.n_sink, output_window=c.output_window)
-
-
-def _speech(c: EvictionConfig) -> EvictionPolicy:
-    return _Policy("speech", speech_window=c.speech_window, delay=c.delay, speech_rate=c.speech_rate)
+    def _rule(self, layer: int) -> SpeechRule:
+        if not self.ranges or not self.rule.evicts:
+            return self.rule
+        found = next((r for r in self.ranges if r.covers(layer)), None)
+        if found is None:
+            return SpeechRule()
+        given = {"sink": found.sink, "window": found.window, "delay": found.delay, "rate": found.rate}
+        return replace(self.rule, **{k: v for k, v in given.items() if v is not None})
 
 
-def _both(c: EvictionConfig) -> EvictionPolicy:
-    return _Policy(
-        "both",
-        n_sink=c.n_sink,
-        output_window=c.output_window,
-        speech_window=c.speech_window,
-        delay=c.delay,
-        speech_rate=c.speech_rate,
-    )
+def _speech_rule(c: EvictionConfig, kind: str) -> SpeechRule:
+    return SpeechRule(kind, c.speech_sink, c.speech_window, c.delay, c.speech_rate, c.look_back, c.look_ahead)
 
 
 POLICIES: dict[str, Callable[[EvictionConfig], EvictionPolicy]] = {
-    "none": _none,
-    "output": _output,
-    "speech": _speech,
-    "both": _both,
+    "none": lambda c: _Policy("none"),
+    "output": lambda c: _Policy("output", n_sink=c.n_sink, output_window=c.output_window),
+    "speech": lambda c: _Policy("speech", _speech_rule(c, "front"), ranges=c.layers),
+    "both": lambda c: _Policy("both", _speech_rule(c, "front"), c.n_sink, c.output_window, c.layers),
+    "speech-follow": lambda c: _Policy("speech-follow", _speech_rule(c, "follow"), ranges=c.layers),
+    "speech-anchor": lambda c: _Policy("speech-anchor", _speech_rule(c, "anchor"), ranges=c.layers),
 }
 
-# The settings of the paper's Table 2 and Table 4 (300 s chunks).
+# Defaults of a policy named without a preset, where they differ from EvictionConfig's.
+_DEFAULTS: dict[str, EvictionConfig] = {
+    "speech-follow": EvictionConfig(
+        "speech-follow", speech_sink=0, speech_window=1024, delay=512, speech_rate=1.0
+    ),
+}
+
+
+def _speech(sink: int, window: int, delay: int) -> EvictionConfig:
+    return EvictionConfig("speech", speech_sink=sink, speech_window=window, delay=delay)
+
+
+# The paper's settings (300 s chunks). "d512 w1024" (Table 2) and "S / W" (Table 4) read either as
+# a delay or as speech sinks: `paper-speech*` reads S as the delay (the authors' sink 32 kept),
+# `paper-speech-s*` reads it as sinks (the authors' delay 32 kept). Rate: the authors' 8.
 PRESETS: dict[str, EvictionConfig] = {
     "paper-output": EvictionConfig("output", n_sink=4, output_window=1024),
-    "paper-speech": EvictionConfig("speech", speech_window=1024, delay=512),
-    "paper-speech-1538": EvictionConfig("speech", speech_window=1538, delay=512),
-    "paper-both": EvictionConfig("both", n_sink=4, output_window=1024, speech_window=1024, delay=512),
+    "paper-speech": _speech(32, 1024, 512),  # Table 2 "d512 w1024", Table 4 "512 / 1024"
+    "paper-speech-d256": _speech(32, 1024, 256),  # Table 4 "256 / 1024"
+    "paper-speech-d256-1538": _speech(32, 1538, 256),  # Table 4 "256 / 1538"
+    "paper-speech-1538": _speech(32, 1538, 512),  # Table 4 "512 / 1538"
+    "paper-speech-s512": _speech(512, 1024, 32),  # Eq. 3's n_sink = 512
+    "paper-speech-s256": _speech(256, 1024, 32),
+    "paper-speech-s256-1538": _speech(256, 1538, 32),
+    "paper-speech-s512-1538": _speech(512, 1538, 32),
+    "paper-both": EvictionConfig(
+        "both", n_sink=4, output_window=1024, speech_sink=32, speech_window=1024, delay=512
+    ),
 }
 
 

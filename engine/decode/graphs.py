@@ -5,7 +5,8 @@ than the GPU needs to run them. `StepGraphs` captures `decode_step` once per sha
 rows are padded up to a bucket (1, 2, 4, 8, then multiples of 16) with idle rows that write their
 own slot 0 and see one slot. Attention that reads each row's length itself (flash-attn) needs no
 length in the key; SDPA's length is rounded up to a multiple of 256 with a key mask. Per-step inputs
-are copied into static buffers; token choice stays outside the graph.
+(positions, and write slots and visible lengths per layer group) are copied into static buffers;
+entry moves, speech copies and token choice stay outside the graph.
 
 The contract: every tensor a captured step reads or writes is registered (`inputs`) and its storage
 is recorded at capture; the store replaces its tensors only in `allocate`/`ensure`, which bump its
@@ -115,15 +116,16 @@ class StepGraphs:
         store: KVStore,
         attention: Attention,
         tokens: torch.Tensor,
+        layer_group: tuple[int, ...],
         capture: Callable[[Step, Inputs], Replay],
     ) -> None:
         self.parts, self.model, self.store, self.attention = parts, model, store, attention
-        self.capture = capture
+        self.capture, self.layer_group = capture, layer_group
         self.tokens = tokens  # (B,) the runner's persistent "token each row feeds" buffer
-        rows, device = store.rows, store.device
+        rows, device, groups = store.rows, store.device, max(layer_group) + 1
         self.positions = torch.zeros(rows, dtype=torch.int64, device=device)  # (B,)
-        self.slots = torch.zeros(rows, dtype=torch.int64, device=device)  # (B,)
-        self.seqlen = torch.ones(rows, dtype=torch.int64, device=device)  # (B,)
+        self.slots = torch.zeros(groups, rows, dtype=torch.int64, device=device)  # (G, B)
+        self.seqlen = torch.ones(groups, rows, dtype=torch.int64, device=device)  # (G, B)
         self.capture_seconds = 0.0  # spent capturing (and compiling the glue on first use)
         self._graphs: dict[tuple[int, ...], _Entry] = {}
         self._generation = store.generation
@@ -155,11 +157,11 @@ class StepGraphs:
     def run(
         self, positions: torch.Tensor, slots: torch.Tensor, seqlen: torch.Tensor, length: int
     ) -> torch.Tensor:
-        """Logits (n, V) of rows 0..n-1, like `decode_step` with these inputs."""
+        """Logits (n, V) of rows 0..n-1, like `decode_step` with these inputs (slots, seqlen: (G, n))."""
         n = positions.shape[0]
         rows = row_bucket(n, self.store.rows)
-        self.positions[:n], self.slots[:n], self.seqlen[:n] = positions, slots, seqlen
-        self.positions[n:rows], self.slots[n:rows], self.seqlen[n:rows] = 0, 0, 1  # idle rows
+        self.positions[:n], self.slots[:, :n], self.seqlen[:, :n] = positions, slots, seqlen
+        self.positions[n:rows], self.slots[:, n:rows], self.seqlen[:, n:rows] = 0, 0, 1  # idle rows
         key = self._key(rows, length)
         entry = self.graphs.get(key) or self._capture(key)
         return entry.replay.replay()[:n]
@@ -174,11 +176,11 @@ class StepGraphs:
         inputs = StepInputs(
             tokens=self.tokens[:rows],
             positions=self.positions[:rows],
-            write=self.store.flat_index(self.slots[:rows]),
-            seqlen=self.seqlen[:rows],
+            write=tuple(self.store.flat_index(s[:rows]) for s in self.slots),
+            seqlen=self.seqlen[:, :rows],
             length=key[1] if len(key) > 1 else self.store.capacity,
-            ragged=True,
-            speech=None,
+            ragged=(True,) * self.slots.shape[0],
+            layer_group=self.layer_group,
         )
         return decode_step(self.parts, self.model, self.store, self.attention, inputs)
 

@@ -2,18 +2,22 @@
 
 `kv` is (L, 2, B, Hkv, C, D): per layer, keys then values, per row, per KV head, C slots of head size
 D; `k` and `v` are its (L, B, Hkv, C, D) views (the layout SDPA reads directly; flash kernels take a
-transposed view). A row's slots follow its `RowLayout`. Keys are stored after RoPE, at their
-original absolute positions, and are never rewritten. `sk`, `sv` (L, B, Hkv, S, D) keep each row's
-full speech KV, the source of tokens entering a moving speech window.
+transposed view). In each layer a row's entries fill a dense prefix of its slots, placed by
+`slots.RowSlots`; layers of one group share a slot map. Keys are stored after RoPE, at their
+original absolute positions, and are never rewritten. `sk`, `sv` (L, B, Hkv, S, D) hold a row's full
+speech KV only for policies that bring speech back (`speech-follow`); policies that only drop
+entries need no second copy (S = 0). A step copies at most the entries it drops or brings back.
 
 Graph safety: every tensor a captured step reads (`kv` and the write offsets) is replaced only by
-`allocate`, which bumps `generation`; holders of captured steps drop them when it changes. The
-decoder sizes the store once per batch (`allocate`) and never grows it while decoding; `ensure`
-grows it (copying, so twice the memory for a moment) only for callers that need no graphs.
+`allocate` or `ensure`, which bump `generation`; holders of captured steps drop them when it
+changes. The decoder sizes the store once per batch (`allocate`, which frees the old buffers
+first) and never grows it while decoding; `ensure` grows it (copying, so twice the memory for a
+moment) only for callers that capture nothing.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from engine.decode.layout import RowLayout
@@ -83,20 +87,27 @@ class KVStore:
         self._set(kv, sk, sv)
 
     def import_row(
-        self, row: int, layout: RowLayout, keys: torch.Tensor, values: torch.Tensor, resume: int = 0
+        self,
+        row: int,
+        layout: RowLayout,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        held: list[np.ndarray],
     ) -> None:
-        """Fill a row from prefill KV (L, Hkv, T, D) of positions 0..T-1, ready for step `resume`.
+        """Fill a row from prefill KV (L, Hkv, T, D) of positions 0..T-1.
 
-        T is the prompt plus the `resume` outputs already generated; only what step `resume` may see
-        is kept, each entry in its slot.
+        `held[g]` lists the positions layer group g keeps, in slot order (`RowSlots.held`).
         """
-        speech = layout.speech_len if layout.speech_moves else 0
+        speech = layout.speech_len if layout.follows else 0
         self.ensure(layout.capacity, speech)
-        visible = layout.visible(resume - 1)  # what the row holds when step `resume` begins
-        index = torch.from_numpy(visible).to(keys.device)
-        slots = torch.from_numpy(layout.slots(visible)).to(self.device)
-        self.k[:, row][:, :, slots] = keys[:, :, index].to(self.device, self.dtype)
-        self.v[:, row][:, :, slots] = values[:, :, index].to(self.device, self.dtype)
+        for group, positions in enumerate(held):
+            layers = _group_layers(layout.layer_group, group, keys.device)
+            index = torch.from_numpy(positions).to(keys.device)
+            count = positions.size
+            picked_k = keys[layers][:, :, index].to(self.device, self.dtype)  # (Lg, Hkv, count, D)
+            picked_v = values[layers][:, :, index].to(self.device, self.dtype)
+            self.k[layers.to(self.device), row, :, :count] = picked_k
+            self.v[layers.to(self.device), row, :, :count] = picked_v
         if speech:
             span = slice(layout.speech_start, layout.speech_start + speech)
             self.sk[:, row, :, :speech] = keys[:, :, span].to(self.device, self.dtype)
@@ -119,10 +130,19 @@ class KVStore:
         shape = (keys.shape[0], self.shape[2], self.shape[4])
         self.write_kv(layer, torch.cat((keys.reshape(shape), values.reshape(shape)), dim=1), index)
 
-    def copy_speech(self, rows: torch.Tensor, src: torch.Tensor, dst: torch.Tensor) -> None:
-        """Bring speech tokens into the window, all layers at once: sk[:, rows, :, src] → k[..., dst]."""
-        self.k[:, rows, :, dst] = self.sk[:, rows, :, src]
-        self.v[:, rows, :, dst] = self.sv[:, rows, :, src]
+    def move(self, layers: torch.Tensor, rows: torch.Tensor, src: torch.Tensor, dst: torch.Tensor) -> None:
+        """Move entries within rows, in the given layers: k[layers, rows, :, src] → k[..., dst]."""
+        lay = layers[:, None]  # (Lg, 1) against (m,) rows, src, dst
+        for buf in (self.k, self.v):
+            buf[lay, rows, :, dst] = buf[lay, rows, :, src]
+
+    def copy_speech(
+        self, layers: torch.Tensor, rows: torch.Tensor, src: torch.Tensor, dst: torch.Tensor
+    ) -> None:
+        """Bring speech tokens back in the given layers: sk[layers, rows, :, src] → k[..., dst]."""
+        lay = layers[:, None]
+        self.k[lay, rows, :, dst] = self.sk[lay, rows, :, src]
+        self.v[lay, rows, :, dst] = self.sv[lay, rows, :, src]
 
     def move_row(self, src: int, dst: int) -> None:
         """Move a row's entries to another row (keeps the occupied rows a prefix)."""
@@ -156,6 +176,10 @@ class KVStore:
         layers, rows, heads, _, dim = self.shape
         shape = (layers, parts, rows, heads, slots, dim) if parts == 2 else (layers, rows, heads, slots, dim)
         return torch.zeros(shape, dtype=self.dtype, device=self.device)
+
+
+def _group_layers(layer_group: tuple[int, ...], group: int, device: torch.device) -> torch.Tensor:
+    return torch.tensor([i for i, g in enumerate(layer_group) if g == group], device=device)
 
 
 def round_up(x: int, multiple: int) -> int:

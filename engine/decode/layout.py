@@ -1,17 +1,21 @@
-"""Where each token of one row lives in the compact KV store, and what the row sees at each step.
+"""What one row keeps at each decode step, per layer group, on the plain timeline.
 
-A row's slots are `[sys1 | speech ring (w) | sys2 | output sinks | output ring]`, so the entries a
-decode step may attend to are always the contiguous prefix `[0, seqlen(j))`. Keys keep the absolute
-position they were rotated with; eviction only overwrites ring slots in place:
+A row is `[sys1 | S speech tokens | sys2 | outputs]`; decode step `j` feeds output token `j`
+(absolute position `prompt_len + j`). System tokens always stay. Outputs keep the first `n_sink`
+and the last `out_window` (fed one included; `out_window == 0`: all). Speech keeps, per layer
+group, its first `sinks` tokens and the range `[lo, hi)` a `SpeechRule` gives (speech indices):
 
-- speech: token `s` of the audio lives in ring slot `s mod w`; the window `[a_j, a_j + w)` stays at
-  the start for `delay` steps and then advances `rate` tokens per step (`a_j` below), so a token
-  entering the window lands exactly in the slot of the one leaving it;
-- outputs: the first `n_sink` generated tokens keep their own slots, later ones cycle through a ring
-  of `out_window` slots (`out_window == 0`: every output is kept, in order).
+- `keep`: everything;
+- `front` (the authors' schedule): nothing is dropped while `t = j + 1 ≤ delay`; then the first
+  `min(⌊rate·(t − delay)⌋, cap)` tokens after the sinks are gone, `cap = S − sink − window`, so
+  the last `window` speech tokens always stay;
+- `follow`: a window of `window` tokens after the sinks, at the start for `delay` steps, then
+  advancing `rate` tokens per step until it reaches the end (it brings tokens back in);
+- `anchor`: everything from `front` on, `front = clip(anchor − back, sinks, S − ahead)` where
+  `anchor` is the furthest speech index a complete transcript segment has reached (−1: none yet).
 
-Decode step `j` feeds output token `j` (absolute position `prompt_len + j`). The arithmetic is written
-with numpy ufuncs so the same functions serve one row (ints) and a whole batch (arrays).
+`lo` and `hi` never decrease. Functions take numpy arrays of steps so the planner can evaluate
+whole runs; `RowLayout` binds a request's lengths to the rules of its layer groups.
 """
 
 from __future__ import annotations
@@ -22,123 +26,137 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 IntArray = NDArray[np.int64]
+SPEECH_KINDS = ("keep", "front", "follow", "anchor")
 
 
-def window_start(j: ArrayLike, delay: ArrayLike, rate: ArrayLike, room: ArrayLike) -> IntArray:
-    """First speech token in the window at step `j`: 0 for `j < delay`, then `rate` more per step.
+@dataclass(frozen=True, slots=True)
+class SpeechRule:
+    """How one layer group evicts speech (see the module docstring)."""
 
-    `room = speech_len - window` is where the window stops (the end of the audio).
-    """
-    moved = np.floor(np.asarray(rate, dtype=np.float64) * np.maximum(np.asarray(j) - delay + 1, 0))
-    return np.clip(moved.astype(np.int64), 0, room)
+    kind: str = "keep"
+    sink: int = 0  # speech sinks: the first speech tokens, always kept
+    window: int = 0  # front: speech tokens that always stay at the end; follow: window size
+    delay: int = 0  # front / follow: steps before anything moves
+    rate: float = 0.0  # front / follow: speech tokens per step afterwards
+    back: int = 0  # anchor: look-back before the anchor
+    ahead: int = 0  # anchor: look-ahead kept past the anchor at the end of the audio
+
+    def __post_init__(self) -> None:
+        if self.kind not in SPEECH_KINDS:
+            raise ValueError(f"unknown speech rule {self.kind!r}")
+        if min(self.sink, self.window, self.delay, self.back, self.ahead) < 0 or not self.rate >= 0:
+            raise ValueError("speech sinks, window, delay, rate and margins must not be negative")
+
+    @property
+    def evicts(self) -> bool:
+        return self.kind != "keep"
+
+    def bounds(self, j: ArrayLike, length: int, anchor: ArrayLike = -1) -> tuple[int, IntArray, IntArray]:
+        """(sinks, lo, hi) at steps `j`: speech indices [0, sinks) and [lo, hi) stay."""
+        j = np.asarray(j, dtype=np.int64)
+        sinks = min(self.sink, length) if self.evicts else 0
+        full = np.full(j.shape, length, dtype=np.int64)
+        if self.kind == "front":
+            cap = max(length - sinks - self.window, 0)
+            dropped = np.floor(self.rate * np.maximum(j + 1 - self.delay, 0)).astype(np.int64)
+            return sinks, sinks + np.minimum(dropped, cap), full
+        if self.kind == "follow":
+            room = length - sinks
+            size = min(self.window, room) if self.window else room
+            moved = np.floor(self.rate * np.maximum(j - self.delay + 1, 0)).astype(np.int64)
+            lo = sinks + np.clip(moved, 0, room - size)
+            return sinks, lo, lo + size
+        if self.kind == "anchor":
+            a = np.asarray(anchor, dtype=np.int64)
+            top = max(sinks, length - self.ahead)
+            lo = np.clip(np.where(a >= 0, a - self.back, sinks), sinks, top)
+            return sinks, np.broadcast_to(lo, j.shape).astype(np.int64), full
+        return 0, np.zeros(j.shape, dtype=np.int64), full
 
 
-def output_slot(i: ArrayLike, n_sink: ArrayLike, out_window: ArrayLike) -> IntArray:
-    """Slot of output token `i`, relative to the row's output region."""
-    i = np.asarray(i, dtype=np.int64)
-    ring = np.asarray(out_window, dtype=np.int64)
-    cycled = n_sink + (i - n_sink) % np.maximum(ring, 1)
-    return np.where((ring > 0) & (i >= n_sink), cycled, i)
-
-
-def outputs_kept(j: ArrayLike, n_sink: ArrayLike, out_window: ArrayLike) -> IntArray:
-    """How many output slots hold a visible token at step `j` (the fed token included)."""
+def outputs_kept(j: ArrayLike, n_sink: int, out_window: int) -> IntArray:
+    """Output tokens a step holds (the fed one included)."""
     seen = np.asarray(j, dtype=np.int64) + 1
-    ring = np.asarray(out_window, dtype=np.int64)
-    return np.where(ring > 0, np.minimum(seen, np.asarray(n_sink) + ring), seen)
+    return np.minimum(seen, n_sink + out_window) if out_window else seen
 
 
 @dataclass(frozen=True, slots=True)
 class RowLayout:
-    """The compact slot map of one request under one eviction setting."""
+    """One request under one eviction setting."""
 
     prompt_len: int  # P, speech included
     speech_start: int  # s0: prompt position of the first speech token
     speech_len: int  # S
-    speech_window: int  # w ≤ S; w == S: the speech is never evicted
-    delay: int  # steps the speech window stays at the start
-    rate: float  # speech tokens the window advances per step after the delay
-    n_sink: int  # output sinks (0 without output eviction)
-    out_window: int  # output ring size; 0: outputs are never evicted
     max_new_tokens: int
+    n_sink: int = 0  # output sinks (0 without output eviction)
+    out_window: int = 0  # recent outputs kept; 0: outputs are never evicted
+    rules: tuple[SpeechRule, ...] = (SpeechRule(),)  # one per layer group
+    layer_group: tuple[int, ...] = (0,)  # group of each layer
 
     def __post_init__(self) -> None:
         if not 0 <= self.speech_start <= self.speech_start + self.speech_len <= self.prompt_len:
             raise ValueError("the speech span must lie inside the prompt")
-        if not min(1, self.speech_len) <= self.speech_window <= self.speech_len:
-            raise ValueError("the speech window must hold 1..speech_len tokens")
-        if self.delay < 0 or self.rate < 0 or self.n_sink < 0 or self.out_window < 0:
-            raise ValueError("delay, rate, sinks and window must not be negative")
+        if self.n_sink < 0 or self.out_window < 0:
+            raise ValueError("output sinks and window must not be negative")
+        if not self.layer_group or not set(self.layer_group) <= set(range(len(self.rules))):
+            raise ValueError("every layer must belong to one of the layout's groups")
 
     @property
-    def speech_moves(self) -> bool:
-        return self.speech_window < self.speech_len
+    def groups(self) -> int:
+        return len(self.rules)
 
     @property
-    def out_offset(self) -> int:
-        """First slot of the output region."""
-        return self.prompt_len - self.speech_len + self.speech_window
+    def layers(self) -> int:
+        return len(self.layer_group)
 
     @property
-    def output_slots(self) -> int:
-        ring = self.n_sink + self.out_window if self.out_window else self.max_new_tokens
-        return min(ring, self.max_new_tokens)
+    def group_weights(self) -> NDArray[np.float64]:
+        """Share of the layers in each group (G,)."""
+        counts = np.bincount(np.asarray(self.layer_group), minlength=self.groups)
+        return counts / counts.sum()
+
+    @property
+    def follows(self) -> bool:
+        """Whether some group brings speech back in (it needs a copy of the whole speech KV)."""
+        return any(rule.kind == "follow" for rule in self.rules)
+
+    @property
+    def anchored(self) -> bool:
+        return any(rule.kind == "anchor" for rule in self.rules)
+
+    def speech(self, group: int, j: ArrayLike, anchor: ArrayLike = -1) -> tuple[int, IntArray, IntArray]:
+        return self.rules[group].bounds(j, self.speech_len, anchor)
+
+    def counts(self, group: int, j: ArrayLike, anchor: ArrayLike = -1) -> IntArray:
+        """Entries a step holds in one group (its visible prefix length)."""
+        sinks, lo, hi = self.speech(group, j, anchor)
+        system = self.prompt_len - self.speech_len
+        return system + sinks + (hi - lo) + outputs_kept(j, self.n_sink, self.out_window)
+
+    def peak(self, group: int) -> int:
+        """Most entries the group ever holds (with no anchor: nothing evicted by `anchor`)."""
+        return int(self.counts(group, np.arange(self.max_new_tokens)).max())
 
     @property
     def capacity(self) -> int:
         """Slots this row needs in the store."""
-        return self.out_offset + self.output_slots
+        return max(self.peak(g) for g in range(self.groups))
 
-    def window_start(self, j: int) -> int:
-        if not self.speech_moves:
-            return 0
-        room = self.speech_len - self.speech_window
-        return int(window_start(j, self.delay, self.rate, room))
+    def kept_fraction(self, j: ArrayLike, anchor: ArrayLike = -1) -> NDArray[np.float64]:
+        """Kept / logical KV entries at steps `j`, summed over layers (the authors' compression_stats)."""
+        j = np.asarray(j, dtype=np.int64)
+        held = sum(w * self.counts(g, j, anchor) for g, w in enumerate(self.group_weights))
+        return np.asarray(held / (self.prompt_len + j + 1), dtype=np.float64)
 
-    def prompt_slot(self, p: int, window_start: int = 0) -> int | None:
-        """Slot of prompt position `p`, or None when that speech token is outside the window."""
-        s0, s1 = self.speech_start, self.speech_start + self.speech_len
-        if p < s0:
-            return p
-        if p >= s1:
-            return p - self.speech_len + self.speech_window
-        if not window_start <= p - s0 < window_start + self.speech_window:
-            return None
-        return s0 + (p - s0) % self.speech_window
-
-    def output_slot(self, i: int) -> int:
-        return self.out_offset + int(output_slot(i, self.n_sink, self.out_window))
-
-    def seqlen(self, j: int) -> int:
-        """Visible slots at step `j`: a contiguous prefix of the row."""
-        return self.out_offset + int(outputs_kept(j, self.n_sink, self.out_window))
-
-    def kept_fraction(self, j: int) -> float:
-        """Kept / logical KV entries at step `j` (the paper's "kept %")."""
-        return self.seqlen(j) / (self.prompt_len + j + 1)
-
-    def visible(self, j: int) -> IntArray:
-        """Absolute positions step `j` attends to (the fed token at `prompt_len + j` included).
-
-        `visible(j - 1)` lists what the row holds when step `j` begins.
-        """
+    def visible(self, j: int, group: int = 0, anchor: int = -1) -> IntArray:
+        """Absolute positions step `j` attends to in `group` (`visible(j - 1)`: held when step j begins)."""
         p = np.arange(self.prompt_len + j + 1)
-        s0, s1 = self.speech_start, self.speech_start + self.speech_len
-        a = self.window_start(j)
-        in_window = (p - s0 >= a) & (p - s0 < a + self.speech_window)
+        sinks, lo, hi = self.speech(group, j, anchor)
+        s = p - self.speech_start
+        in_speech = (s >= 0) & (s < self.speech_len)
+        keep_speech = (s < sinks) | ((s >= lo) & (s < hi))
         i = p - self.prompt_len
         recent = i > j - self.out_window if self.out_window else np.ones(p.shape, dtype=bool)
         keep_out = (i < self.n_sink) | recent
-        speech = (p >= s0) & (p < s1)
-        keep = np.where(speech, in_window, np.where(i >= 0, keep_out, True))
+        keep = np.where(in_speech, keep_speech, np.where(i >= 0, keep_out, True))
         return p[keep]
-
-    def slots(self, positions: IntArray) -> IntArray:
-        """Slots of absolute positions (speech ones must be inside the current window)."""
-        p = np.asarray(positions, dtype=np.int64)
-        s0, s1 = self.speech_start, self.speech_start + self.speech_len
-        w = self.speech_window
-        out = self.out_offset + output_slot(p - self.prompt_len, self.n_sink, self.out_window)
-        speech = s0 + (p - s0) % max(w, 1)
-        prompt = np.where(p < s0, p, np.where(p < s1, speech, p - self.speech_len + w))
-        return np.where(p >= self.prompt_len, out, prompt)

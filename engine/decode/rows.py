@@ -1,9 +1,14 @@
 """Host-side state of the batch rows: which work each row holds, its output, and its next step.
 
 Occupied rows are always the prefix 0..n-1 (a freed row takes the last row's place), so a step
-runs on a plain slice of every buffer. Per-row numbers live in numpy arrays and are advanced for
-all rows at once; `plan` turns them into one step's positions, write slots, visible lengths and
-the speech tokens entering each row's window (see `layout.py` for the arithmetic).
+runs on a plain slice of every buffer. Each row's slot map (`slots.RowSlots`) says where its
+entries live per layer group; `plan` turns one step of every row into what the device needs:
+positions, write slots and visible lengths per group, and the entries each group moves or brings
+back. A plan never depends on the tokens the previous step chose, so the next step can be queued
+before they are read; a step's rows are named by `tickets` (one per occupancy), so its tokens and
+costs reach the right rows even after rows left or moved. Kept/logical KV (summed over layers, the
+authors' `compression_stats`) is tracked per row, counted when a step's tokens are read
+(`account`): its mean over steps and its value at the row's latest step.
 """
 
 from __future__ import annotations
@@ -12,35 +17,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.decode.layout import RowLayout, output_slot, outputs_kept, window_start
+from engine.decode.slots import GroupStep, RowSlots
 from engine.decode.work import Cost, Work
 
-# per-row integers: name → meaning (all advanced or moved together)
-_FIELDS = (
-    "prompt_len",  # P: output token i sits at absolute position P + i
-    "step",  # j: index of the output token the next step feeds
-    "length",  # tokens in `history`
-    "max_new",  # token budget
-    "out_off",  # first output slot
-    "n_sink",
-    "out_window",  # output ring size (0: outputs kept)
-    "speech_start",  # s0 (= first speech slot)
-    "window",  # speech window size w
-    "room",  # speech_len - w: where the window stops
-    "delay",
-    "start",  # current speech window start a
-)
+Transfer = tuple[np.ndarray, np.ndarray, np.ndarray]  # (rows, src, dst) of one layer group
 
 
 @dataclass(frozen=True, slots=True)
 class StepPlan:
     positions: np.ndarray  # (n,) absolute position of each fed token
-    slots: np.ndarray  # (n,) store slot its key and value go to
-    seqlen: np.ndarray  # (n,) visible slots after the write
+    slots: np.ndarray  # (G, n) store slot its key and value go to, per layer group
+    seqlen: np.ndarray  # (G, n) visible slots after the write, per layer group
     chosen: np.ndarray  # (n,) index of the token the step chooses
-    speech: tuple[np.ndarray, np.ndarray, np.ndarray] | None  # (rows, src, dst) entering windows
-    tickets: np.ndarray  # (n,) which occupant of each row the step ran for
-    kept: np.ndarray  # (n,) visible / logical KV entries of the step
+    moves: tuple[Transfer | None, ...]  # per group: live entries moved into holes (src, dst slots)
+    speech: tuple[Transfer | None, ...]  # per group: speech indices brought back → slots
+    tickets: np.ndarray  # (n,) which occupancy of each row the step ran for
+    kept: np.ndarray  # (n,) kept / logical KV entries of the step, all layers
+    held: np.ndarray  # (n,) entries held after the step, all layers
 
 
 class RowTable:
@@ -48,103 +41,85 @@ class RowTable:
         self.rows = rows
         self.n = 0
         self.work: list[Work | None] = [None] * rows
-        self.ints = {name: np.zeros(rows, dtype=np.int64) for name in _FIELDS}
-        self.rate = np.zeros(rows)
-        self.moves = np.zeros(rows, dtype=bool)
+        self.slots: list[RowSlots | None] = [None] * rows
+        self.prompt_len = np.zeros(rows, dtype=np.int64)
+        self.step = np.zeros(rows, dtype=np.int64)  # j: index of the output token the next step feeds
+        self.ints = {"length": np.zeros(rows, dtype=np.int64), "max_new": np.zeros(rows, dtype=np.int64)}
+        self.anchor = np.full(rows, -1, dtype=np.int64)  # furthest speech index a segment reached
         self.kept = np.zeros(rows)  # Σ kept/logical over this row's steps
+        self.kept_last = np.zeros(rows)  # kept/logical at its latest step
+        self.peak = np.zeros(rows, dtype=np.int64)  # most entries held at once, all layers
         self.steps = np.zeros(rows, dtype=np.int64)
         self.seconds = np.zeros(rows)  # decode time while in the batch
+        self.history = np.zeros((rows, 0), dtype=np.int64)  # (B, G) generated tokens
         self.tickets = np.zeros(rows, dtype=np.int64)  # a number per occupancy, never reused
         self._issued = 0
-        self.history = np.zeros((rows, 0), dtype=np.int64)  # (B, G) generated tokens
 
-    def occupy(self, work: Work, layout: RowLayout, tokens: list[int]) -> int:
-        """Put work into the first free row; `tokens` are its output so far. Returns the row."""
+    def occupy(self, work: Work, slots: RowSlots, tokens: list[int], anchor: int = -1) -> int:
+        """Put work into the first free row; `tokens` are its output so far, `slots` its imported
+        entries (built for step `len(tokens) - 1`), `anchor` its speech anchor. Returns the row."""
+        layout = slots.layout
         row, self.n = self.n, self.n + 1
         if self.history.shape[1] < layout.max_new_tokens:
             grown = np.zeros((self.rows, layout.max_new_tokens), dtype=np.int64)
             grown[:, : self.history.shape[1]] = self.history
             self.history = grown
         self.history[row, : len(tokens)] = tokens
-        values = {
-            "prompt_len": layout.prompt_len,
-            "step": len(tokens) - 1,
-            "length": len(tokens),
-            "max_new": layout.max_new_tokens,
-            "out_off": layout.out_offset,
-            "n_sink": layout.n_sink,
-            "out_window": layout.out_window,
-            "speech_start": layout.speech_start,
-            "window": layout.speech_window,
-            "room": layout.speech_len - layout.speech_window,
-            "delay": layout.delay,
-            "start": layout.window_start(len(tokens) - 2),
-        }
-        for name, value in values.items():
-            self.ints[name][row] = value
-        self.rate[row], self.moves[row] = layout.rate, layout.speech_moves
-        self.kept[row] = self.steps[row] = self.seconds[row] = 0
+        self.prompt_len[row], self.step[row] = layout.prompt_len, len(tokens) - 1
+        self.ints["length"][row], self.ints["max_new"][row] = len(tokens), layout.max_new_tokens
+        self.anchor[row] = anchor
+        self.kept[row] = self.kept_last[row] = self.steps[row] = self.seconds[row] = self.peak[row] = 0
+        self.work[row] = work
+        self.slots[row] = slots
         self._issued += 1
         self.tickets[row] = self._issued
-        self.work[row] = work
         return row
+
+    def row_slots(self, row: int) -> RowSlots:
+        found = self.slots[row]
+        if found is None:
+            raise RuntimeError(f"row {row} holds no work")
+        return found
 
     def tokens(self, row: int) -> tuple[int, ...]:
         return tuple(int(t) for t in self.history[row, : self.ints["length"][row]])
 
     def cost(self, row: int) -> Cost:
-        return Cost(0.0, float(self.seconds[row]), float(self.kept[row]), int(self.steps[row]))
+        kept = (float(self.kept[row]), int(self.steps[row]), float(self.kept_last[row]), int(self.peak[row]))
+        return Cost(0.0, float(self.seconds[row]), *kept)
 
     def need(self) -> tuple[int, int]:
-        """Slots and speech slots per row that rows 0..n-1 need (0, 0 when empty)."""
-        n, f = self.n, {name: a[: self.n] for name, a in self.ints.items()}
-        if n == 0:
-            return 0, 0
-        ring = np.where(f["out_window"] > 0, f["n_sink"] + f["out_window"], f["max_new"])
-        slots = f["out_off"] + np.minimum(ring, f["max_new"])
-        speech = np.where(self.moves[:n], f["window"] + f["room"], 0)
-        return int(slots.max()), int(speech.max())
+        """Slots and speech slots per row that rows 0..n-1 need ((0, 0) when empty)."""
+        layouts = [self.row_slots(r).layout for r in range(self.n)]
+        slots = max((layout.capacity for layout in layouts), default=0)
+        speech = max((layout.speech_len if layout.follows else 0 for layout in layouts), default=0)
+        return slots, speech
 
     def plan(self) -> StepPlan:
-        """The next step of rows 0..n-1; advances their step and speech windows (once per step).
+        """The next step of rows 0..n-1; advances their step (call once per step)."""
+        n = self.n
+        j = self.step[:n].copy()
+        steps = [self.row_slots(r).advance(int(j[r]), int(self.anchor[r])) for r in range(n)]
+        groups = len(steps[0])
+        slots = np.array([[s[g].write for s in steps] for g in range(groups)], dtype=np.int64)
+        seqlen = np.array([[s[g].length for s in steps] for g in range(groups)], dtype=np.int64)
+        layout = self.row_slots(0).layout
+        held = np.bincount(np.asarray(layout.layer_group), minlength=groups) @ seqlen  # (n,) all layers
+        kept = held / layout.layers / (self.prompt_len[:n] + j + 1)
+        moves = tuple(_transfer([s[g] for s in steps], "move") for g in range(groups))
+        speech = tuple(_transfer([s[g] for s in steps], "speech") for g in range(groups))
+        self.step[:n] += 1
+        tickets = self.tickets[:n].copy()
+        return StepPlan(self.prompt_len[:n] + j, slots, seqlen, j + 1, moves, speech, tickets, kept, held)
 
-        The plan never depends on the tokens the previous step chose, so it can be made (and the
-        step queued) before they are read.
-        """
-        n, f = self.n, {name: a[: self.n] for name, a in self.ints.items()}
-        j = f["step"].copy()
-        positions = f["prompt_len"] + j
-        slots = f["out_off"] + output_slot(j, f["n_sink"], f["out_window"])
-        seqlen = f["out_off"] + outputs_kept(j, f["n_sink"], f["out_window"])
-        speech = self._move_windows(j)
-        f["step"] += 1
-        kept = seqlen / (positions + 1)
-        return StepPlan(positions, slots, seqlen, j + 1, speech, self.tickets[:n].copy(), kept)
-
-    def account(self, rows: np.ndarray, kept: np.ndarray, seconds: float) -> None:
-        """Rows `rows` finished a step that kept `kept` of their KV and took `seconds`."""
+    def account(self, rows: np.ndarray, kept: np.ndarray, held: np.ndarray, seconds: float) -> None:
+        """Rows `rows` finished a step that kept `kept` of their KV, held `held` entries and took
+        `seconds`."""
+        self.peak[rows] = np.maximum(self.peak[rows], held)
         self.kept[rows] += kept
+        self.kept_last[rows] = kept
         self.steps[rows] += 1
         self.seconds[rows] += seconds
-
-    def _move_windows(self, j: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        n, moves = self.n, self.moves[: self.n]
-        if not moves.any():
-            return None
-        old, w = self.ints["start"][:n].copy(), self.ints["window"][:n]
-        new = np.where(
-            moves, window_start(j, self.ints["delay"][:n], self.rate[:n], self.ints["room"][:n]), 0
-        )
-        self.ints["start"][:n] = new
-        lo = np.maximum(old + w, new)  # speech tokens entering: [lo, new + w)
-        count = np.where(moves, np.maximum(new + w - lo, 0), 0)
-        total = int(count.sum())
-        if total == 0:
-            return None
-        rows = np.repeat(np.arange(n), count)
-        src = np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(total)
-        dst = self.ints["speech_start"][rows] + src % w[rows]
-        return rows, src, dst
 
     def append(self, tokens: np.ndarray, eos: np.ndarray, valid: np.ndarray | None = None) -> None:
         """Rows 0..n-1 chose `tokens` (n,); those where `eos` is set end without appending, and
@@ -164,11 +139,23 @@ class RowTable:
         self.n = last
         moved = None
         if row != last:
-            arrays = (*self.ints.values(), self.rate, self.moves, self.kept, self.steps, self.seconds)
-            for array in (*arrays, self.tickets):
+            arrays = (*self.ints.values(), self.prompt_len, self.step, self.anchor, self.kept)
+            for array in (*arrays, self.kept_last, self.peak, self.steps, self.seconds, self.tickets):
                 array[row] = array[last]
             self.history[row] = self.history[last]
-            self.work[row] = self.work[last]
+            self.work[row], self.slots[row] = self.work[last], self.slots[last]
             moved = last
-        self.work[last] = None
+        self.work[last], self.slots[last] = None, None
         return moved
+
+
+def _transfer(steps: list[GroupStep], kind: str) -> Transfer | None:
+    """Concatenate one group's per-row moves (or speech copies) into (rows, src, dst)."""
+    pairs = [(s.move_src, s.move_dst) if kind == "move" else (s.speech_src, s.speech_dst) for s in steps]
+    counts = np.array([src.size for src, _ in pairs])
+    if counts.sum() == 0:
+        return None
+    rows = np.repeat(np.arange(len(pairs)), counts)
+    src = np.concatenate([src for src, _ in pairs]).astype(np.int64)
+    dst = np.concatenate([dst for _, dst in pairs]).astype(np.int64)
+    return rows, src, dst

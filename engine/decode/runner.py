@@ -3,10 +3,12 @@
 `reserve` sizes the store once for the rows about to be admitted (their need plus headroom, as far
 as free memory allows); a later request that does not fit raises `StoreTooSmall` instead of growing
 it. `admit` prefills one request with the HF forward, imports the KV entries its first decode step
-may see into a row of the store, and chooses its first token. `launch` turns a host `StepPlan` into
-tensors, queues `decode_step` (or its captured replay) for rows 0..n-1 and the token choice, and
-starts a non-blocking copy of the chosen tokens into pinned host memory; `PendingTokens.read` waits
-for that copy. Everything runs under `torch.inference_mode`.
+may see into a row of the store (per layer group, as its `RowSlots` says), and chooses its first
+token. `launch` turns a host `StepPlan` into tensors, moves entries into the holes the step's
+evictions left (and brings speech back, for `speech-follow`), queues `decode_step` (or its captured
+replay) for rows 0..n-1 and the token choice, and starts a non-blocking copy of the chosen tokens
+into pinned host memory; `PendingTokens.read` waits for that copy. Everything runs under
+`torch.inference_mode`.
 """
 
 from __future__ import annotations
@@ -47,7 +49,14 @@ class PendingTokens:
 
 
 class Runner:
-    def __init__(self, parts: ModelParts, model: FusedModel, config: EngineConfig, rows: int) -> None:
+    def __init__(
+        self,
+        parts: ModelParts,
+        model: FusedModel,
+        config: EngineConfig,
+        rows: int,
+        layer_group: tuple[int, ...],
+    ) -> None:
         shape = parts.attention_shape
         self.parts, self.model, self.config, self.device = parts, model, config, parts.device
         self.store = KVStore(
@@ -62,6 +71,11 @@ class Runner:
         self.attention = make_attention(config.attention, shape, self.device)
         self.sampler = Sampler(rows, parts.vocab_size, self.device, config.uses_penalties)
         self.last = torch.zeros(rows, dtype=torch.int64, device=self.device)  # (B,) token fed next
+        self.layer_group = layer_group
+        self.group_layers = [  # layer indices of each group
+            torch.tensor([i for i, g in enumerate(layer_group) if g == group], device=self.device)
+            for group in range(max(layer_group) + 1)
+        ]
         cuda = self.device.type == "cuda"
         self._host = [torch.zeros(rows, dtype=torch.int64, pin_memory=cuda) for _ in range(2)]  # (B,) ×2
         self._launched = 0
@@ -72,12 +86,14 @@ class Runner:
         elif config.cuda_graphs and cuda and self.attention.name != "flashinfer":
             capture = CudaCapture()
         if capture is not None:
-            self.graphs = StepGraphs(parts, model, self.store, self.attention, self.last, capture)
+            self.graphs = StepGraphs(
+                parts, model, self.store, self.attention, self.last, layer_group, capture
+            )
 
     def reserve(self, layouts: Sequence[RowLayout]) -> None:
         """Size the store for `layouts` on first use; afterwards only check that they fit."""
         need = max(layout.capacity for layout in layouts)
-        speech = max(layout.speech_len if layout.speech_moves else 0 for layout in layouts)
+        speech = max(layout.speech_len if layout.follows else 0 for layout in layouts)
         if self.store.capacity:
             if not self.store.fits(need, speech):
                 raise StoreTooSmall(need, speech)
@@ -90,12 +106,15 @@ class Runner:
             self.store.allocate(need, speech)
 
     @torch.inference_mode()
-    def admit(self, row: int, work: Work, layout: RowLayout) -> tuple[int, float]:
-        """Prefill `work` into `row`; returns its first new token and the seconds it took."""
+    def admit(self, row: int, work: Work, layout: RowLayout, held: list[np.ndarray]) -> tuple[int, float]:
+        """Prefill `work` into `row`, keeping the positions `held` per layer group (`RowSlots.held`).
+
+        Returns its first new token and the seconds it took.
+        """
         started = time.perf_counter()
         request, k = work.request, len(work.prefix)
         pre = prefill(self.parts, request.inputs_embeds, work.prefix)
-        self.store.import_row(row, layout, pre.keys, pre.values, resume=k)
+        self.store.import_row(row, layout, pre.keys, pre.values, held)
         self.set_mode(row, work, work.mode, work.prefix)
         steps = torch.tensor([k], device=self.device)
         first = self.sampler.choose(pre.logits[None], row, steps)
@@ -113,27 +132,23 @@ class Runner:
     @torch.inference_mode()
     def launch(self, plan: StepPlan) -> PendingTokens:
         """Queue one step for rows 0..n-1; the tokens they chose (n,) arrive in the result."""
-        n = plan.positions.shape[0]
-        host = torch.from_numpy(np.stack([plan.positions, plan.slots, plan.seqlen, plan.chosen]))
-        positions, slots, seqlen, chosen = host.to(self.device, non_blocking=True)
-        speech = None
-        if plan.speech is not None:
-            rows, src, dst = (torch.from_numpy(a).to(self.device) for a in plan.speech)
-            speech = (rows, src, dst)
+        n, groups = plan.positions.shape[0], plan.slots.shape[0]
+        self._transfer(plan)
+        host = np.concatenate([plan.positions[None], plan.slots, plan.seqlen, plan.chosen[None]])
+        moved = torch.from_numpy(host).to(self.device, non_blocking=True)  # (2G + 2, n)
+        positions, slots, seqlen, chosen = moved[0], moved[1 : 1 + groups], moved[1 + groups : -1], moved[-1]
         length = int(plan.seqlen.max())
         if self.graphs is not None:
-            if speech is not None:
-                self.store.copy_speech(*speech)
             logits = self.graphs.run(positions, slots, seqlen, length)
         else:
             inputs = StepInputs(
                 tokens=self.last[:n],
                 positions=positions,
-                write=self.store.flat_index(slots),
+                write=tuple(self.store.flat_index(s) for s in slots),
                 seqlen=seqlen,
                 length=length,
-                ragged=bool(plan.seqlen.min() != length),
-                speech=speech,
+                ragged=tuple(bool(row.min() != length) for row in plan.seqlen),
+                layer_group=self.layer_group,
             )
             logits = decode_step(self.parts, self.model, self.store, self.attention, inputs)  # (n, V)
         tokens = self.sampler.choose(logits, 0, chosen)
@@ -147,6 +162,17 @@ class Runner:
         done = torch.cuda.Event()
         done.record()
         return PendingTokens(out, done)
+
+    def _transfer(self, plan: StepPlan) -> None:
+        """Fill the holes the step's evictions left, then bring speech back, group by group."""
+        for group, transfer in enumerate(plan.moves):
+            if transfer is not None:
+                rows, src, dst = (torch.from_numpy(a).to(self.device) for a in transfer)
+                self.store.move(self.group_layers[group], rows, src, dst)
+        for group, transfer in enumerate(plan.speech):
+            if transfer is not None:
+                rows, src, dst = (torch.from_numpy(a).to(self.device) for a in transfer)
+                self.store.copy_speech(self.group_layers[group], rows, src, dst)
 
     @torch.inference_mode()
     def move_row(self, src: int, dst: int) -> None:

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
-from engine.decode.api import DecodeResult, SegmentBoundary
+from engine.decode.api import AnchorTracker, DecodeResult, SegmentBoundary, SpeechAnchor
 from engine.decode.config import EngineConfig
 from engine.decode.eviction import make_policy
 from engine.decode.fused import FusedModel
@@ -29,6 +29,7 @@ from engine.decode.loop_guard import LoopDetector, rollback_point, salvage
 from engine.decode.rows import RowTable, StepPlan
 from engine.decode.runner import PendingTokens, Runner
 from engine.decode.sampling import DecodeMode
+from engine.decode.slots import RowSlots
 from engine.decode.step import ModelParts
 from engine.decode.work import Cost, Work, WorkQueue
 from engine.errors import Cancelled
@@ -58,13 +59,20 @@ class Scheduler:
         queue: WorkQueue,
         eos: tuple[int, ...],
         boundary: SegmentBoundary | None,
+        anchor: SpeechAnchor | None = None,
         grow: bool = False,
     ) -> None:
         self.config, self.queue, self.boundary, self.grow = config, queue, boundary, grow
+        if config.policy.anchored and anchor is None:
+            raise ValueError("the speech-anchor eviction policy needs the model adapter's timestamp reader")
+        self.anchor = anchor if config.policy.anchored else None
+        self.trackers: list[AnchorTracker | None] = [None] * rows
         self.base = DecodeMode(repetition_penalty=config.repetition_penalty)
         self.policy = make_policy(config.policy)
+        self.layers = len(parts.layers)
+        layer_group = self.policy.layout(1, (0, 0), 1, self.layers).layer_group
         self.eos = np.array(eos, dtype=np.int64)
-        self.runner = Runner(parts, model, config, rows)
+        self.runner = Runner(parts, model, config, rows, layer_group)
         self.table = RowTable(rows)
         self.detector = LoopDetector(rows, config.loop) if config.loop.enabled else None
         self.steps = 0
@@ -110,25 +118,34 @@ class Scheduler:
                 self.queue.push_front(works)
                 raise
             for index, (work, layout) in enumerate(zip(works, layouts, strict=True)):
+                tracker = self.anchor() if self.anchor is not None else None
+                anchor = _read(tracker, work.prefix, -1)
+                slots = RowSlots(layout, len(work.prefix), anchor)
                 try:
-                    first, seconds = self.runner.admit(self.table.n, work, layout)
+                    first, seconds = self.runner.admit(self.table.n, work, layout, slots.held)
                 except torch.OutOfMemoryError:
                     self.queue.push_front(works[index:])
                     raise
-                yield from self._occupy(work.spent(Cost(prefill_seconds=seconds)), layout, first)
+                work = work.spent(Cost(prefill_seconds=seconds))
+                yield from self._occupy(work, slots, first, tracker, anchor)
 
     def _layout(self, work: Work) -> RowLayout:
         request = work.request
-        return self.policy.layout(request.prompt_length, request.speech_span, request.max_new_tokens)
+        return self.policy.layout(
+            request.prompt_length, request.speech_span, request.max_new_tokens, self.layers
+        )
 
-    def _occupy(self, work: Work, layout: RowLayout, first: int) -> Iterator[DecodeResult]:
+    def _occupy(
+        self, work: Work, slots: RowSlots, first: int, tracker: AnchorTracker | None, anchor: int
+    ) -> Iterator[DecodeResult]:
         tokens = (*work.prefix, first)
         if first in self.eos:
             yield work.result(work.prefix, FinishReason.EOS, Cost(), self._evicts)
         elif len(tokens) >= work.request.max_new_tokens:
             yield work.result(tokens, FinishReason.LENGTH, Cost(), self._evicts)
         else:
-            row = self.table.occupy(work, layout, list(tokens))
+            row = self.table.occupy(work, slots, list(tokens), _read(tracker, [first], anchor))
+            self.trackers[row] = tracker
             if self.detector is not None:
                 self.detector.reset(row)
 
@@ -141,7 +158,11 @@ class Scheduler:
         return _Launched(plan, self.runner.launch(plan))
 
     def _may_run_ahead(self) -> bool:
-        """A row waiting to switch back to the base mode must see its switch before its next step."""
+        """Whether the next step may be queued before this one's tokens are read: not while a row
+        waits to switch back to the base mode (it must see its switch before its next step), nor
+        when eviction follows the transcript's timestamps (the plan then depends on the tokens)."""
+        if self.anchor is not None:
+            return False
         return not any(w is not None and w.revert_after is not None for w in self.table.work[: self.table.n])
 
     # 3) settle
@@ -152,18 +173,20 @@ class Scheduler:
         tickets = self.table.tickets[:n]
         if len(plan.tickets) == n and (plan.tickets == tickets).all():
             tokens, valid, rows = chosen, None, np.arange(n)
-            kept = plan.kept
+            kept, held = plan.kept, plan.held
         else:  # rows left or arrived since the step was queued: match them by ticket
             where = {int(t): i for i, t in enumerate(plan.tickets)}
             index = np.array([where.get(int(t), -1) for t in tickets], dtype=np.int64)
             valid = index >= 0
             rows = np.flatnonzero(valid)
             tokens = np.where(valid, chosen[np.maximum(index, 0)], -1)
-            kept = plan.kept[index[rows]]
-        self.table.account(rows, kept, started - self._settled)
+            kept, held = plan.kept[index[rows]], plan.held[index[rows]]
+        self.table.account(rows, kept, held, started - self._settled)
         self._settled = started
         eos = (tokens[:, None] == self.eos[None, :]).any(axis=1)  # (n,)
         self.table.append(tokens, eos, valid)
+        if self.anchor is not None:
+            self._read_anchors(tokens)
         length = self.table.ints["length"][:n]
         full = ~eos & (length >= self.table.ints["max_new"][:n])
         if valid is not None:
@@ -224,9 +247,17 @@ class Scheduler:
                 work = self.table.work[row] = _reverted(work, self.base)
                 self.runner.set_mode(row, work, self.base, tokens)
 
+    def _read_anchors(self, tokens: np.ndarray) -> None:
+        """Feed each row's new token to its timestamp reader; anchors only move forward."""
+        for row in range(self.table.n):
+            tracker = self.trackers[row]
+            self.table.anchor[row] = _read(tracker, [int(tokens[row])], int(self.table.anchor[row]))
+
     def _release(self, row: int) -> None:
         moved = self.table.release(row)
+        self.trackers[row] = self.trackers[moved] if moved is not None else None
         if moved is not None:
+            self.trackers[moved] = None
             self.runner.move_row(moved, row)
             if self.detector is not None:
                 self.detector.move_row(moved, row)
@@ -240,6 +271,14 @@ class Scheduler:
     @property
     def _evicts(self) -> bool:
         return self.config.policy.evicts
+
+
+def _read(tracker: AnchorTracker | None, tokens: Sequence[int], anchor: int) -> int:
+    """The anchor after reading `tokens` (the furthest so far; -1: none)."""
+    if tracker is None or not tokens:
+        return anchor
+    found = tracker.feed(tokens)
+    return anchor if found is None else max(anchor, int(found))
 
 
 def _with_salvage(work: Work, kept: tuple[int, ...]) -> Work:

@@ -77,11 +77,11 @@ class StepInputs:
 
     tokens: torch.Tensor  # (n,) the token each row feeds
     positions: torch.Tensor  # (n,) its absolute position
-    write: torch.Tensor  # (n, 2, Hkv) store indices of its key and value (`KVStore.flat_index`)
-    seqlen: torch.Tensor  # (n,) visible slots after the write
+    write: tuple[torch.Tensor, ...]  # per layer group: (n, 2, Hkv) store indices (`KVStore.flat_index`)
+    seqlen: torch.Tensor  # (G, n) visible slots after the write, per layer group
     length: int  # max(seqlen), or the store capacity where the attention reads `seqlen` itself
-    ragged: bool  # seqlen differs between rows
-    speech: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None  # (rows, src, dst) entering the window
+    ragged: tuple[bool, ...]  # per layer group: seqlen differs from `length` somewhere
+    layer_group: tuple[int, ...]  # group of each layer
 
 
 def head_tables(
@@ -101,20 +101,22 @@ def head_tables(
 def decode_step(
     parts: ModelParts, model: FusedModel, store: KVStore, attention: Attention, inp: StepInputs
 ) -> torch.Tensor:
-    """Logits (n, V) float32 of the next token of rows 0..n-1."""
-    if inp.speech is not None:
-        store.copy_speech(*inp.speech)
-    attention.prepare(inp.seqlen, inp.length, inp.ragged, store.capacity)
+    """Logits (n, V) float32 of the next token of rows 0..n-1 (entries already moved into place)."""
     shape, glue = parts.attention_shape, model.glue
     h = parts.embed(inp.tokens)  # (n, d)
     n, hq, dim = h.shape[0], shape.q_heads, shape.head_dim
     cos, sin = parts.backbone.rotary_emb(h, inp.positions[:, None])  # (n, 1, D) each
     cos, sin = head_tables(cos, sin, hq + shape.kv_heads, shape.kv_heads)  # (n, Hq + 2·Hkv, D)
+    prepared = -1
     for index, layer in enumerate(model.layers):
+        group = inp.layer_group[index]
+        if group != prepared:  # visible lengths differ between layer groups
+            attention.prepare(inp.seqlen[group], inp.length, inp.ragged[group], store.capacity)
+            prepared = group
         x = glue.norm(h, layer.input_norm, layer.eps)
         qkv = torch.addmm(layer.qkv_bias, x, layer.qkv_t).view(n, -1, dim)  # (n, Hq + 2·Hkv, D)
         rotated = glue.rope(qkv, cos, sin)  # q and k rotated, v unchanged
-        store.write_kv(index, rotated[:, hq:], inp.write)
+        store.write_kv(index, rotated[:, hq:], inp.write[group])
         out = attention(rotated[:, :hq], *store.layer(index))  # (n, Hq, D)
         h = torch.addmm(h, out.reshape(n, -1), layer.o_t)  # residual + o_proj
         x = glue.norm(h, layer.post_norm, layer.eps)

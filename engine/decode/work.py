@@ -22,6 +22,8 @@ class Cost:
     decode_seconds: float = 0.0
     kept_sum: float = 0.0  # Σ kept/logical KV over decode steps
     steps: int = 0
+    kept_last: float = 0.0  # kept/logical KV at the latest step
+    peak: int = 0  # most KV entries held at once, all layers
 
     def __add__(self, other: Cost) -> Cost:
         return Cost(
@@ -29,6 +31,8 @@ class Cost:
             self.decode_seconds + other.decode_seconds,
             self.kept_sum + other.kept_sum,
             self.steps + other.steps,
+            other.kept_last if other.steps else self.kept_last,
+            max(self.peak, other.peak),
         )
 
 
@@ -63,12 +67,15 @@ class Work:
     def result(self, tokens: tuple[int, ...], reason: FinishReason, cost: Cost, evicts: bool) -> DecodeResult:
         total = self.cost + cost
         kept = total.kept_sum / total.steps if evicts and total.steps else None
+        last = total.kept_last if evicts and total.steps else None
         stats = GenerationStats(
             prompt_tokens=self.request.prompt_length,
             generated_tokens=len(tokens),
             prefill_seconds=total.prefill_seconds,
             decode_seconds=total.decode_seconds,
             kv_kept_fraction=kept,
+            kv_kept_last=last,
+            kv_peak_entries=total.peak if total.steps else None,
             retries=self.retries,
         )
         return DecodeResult(self.request.id, tokens, reason, stats)

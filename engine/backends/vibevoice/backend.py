@@ -113,18 +113,21 @@ class VibeVoiceBackend:
 
     def _load(self) -> tuple[Any, Any]:
         if self._loaded is None:
+            from engine.backends.vibevoice.anchor import speech_anchor, speech_token_rate
             from engine.backends.vibevoice.boundary import segment_boundary
             from engine.backends.vibevoice.decoders import create_decoder
             from engine.backends.vibevoice.loading import load_model
 
             loaded = load_model(self.config)
+            tokenizer = loaded.processor.tokenizer
             self._decoder = create_decoder(
                 self.config.engine,
                 loaded.model,
                 max_batch=self.config.batch_size,
                 eos_token_ids=loaded.tokens.eos_ids,
-                segment_boundary=segment_boundary(loaded.processor.tokenizer),
+                segment_boundary=segment_boundary(tokenizer),
                 options=self.config.engine_options,
+                speech_anchor=speech_anchor(tokenizer, speech_token_rate(loaded.model.config)),
             )
             self._loaded = loaded
         return self._loaded, self._decoder

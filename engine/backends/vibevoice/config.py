@@ -22,7 +22,10 @@ ATTENTIONS = ("sdpa", "eager", "flash_attention_2")
 ACOUSTIC_MODES = ("mean", "seeded", "sampled")
 ENGINES = ("hf", "murmur")
 BUDGETS = ("paper", "murmur", "max")
-ENGINE_OPTIONS = ("eviction", "sink", "window", "delay", "speech_rate", "repetition_penalty")
+ENGINE_OPTIONS = (
+    "eviction", "sink", "window", "delay", "speech_rate", "speech_sink", "speech_layers", "look_back",
+    "look_ahead", "repetition_penalty",
+)  # fmt: skip
 _CUDA_INDEX = re.compile(r"cuda:\d+")
 
 
@@ -50,6 +53,10 @@ class VibeVoiceConfig:
     window: int | None = None
     delay: int | None = None
     speech_rate: float | None = None
+    speech_sink: int | None = None
+    speech_layers: str | None = None  # per-layer speech ranges, a JSON list
+    look_back: int | None = None
+    look_ahead: int | None = None
     repetition_penalty: float | None = None
 
     def __post_init__(self) -> None:
@@ -72,9 +79,7 @@ class VibeVoiceConfig:
         if self.seed < 0:
             raise ValueError(f"seed must be zero or positive, got {self.seed}")
         if not 1.0 <= self.encoder_segment_seconds <= 600.0:
-            raise ValueError(
-                f"encoder segments must last 1–600 s, got {self.encoder_segment_seconds}"
-            )
+            raise ValueError(f"encoder segments must last 1–600 s, got {self.encoder_segment_seconds}")
         terms = self.context.split(",") if isinstance(self.context, str) else self.context
         if any(not isinstance(t, str) for t in terms):
             raise ValueError("context must be a sequence of strings")

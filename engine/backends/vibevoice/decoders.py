@@ -7,21 +7,23 @@ built the same way:
 
     Decoder(model, Config(max_batch=batch_size, **options), eos_token_ids=..., segment_boundary=...)
 
-where `options` are the decoder's own settings given by the user (e.g. `eviction="paper-speech"`
-for Murmur's engine, from `VibeVoiceConfig.engine_options`), `model` is the loaded
-`VibeVoiceAsrForConditionalGeneration` (its language model is `model.model.language_model`, its
-head `model.lm_head`), `eos_token_ids` end a reply and `segment_boundary` maps generated ids to
-the prefix that ends with the last complete segment.
+(plus `speech_anchor=...` for decoders that take one: the timestamp reader of the `speech-anchor`
+eviction policy), where `options` are the decoder's own settings given by the user
+(e.g. `eviction="paper-speech"` for Murmur's engine, from `VibeVoiceConfig.engine_options`),
+`model` is the loaded `VibeVoiceAsrForConditionalGeneration` (its language model is
+`model.model.language_model`, its head `model.lm_head`), `eos_token_ids` end a reply and
+`segment_boundary` maps generated ids to the prefix that ends with the last complete segment.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.decode.api import Decoder, SegmentBoundary
+from engine.decode.api import Decoder, SegmentBoundary, SpeechAnchor
 from engine.errors import ModelLoadError
 
 # name → (decoder class, its config class)
@@ -45,6 +47,7 @@ def create_decoder(
     eos_token_ids: Sequence[int],
     segment_boundary: SegmentBoundary | None,
     options: Mapping[str, Any] | None = None,
+    speech_anchor: SpeechAnchor | None = None,
 ) -> Decoder:
     """Build decoder `name` around `model` (see the module docstring for the contract).
 
@@ -59,11 +62,14 @@ def create_decoder(
     unknown = sorted(set(given) - {f.name for f in dataclasses.fields(config_cls)})
     if unknown:
         raise ValueError(f"the {name!r} decode engine has no option(s): {', '.join(unknown)}")
+    takes_anchor = "speech_anchor" in inspect.signature(decoder_cls).parameters
+    extra = {"speech_anchor": speech_anchor} if takes_anchor and speech_anchor is not None else {}
     decoder: Decoder = decoder_cls(
         model,
         config_cls(max_batch=max_batch, **given),
         eos_token_ids=tuple(eos_token_ids),
         segment_boundary=segment_boundary,
+        **extra,
     )
     return decoder
 

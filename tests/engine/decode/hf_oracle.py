@@ -82,41 +82,61 @@ def hf_generate_batch(
     return [strip_eos(row.tolist(), eos)[: r.max_new_tokens] for row, r in zip(out, requests, strict=True)]
 
 
-def visibility_mask(layout: RowLayout, steps: int) -> torch.Tensor:
+def anchors_of(tokens: list[int], tracker_factory) -> list[int]:
+    """Running anchor after each generated token (-1 before any timestamp), as the engine reads it."""
+    if tracker_factory is None:
+        return [-1] * len(tokens)
+    tracker, anchor, out = tracker_factory(), -1, []
+    for token in tokens:
+        found = tracker.feed([token])
+        anchor = anchor if found is None else max(anchor, found)
+        out.append(anchor)
+    return out
+
+
+def visibility_mask(
+    layout: RowLayout, steps: int, group: int = 0, anchors: list[int] | None = None
+) -> torch.Tensor:
     """(T, T) bool for T = P + steps: prompt rows causal, output row i sees `layout.visible(i)`."""
     total = layout.prompt_len + steps
     mask = torch.ones(total, total, dtype=torch.bool).tril()
     for i in range(steps):
         row = torch.zeros(total, dtype=torch.bool)
-        row[torch.from_numpy(layout.visible(i))] = True
+        anchor = anchors[i] if anchors else -1
+        row[torch.from_numpy(layout.visible(i, group, anchor))] = True
         mask[layout.prompt_len + i] = row
     return mask
 
 
 @torch.inference_mode()
 def hf_masked_greedy(
-    model, request: DecodeRequest, layout: RowLayout, eos: tuple[int, ...] = ()
+    model, request: DecodeRequest, layout: RowLayout, eos: tuple[int, ...] = (), tracker_factory=None
 ) -> tuple[int, ...]:
-    """Greedy decoding where every step is one full HF forward under the eviction visibility mask."""
+    """Greedy decoding where every step is one full forward of the HF modules, each layer under
+    the explicit 4-D visibility mask of its layer group (anchors read from the tokens so far)."""
     embeds, tokens = request.inputs_embeds, []
+    backbone = model.model
     for _ in range(request.max_new_tokens):
         if tokens:
-            fed = model.model.embed_tokens(torch.tensor(tokens))
+            fed = backbone.embed_tokens(torch.tensor(tokens))
             inputs = torch.cat([embeds, fed])
         else:
             inputs = embeds
         total = inputs.shape[0]
-        allowed = visibility_mask(layout, total - layout.prompt_len)
-        additive = torch.zeros(total, total, dtype=inputs.dtype).masked_fill(
-            ~allowed, torch.finfo(inputs.dtype).min
-        )
-        out = model(
-            inputs_embeds=inputs[None],
-            attention_mask=additive[None, None],
-            position_ids=torch.arange(total)[None],
-            use_cache=False,
-        )
-        token = int(out.logits[0, -1].argmax())
+        anchors = anchors_of(tokens, tracker_factory)
+        additive = []
+        for group in range(layout.groups):
+            allowed = visibility_mask(layout, total - layout.prompt_len, group, anchors)
+            zeros = torch.zeros(total, total, dtype=inputs.dtype)
+            additive.append(zeros.masked_fill(~allowed, torch.finfo(inputs.dtype).min)[None, None])
+        positions = torch.arange(total)[None]
+        h = inputs[None]
+        rope = backbone.rotary_emb(h, positions)
+        for index, layer in enumerate(backbone.layers):
+            mask = additive[layout.layer_group[index]]
+            h = layer(h, attention_mask=mask, position_ids=positions, position_embeddings=rope)
+        logits = model.lm_head(backbone.norm(h))
+        token = int(logits[0, -1].argmax())
         if token in eos:
             break
         tokens.append(token)

@@ -12,16 +12,38 @@ from hf_oracle import hf_generate, hf_generate_batch, hf_masked_greedy, make_req
 
 from engine.decode.config import EngineConfig
 from engine.decode.engine import MurmurDecoder
-from engine.decode.eviction import EvictionConfig, make_policy
+from engine.decode.eviction import EvictionConfig, LayerRange, make_policy
 from engine.decode.loop_guard import LoopGuardConfig
 from engine.types import FinishReason
 
 NO_LOOP_GUARD = LoopGuardConfig(enabled=False)
 EVICTIONS = {
     "output": EvictionConfig("output", n_sink=2, output_window=5),
-    "speech": EvictionConfig("speech", speech_window=8, delay=3, speech_rate=1.5),
-    "both": EvictionConfig("both", n_sink=1, output_window=4, speech_window=6, delay=2, speech_rate=1.0),
+    "speech": EvictionConfig("speech", speech_sink=3, speech_window=6, delay=2, speech_rate=2),
+    "speech-layers": EvictionConfig(
+        "speech", speech_sink=3, speech_window=6, delay=2, speech_rate=2, layers=(LayerRange(1, 2, window=9),)
+    ),
+    "speech-one-layer": EvictionConfig(
+        "speech", speech_sink=2, speech_window=4, delay=1, speech_rate=3, layers=(LayerRange(0, 1),)
+    ),
+    "both": EvictionConfig(
+        "both", n_sink=1, output_window=4, speech_sink=2, speech_window=6, delay=2, speech_rate=1
+    ),
+    "speech-follow": EvictionConfig(
+        "speech-follow", speech_sink=1, speech_window=8, delay=3, speech_rate=1.5
+    ),
+    "speech-anchor": EvictionConfig("speech-anchor", speech_sink=2, look_back=3, look_ahead=5),
 }
+
+
+class ModTracker:
+    """A stand-in timestamp reader: token t closes a segment ending at speech index t mod 37 when
+    t is a multiple of 3 (the engine only sees speech indices; the VibeVoice reader is tested on
+    real text in tests/engine/vibevoice)."""
+
+    def feed(self, token_ids):
+        found = [t % 37 for t in token_ids if t % 3 == 0]
+        return max(found) if found else None
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +58,9 @@ def eos(model) -> tuple[int, ...]:
     return (free[12],)
 
 
-def decode(model, requests, eos=(), **config):
-    decoder = MurmurDecoder(model, EngineConfig(loop=NO_LOOP_GUARD, **config), eos_token_ids=eos)
+def decode(model, requests, eos=(), anchor=ModTracker, **config):
+    config = EngineConfig(loop=NO_LOOP_GUARD, **config)
+    decoder = MurmurDecoder(model, config, eos_token_ids=eos, speech_anchor=anchor)
     return {r.id: r for r in decoder.decode(requests)}
 
 
@@ -68,11 +91,23 @@ def test_with_eviction_tokens_match_hf_under_the_policys_visibility_mask(model, 
     results = decode(model, requests, eos, max_batch=2, eviction=eviction)
     for request in requests:
         layout = make_policy(eviction).layout(
-            request.prompt_length, request.speech_span, request.max_new_tokens
+            request.prompt_length, request.speech_span, request.max_new_tokens, 2
         )
-        assert results[request.id].token_ids == hf_masked_greedy(model, request, layout, eos)
-        kept = results[request.id].stats.kv_kept_fraction
-        assert kept is not None and 0 < kept < 1
+        expected = hf_masked_greedy(model, request, layout, eos, ModTracker)
+        assert results[request.id].token_ids == expected
+        kept, last = results[request.id].stats.kv_kept_fraction, results[request.id].stats.kv_kept_last
+        assert kept is not None and 0 < kept < 1 and last is not None and 0 < last < 1
+
+
+def test_speech_anchor_evicts_nothing_before_the_first_timestamp(model):
+    class Silent:
+        def feed(self, token_ids):
+            return None
+
+    request = make_requests([47], 20)[0]
+    anchored = decode(model, [request], anchor=Silent, eviction=EVICTIONS["speech-anchor"])[0]
+    assert anchored.token_ids == decode(model, [request])[0].token_ids
+    assert anchored.stats.kv_kept_fraction == 1.0 and anchored.stats.kv_kept_last == 1.0
 
 
 def test_eviction_changes_what_the_model_sees(model):
@@ -89,8 +124,9 @@ def test_repetition_penalty_matches_hf_generate(model):
         assert results[request.id].token_ids == hf_generate(model, request, repetition_penalty=1.3)
 
 
-@pytest.mark.parametrize("eviction", [EvictionConfig("none"), EVICTIONS["both"]], ids=["none", "both"])
-def test_refilled_rows_decode_the_same_tokens_as_unbatched_runs(model, eos, eviction):
+@pytest.mark.parametrize("name", ["none", "both", "speech-layers", "speech-follow", "speech-anchor"])
+def test_refilled_rows_decode_the_same_tokens_as_unbatched_runs(model, eos, name):
+    eviction = EVICTIONS.get(name, EvictionConfig("none"))
     requests = make_requests([40, 47, 35, 52, 30, 44], [30, 8, 30, 20, 30, 16])
     alone = {r.id: decode(model, [r], eos, eviction=eviction)[r.id] for r in requests}
     batched = decode(model, requests, eos, max_batch=2, eviction=eviction)

@@ -9,14 +9,41 @@ from hf_oracle import make_requests, tiny_qwen2
 
 from engine.decode.config import EngineConfig
 from engine.decode.engine import MurmurDecoder
-from engine.decode.eviction import EvictionConfig, make_policy
+from engine.decode.eviction import EvictionConfig, LayerRange, make_policy
 from engine.decode.loop_guard import LoopGuardConfig
 from engine.decode.rows import RowTable
 from engine.decode.runner import Runner
 from engine.decode.sampling import DecodeMode
+from engine.decode.slots import RowSlots
 from engine.decode.work import Work
 
-BOTH = EvictionConfig("both", n_sink=1, output_window=4, speech_window=6, delay=2, speech_rate=1.0)
+EVICTIONS = {
+    "none": EvictionConfig("none"),
+    "both-layers": EvictionConfig(
+        "both",
+        n_sink=1,
+        output_window=4,
+        speech_sink=2,
+        speech_window=6,
+        delay=2,
+        speech_rate=1,
+        layers=(LayerRange(1, 2, window=9),),
+    ),
+    "speech-follow": EvictionConfig(
+        "speech-follow", speech_sink=1, speech_window=8, delay=3, speech_rate=1.5
+    ),
+    "speech-anchor": EvictionConfig("speech-anchor", speech_sink=2, look_back=3, look_ahead=5),
+}
+
+
+class EveryThird:
+    """A stand-in timestamp reader: token t ends a segment at speech index t mod 37 when 3 | t."""
+
+    def feed(self, token_ids):
+        found = [t % 37 for t in token_ids if t % 3 == 0]
+        return max(found) if found else None
+
+
 NO_LOOPS = LoopGuardConfig(enabled=False)
 
 
@@ -26,7 +53,7 @@ def model():
 
 
 def decode(model, requests, **config):
-    decoder = MurmurDecoder(model, EngineConfig(loop=NO_LOOPS, **config))
+    decoder = MurmurDecoder(model, EngineConfig(loop=NO_LOOPS, **config), speech_anchor=EveryThird)
     return {r.id: r.token_ids for r in decoder.decode(requests)}
 
 
@@ -52,8 +79,9 @@ def checked(monkeypatch):
     return seen
 
 
-@pytest.mark.parametrize("eviction", [EvictionConfig("none"), BOTH], ids=["none", "both"])
-def test_captured_steps_decode_what_eager_steps_decode_through_refill_and_eviction(model, checked, eviction):
+@pytest.mark.parametrize("name", list(EVICTIONS))
+def test_captured_steps_decode_what_eager_steps_decode_through_refill_and_eviction(model, checked, name):
+    eviction = EVICTIONS[name]
     requests = make_requests([40, 47, 35, 52, 30], [30, 12, 30, 20, 30])
     eager = decode(model, requests, max_batch=3, eviction=eviction)
     graphed = decode(model, requests, max_batch=3, eviction=eviction, emulate_graphs=True)
@@ -65,15 +93,17 @@ def admitted(model, rows: int, lengths: list[int]):
     """A runner with captured steps (emulated) and `lengths` requests admitted, and its row table."""
     config = EngineConfig(max_batch=rows, loop=NO_LOOPS, emulate_graphs=True)
     decoder = MurmurDecoder(model, config)
-    runner, table = Runner(decoder.parts, decoder.fused, config, rows), RowTable(rows)
     requests = make_requests(lengths, 10)
-    policy = make_policy(config.policy)
-    layouts = [policy.layout(r.prompt_length, r.speech_span, r.max_new_tokens) for r in requests]
+    policy, layers = make_policy(config.policy), len(decoder.parts.layers)
+    layouts = [policy.layout(r.prompt_length, r.speech_span, r.max_new_tokens, layers) for r in requests]
+    runner = Runner(decoder.parts, decoder.fused, config, rows, layouts[0].layer_group)
+    table = RowTable(rows)
     runner.reserve(layouts)
     for request, layout in zip(requests, layouts, strict=True):
         work = Work(request, DecodeMode())
-        first, _ = runner.admit(table.n, work, layout)
-        table.occupy(work, layout, [first])
+        slots = RowSlots(layout, 0)
+        first, _ = runner.admit(table.n, work, layout, slots.held)
+        table.occupy(work, slots, [first])
     return runner, table
 
 

@@ -48,7 +48,7 @@ def test_eviction_options_reach_the_engine_through_the_backend(trained):
     chunk = Chunk(0, 0.0, recording.duration)
     options = {"model": str(trained), "device": "cpu", "engine": "murmur"}
     wide = create_backend("vibevoice", **options, eviction="both", window=4096)
-    narrow = create_backend("vibevoice", **options, eviction="speech", window=8, delay=0)
+    narrow = create_backend("vibevoice", **options, eviction="speech", window=8, delay=0, speech_sink=2)
     (kept_all,) = wide.transcribe(recording, [chunk])
     (evicted,) = narrow.transcribe(recording, [chunk])
     assert kept_all.stats.kv_kept_fraction == 1.0  # a 4096-token window keeps a short clip whole

@@ -1,0 +1,93 @@
+"""How far into its audio a reply has got, read from the `End` times it writes as it goes.
+
+`speech_anchor(tokenizer, tokens_per_second)` is an `engine.decode.api.SpeechAnchor` for the
+`speech-anchor` eviction policy: each row gets a `TimestampTracker` that reads the row's tokens as
+they come (the engine already reads them back every step), keeps the text since the last complete
+segment object, and, each time an object closes, turns its `End` time (its `Start` when it has no
+end) into a speech index: seconds × the model's speech-token rate, which the backend reads from the
+checkpoint (`speech_token_rate`). Objects that are cut off or hold no time move nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from engine.backends.vibevoice.config import SAMPLE_RATE
+from engine.backends.vibevoice.jsonscan import scan_objects
+from engine.backends.vibevoice.parsing import parse_time
+from engine.decode.api import SpeechAnchor
+
+_END_KEYS = ("end", "endtime")
+_START_KEYS = ("start", "starttime")
+
+
+def speech_token_rate(model_config: Any, sample_rate: int = SAMPLE_RATE) -> float:
+    """Speech tokens per second of audio: the sample rate over the acoustic tokenizer's hop length."""
+    hop = int(model_config.acoustic_tokenizer_encoder_config.hop_length)
+    return sample_rate / hop
+
+
+class TokenText:
+    """The text of single token ids, decoded once each (shared by every row of a backend)."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self.known: dict[int, str] = {}
+
+    def __call__(self, token_id: int) -> str:
+        text = self.known.get(token_id)
+        if text is None:
+            text = self.tokenizer.decode(
+                [token_id], skip_special_tokens=False, clean_up_tokenization_spaces=False
+            )
+            self.known[token_id] = text
+        return text
+
+
+class TimestampTracker:
+    """One row's reader (`engine.decode.api.AnchorTracker`)."""
+
+    def __init__(self, text: TokenText, tokens_per_second: float) -> None:
+        self.text, self.rate = text, tokens_per_second
+        self.pending = ""  # reply text after the last complete object
+        self.anchor: int | None = None
+
+    def feed(self, token_ids: Sequence[int]) -> int | None:
+        closes = False
+        for token in token_ids:
+            piece = self.text(int(token))
+            self.pending += piece
+            closes = closes or "}" in piece
+        if closes:
+            self._read_closed()
+        return self.anchor
+
+    def _read_closed(self) -> None:
+        complete = [o for o in scan_objects(self.pending) if o.closed]
+        if not complete:
+            return
+        for obj in complete:
+            seconds = _time(obj.value) if obj.value is not None else None
+            if seconds is not None and seconds >= 0:
+                index = math.floor(seconds * self.rate)
+                self.anchor = index if self.anchor is None else max(self.anchor, index)
+        self.pending = self.pending[complete[-1].end :]
+
+
+def _time(value: dict[str, Any]) -> float | None:
+    fields = {re.sub(r"[\s_]", "", str(k).lower()): v for k, v in value.items()}
+    for keys in (_END_KEYS, _START_KEYS):
+        for key in keys:
+            seconds = parse_time(fields.get(key))
+            if seconds is not None:
+                return seconds
+    return None
+
+
+def speech_anchor(tokenizer: Any, tokens_per_second: float) -> SpeechAnchor:
+    """A fresh `TimestampTracker` per row, sharing one token-text cache."""
+    text = TokenText(tokenizer)
+    return lambda: TimestampTracker(text, tokens_per_second)

@@ -1,0 +1,98 @@
+"""`murmur kv-plan`: what each eviction policy keeps and costs for one chunk shape, without a model run.
+
+Prints, per policy: kept % at the last step (the paper's measure) and the mean over steps, the
+most KV entries a row holds, KV bytes per row and per batch at that peak (and per row against no
+eviction), and the KV bytes attention reads per step for the batch. The numbers are the ones the
+engine reports for a run of the same shape (`engine.decode.plan`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from engine.cli.eviction_options import add_eviction_arguments, eviction_options
+from engine.decode.eviction import POLICIES, PRESETS, EvictionConfig
+from engine.decode.plan import SHAPES, ModelShape, PolicyPlan, chunk_layout, plan_policy, shape_from_config
+
+DEFAULT_POLICIES = (
+    "none",
+    "paper-output",
+    "paper-speech",
+    "paper-speech-s512",
+    "paper-both",
+    "speech-anchor",
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    model = p.add_mutually_exclusive_group()
+    model.add_argument("--model", type=Path, help="checkpoint folder whose config.json gives the shape")
+    model.add_argument("--shape", choices=sorted(SHAPES), help="a known model shape (default: qwen2.5-7b)")
+    p.add_argument("--chunk-seconds", type=float, default=300.0, help="audio per chunk (default: 300)")
+    p.add_argument(
+        "--output-tokens", type=int, default=2700, help="tokens generated per chunk (default: 2700)"
+    )
+    p.add_argument(
+        "--system-tokens", type=int, default=100, help="prompt tokens around the speech (default: 100)"
+    )
+    p.add_argument("--batch-size", type=int, default=16, help="rows decoded together (default: 16)")
+    p.add_argument(
+        "--eviction", nargs="+", choices=[*POLICIES, *PRESETS], default=list(DEFAULT_POLICIES),
+        metavar="NAME",
+        help=f"policies or presets to compare (default: {' '.join(DEFAULT_POLICIES)})",
+    )  # fmt: skip
+    add_eviction_arguments(p.add_argument_group("eviction settings (applied to every policy given)"))
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.output_tokens < 1 or args.batch_size < 1 or not args.chunk_seconds > 0 or args.system_tokens < 0:
+        raise ValueError("chunk seconds, output tokens and batch size must be positive")
+    shape = _shape(args)
+    options = eviction_options(args)
+    rows = []
+    for name in args.eviction:
+        config = EvictionConfig.from_options(name, **_config_options(options))
+        layout = chunk_layout(config, shape, args.chunk_seconds, args.output_tokens, args.system_tokens)
+        rows.append(plan_policy(name, layout, shape, args.batch_size))
+    none = chunk_layout(
+        EvictionConfig("none"), shape, args.chunk_seconds, args.output_tokens, args.system_tokens
+    )
+    baseline = plan_policy("none", none, shape, args.batch_size)
+    print(
+        f"{shape.layers} layers × {shape.kv_heads} KV heads × {shape.head_dim}, {shape.dtype_bytes}-byte KV; "
+        f"{none.prompt_len} prompt tokens ({none.speech_len} speech at {shape.speech_rate:g}/s), "
+        f"{args.output_tokens} generated, batch {args.batch_size}"
+    )
+    print(format_table(rows, baseline))
+    return 0
+
+
+def format_table(rows: list[PolicyPlan], baseline: PolicyPlan) -> str:
+    head = ("policy", "kept % (last)", "kept % (mean)", "peak entries/row", "KV/row", "vs none", "KV/batch",
+            "attention/step")  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = (r.name, f"{100 * r.kept_last:.1f}", f"{100 * r.kept_mean:.1f}", f"{r.peak_entries:,}",
+                 _bytes(r.row_bytes), f"{r.row_bytes / baseline.row_bytes:.2f}×", _bytes(r.batch_bytes),
+                 _bytes(r.attention_bytes))  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _shape(args: argparse.Namespace) -> ModelShape:
+    if args.model is not None:
+        return shape_from_config(args.model)
+    return SHAPES[args.shape or "qwen2.5-7b"]
+
+
+def _config_options(options: dict[str, object]) -> dict[str, object]:
+    renamed = {"speech_rate": "rate", "speech_layers": "layers"}
+    return {renamed.get(k, k): v for k, v in options.items()}
+
+
+def _bytes(n: float) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{n:.0f} B"

@@ -1,0 +1,87 @@
+"""Where one row's KV entries live in the store, per layer group, kept as a dense prefix.
+
+A row holds exactly the entries its layout keeps, in slots `[0, n)` of each group (so attention
+needs only a length per row). Order does not matter to attention: keys carry their absolute
+positions (RoPE applied once, never re-rotated). Each step, `RowSlots.advance`
+
+1. frees the slots of the entries the step drops (speech leaving its range, an output leaving
+   the output window);
+2. puts the new entries (the fed token, speech tokens coming back under `follow`) into the lowest
+   free slots, appending only when nothing was freed;
+3. moves live entries from the end into any remaining holes below the new length.
+
+A step therefore copies at most as many entries as it drops, and a row's slot count is the most
+entries it ever holds — below no eviction's whenever the policy drops more than it brings back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.decode.layout import IntArray, RowLayout
+
+
+@dataclass(frozen=True, slots=True)
+class GroupStep:
+    """One group's changes for one step of one row (slots are row-local)."""
+
+    write: int  # slot of the fed token
+    move_src: IntArray  # live entries moved ...
+    move_dst: IntArray  # ... into these holes
+    speech_src: IntArray  # speech indices coming back (follow) ...
+    speech_dst: IntArray  # ... into these slots
+    length: int  # entries held after the step
+
+
+class RowSlots:
+    def __init__(self, layout: RowLayout, resume: int, anchor: int = -1) -> None:
+        """The row as imported for step `resume` (it holds what step `resume - 1` saw)."""
+        self.layout = layout
+        total = layout.prompt_len + layout.max_new_tokens
+        capacity = max(layout.capacity, 1)
+        self.pos = np.full((layout.groups, capacity), -1, dtype=np.int64)  # position in each slot
+        self.slot = np.full((layout.groups, total), -1, dtype=np.int64)  # slot of each position
+        self.n = np.zeros(layout.groups, dtype=np.int64)
+        self.held: list[IntArray] = []  # positions imported, per group (slot order)
+        self.bounds: list[tuple[int, int]] = []  # current speech [lo, hi) per group
+        for g in range(layout.groups):
+            positions = layout.visible(resume - 1, g, anchor)
+            self.pos[g, : positions.size] = positions
+            self.slot[g, positions] = np.arange(positions.size)
+            self.n[g] = positions.size
+            self.held.append(positions)
+            _, lo, hi = layout.speech(g, resume - 1, anchor)
+            self.bounds.append((int(lo), int(hi)))
+
+    def advance(self, j: int, anchor: int = -1) -> list[GroupStep]:
+        """Slot changes of step `j` in every group (call once per step, in order)."""
+        layout = self.layout
+        i = j - layout.out_window
+        gone_output = [layout.prompt_len + i] if layout.out_window and i >= layout.n_sink else []
+        return [self._group(g, j, anchor, gone_output) for g in range(layout.groups)]
+
+    def _group(self, g: int, j: int, anchor: int, gone_output: list[int]) -> GroupStep:
+        layout, s0 = self.layout, self.layout.speech_start
+        lo0, hi0 = self.bounds[g]
+        _, lo_new, hi_new = layout.speech(g, j, anchor)
+        lo1, hi1 = int(lo_new), int(hi_new)
+        self.bounds[g] = (lo1, hi1)
+        gone = np.concatenate([s0 + np.arange(lo0, min(lo1, hi0)), gone_output]).astype(np.int64)
+        back = s0 + np.arange(max(hi0, lo1), hi1)  # speech coming back in (follow)
+        incoming = np.concatenate([back, [layout.prompt_len + j]]).astype(np.int64)
+        pos, slot, n = self.pos[g], self.slot[g], int(self.n[g])
+        holes = slot[gone]
+        pos[holes], slot[gone] = -1, -1
+        length = n + incoming.size - gone.size
+        free = np.concatenate([np.sort(holes[holes < length]), np.arange(n, length)]).astype(np.int64)
+        targets, need = free[: incoming.size], free[incoming.size :]
+        tail = np.arange(length, n)
+        src = tail[pos[tail] >= 0]
+        moved = pos[src]
+        pos[need], slot[moved] = moved, need
+        pos[src] = -1
+        pos[targets], slot[incoming] = incoming, targets
+        self.n[g] = length
+        return GroupStep(int(targets[-1]), src, need, back - s0, targets[:-1], length)

@@ -1,0 +1,94 @@
+"""`murmur kv-plan`: its numbers are the engine's, and it reproduces the paper's Table 3 kept %."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from hf_oracle import make_requests, tiny_qwen2
+
+from engine.cli import main
+from engine.decode.config import EngineConfig
+from engine.decode.engine import MurmurDecoder
+from engine.decode.eviction import EvictionConfig, LayerRange, make_policy
+from engine.decode.loop_guard import LoopGuardConfig
+from engine.decode.plan import SHAPES, ModelShape, chunk_layout, plan_policy, shape_from_config
+
+POLICIES = {
+    "output": EvictionConfig("output", n_sink=2, output_window=5),
+    "speech": EvictionConfig("speech", speech_sink=3, speech_window=6, delay=2, speech_rate=2),
+    "both": EvictionConfig(
+        "both", n_sink=1, output_window=4, speech_sink=2, speech_window=6, delay=2, speech_rate=1
+    ),
+    "speech-layers": EvictionConfig(
+        "speech", speech_sink=2, speech_window=4, delay=1, speech_rate=3, layers=(LayerRange(1, None),)
+    ),
+    "speech-follow": EvictionConfig(
+        "speech-follow", speech_sink=1, speech_window=8, delay=3, speech_rate=1.5
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def model():
+    return tiny_qwen2()
+
+
+@pytest.mark.parametrize("name", list(POLICIES))
+def test_the_plan_matches_what_the_engine_reports_on_a_real_run(model, name):
+    config = POLICIES[name]
+    request = make_requests([47], 30)[0]  # no end-of-sequence token: all 30 tokens are generated
+    decoder = MurmurDecoder(model, EngineConfig(eviction=config, loop=LoopGuardConfig(enabled=False)))
+    (result,) = decoder.decode([request])
+    assert len(result.token_ids) == 30
+    shape = ModelShape(layers=2, kv_heads=2, head_dim=16, dtype_bytes=8)
+    layout = make_policy(config).layout(47, request.speech_span, 30, 2)
+    plan = plan_policy(name, layout, shape, batch=1)
+    assert result.stats.kv_kept_last == pytest.approx(plan.kept_last, abs=1e-12)
+    assert result.stats.kv_kept_fraction == pytest.approx(plan.kept_mean, abs=1e-12)
+    assert result.stats.kv_peak_entries == plan.peak_entries
+
+
+def test_kv_plan_reproduces_table_3_kept_percent_for_the_authors_output_eviction(capsys):
+    for window, paper in ((1024, 64.9), (512, 55.1), (256, 50.0)):
+        args = [
+            "kv-plan",
+            "--output-tokens",
+            "2870",
+            "--eviction",
+            "output",
+            "--sink",
+            "4",
+            "--window",
+            str(window),
+        ]
+        assert main(args) == 0
+        row = capsys.readouterr().out.strip().splitlines()[-1]
+        kept_last = float(row.split("|")[2])
+        assert abs(kept_last - paper) <= 1.0, row
+
+
+def test_kv_plan_prints_every_policy_and_speech_eviction_takes_less_memory_than_none(capsys):
+    assert main(["kv-plan", "--batch-size", "16"]) == 0
+    out = capsys.readouterr().out
+    assert "2350 prompt tokens (2250 speech at 7.5/s)" in out
+    rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ")}
+    assert {"none", "paper-output", "paper-speech", "paper-both", "speech-anchor"} <= set(rows)
+    ratio = float(re.search(r"\| ([0-9.]+)× \|", rows["paper-speech"]).group(1))
+    assert ratio < 1.0
+    shape = SHAPES["qwen2.5-7b"]
+    none = plan_policy("none", chunk_layout(EvictionConfig("none"), shape, 300, 2700), shape, 16)
+    assert none.row_bytes == (2350 + 2700) * 28 * 2 * 4 * 128 * 2  # every token, every layer, K and V
+
+
+def test_the_shape_and_speech_rate_come_from_a_checkpoint_config(tmp_path):
+    config = {
+        "text_config": {"num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+                        "hidden_size": 64, "dtype": "float32"},
+        "acoustic_tokenizer_encoder_config": {"downsampling_ratios": [2, 2, 4, 5, 5, 8]},
+    }  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert shape_from_config(tmp_path) == ModelShape(3, 2, 16, dtype_bytes=4, speech_rate=7.5)
+    with pytest.raises(ValueError, match="cannot read a model config"):
+        shape_from_config(tmp_path / "missing")

@@ -1,0 +1,52 @@
+"""The timestamp reader behind `speech-anchor` eviction: End times → speech indices, as tokens arrive."""
+
+from __future__ import annotations
+
+import math
+
+from engine.backends.vibevoice.anchor import speech_anchor, speech_token_rate
+from engine.backends.vibevoice.tiny import read_clips
+
+REPLY = (
+    '<|im_start|>assistant\n[{"Start":0,"End":1.5,"Speaker":0,"Content":"Good morning, {all} of you."},'
+    '{"Start":1.5,"End":3.25,"Speaker":1,"Content":"Ünïcode and \\"quotes\\" }] [laughs]"},'
+    '{"Start":3.25,"Speaker":0,"Content":"No end time."},{"Start":9,"End":12.5,"Speaker":0,"Content":"cut'
+)
+
+
+def test_the_speech_token_rate_comes_from_the_checkpoint(loaded):
+    assert speech_token_rate(loaded.model.config) == 24000 / 3200 == 7.5
+
+
+def test_the_anchor_follows_each_complete_segments_end_token_by_token(loaded):
+    tokenizer = loaded.processor.tokenizer
+    ids = tokenizer(REPLY, add_special_tokens=False)["input_ids"]
+    tracker = speech_anchor(tokenizer, 7.5)()
+    seen = [tracker.feed([token]) for token in ids]
+    text = [tokenizer.decode(ids[: i + 1]) for i in range(len(ids))]
+    first = next(i for i, t in enumerate(text) if 'of you."}' in t)
+    second = next(i for i, t in enumerate(text) if '[laughs]"}' in t)
+    third = next(i for i, t in enumerate(text) if 'No end time."}' in t)
+    assert set(seen[:first]) == {None}  # nothing before the first complete segment
+    assert seen[first] == math.floor(1.5 * 7.5)
+    assert seen[second - 1] == seen[first]  # a brace inside the text is no segment end
+    assert seen[second] == math.floor(3.25 * 7.5)
+    assert seen[third] == math.floor(3.25 * 7.5)  # no End: its Start, which is not further
+    assert seen[-1] == seen[third]  # a cut-off segment moves nothing
+
+
+def test_speech_anchor_eviction_runs_through_the_backend_and_evicts_behind_the_transcript(trained_model):
+    from engine.audio.io import load_audio
+    from engine.backends import create_backend
+    from engine.types import Chunk
+
+    audio, _ = read_clips(trained_model)[0]
+    recording = load_audio(audio, 24000)
+    chunk = Chunk(0, 0.0, recording.duration)
+    options = {"model": str(trained_model), "device": "cpu", "engine": "murmur", "eviction": "speech-anchor"}
+    near = create_backend("vibevoice", **options, speech_sink=2, look_back=4, look_ahead=2)
+    far = create_backend("vibevoice", **options, look_back=10_000)
+    (evicted,) = near.transcribe(recording, [chunk])
+    (kept,) = far.transcribe(recording, [chunk])
+    assert evicted.segments and kept.stats.kv_kept_last == 1.0
+    assert evicted.stats.kv_kept_last is not None and evicted.stats.kv_kept_last < 0.9
