@@ -34,16 +34,25 @@ from engine.errors import OutOfMemoryError
 
 @dataclass(slots=True)
 class RunStats:
-    """What the last `decode` call did: decode steps, host seconds, the batch sizes it ran with."""
+    """What the last `decode` call did: decode steps, host CPU time per step (planning, input
+    preparation, settling tokens: thread CPU time, so other work on the machine does not count),
+    graph capture seconds, the batch sizes it ran with."""
 
     steps: int = 0
-    host_seconds: float = 0.0  # planning and settling steps (not the steps themselves)
+    host_times: list[float] = field(default_factory=list)  # per step: CPU seconds of host work
     capture_seconds: float = 0.0  # capturing steps as CUDA graphs (and compiling their glue)
     batches: list[int] = field(default_factory=list)
 
     @property
     def host_ms_per_step(self) -> float:
-        return 1000 * self.host_seconds / max(self.steps, 1)
+        """Mean host milliseconds per step."""
+        return 1000 * sum(self.host_times) / max(len(self.host_times), 1)
+
+    @property
+    def host_ms_median(self) -> float:
+        """Median host milliseconds per step (robust to the machine's other work)."""
+        ordered = sorted(self.host_times)
+        return 1000 * ordered[len(ordered) // 2] if ordered else 0.0
 
 
 class MurmurDecoder:
@@ -112,7 +121,7 @@ class MurmurDecoder:
     def _account(self, scheduler: Scheduler | None) -> None:
         if scheduler is not None:
             self.stats.steps += scheduler.steps
-            self.stats.host_seconds += scheduler.host_seconds
+            self.stats.host_times += scheduler.host_times
             graphs = scheduler.runner.graphs
             self.stats.capture_seconds += graphs.capture_seconds if graphs is not None else 0.0
 

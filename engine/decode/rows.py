@@ -54,6 +54,10 @@ class RowTable:
         self.history = np.zeros((rows, 0), dtype=np.int64)  # (B, G) generated tokens
         self.tickets = np.zeros(rows, dtype=np.int64)  # a number per occupancy, never reused
         self._issued = 0
+        self.busy = np.zeros((rows, 0), dtype=bool)  # (B, max_new) steps that drop or bring back
+        self.count = np.zeros((1, rows), dtype=np.int64)  # (G, B) entries each group holds
+        self.pending = np.zeros(rows, dtype=np.int64)  # quiet steps not yet replayed in `slots`
+        self.weights = np.ones(1, dtype=np.int64)  # (G,) layers per group
 
     def occupy(self, work: Work, slots: RowSlots, tokens: list[int], anchor: int = -1) -> int:
         """Put work into the first free row; `tokens` are its output so far, `slots` its imported
@@ -65,6 +69,16 @@ class RowTable:
             grown[:, : self.history.shape[1]] = self.history
             self.history = grown
         self.history[row, : len(tokens)] = tokens
+        if self.busy.shape[1] < layout.max_new_tokens:
+            grown_busy = np.zeros((self.rows, layout.max_new_tokens), dtype=bool)
+            grown_busy[:, : self.busy.shape[1]] = self.busy
+            self.busy = grown_busy
+        self.busy[row, : layout.max_new_tokens] = slots.busy_steps()
+        if self.count.shape[0] != layout.groups:
+            self.count = np.zeros((layout.groups, self.rows), dtype=np.int64)
+        self.weights = np.bincount(np.asarray(layout.layer_group), minlength=layout.groups)
+        self._none: tuple[None, ...] = (None,) * layout.groups
+        self.count[:, row], self.pending[row] = slots.n, 0
         self.prompt_len[row], self.step[row] = layout.prompt_len, len(tokens) - 1
         self.ints["length"][row], self.ints["max_new"][row] = len(tokens), layout.max_new_tokens
         self.anchor[row] = anchor
@@ -99,15 +113,27 @@ class RowTable:
         """The next step of rows 0..n-1; advances their step (call once per step)."""
         n = self.n
         j = self.step[:n].copy()
-        steps = [self.row_slots(r).advance(int(j[r]), int(self.anchor[r])) for r in range(n)]
-        groups = len(steps[0])
-        slots = np.array([[s[g].write for s in steps] for g in range(groups)], dtype=np.int64)
-        seqlen = np.array([[s[g].length for s in steps] for g in range(groups)], dtype=np.int64)
-        layout = self.row_slots(0).layout
-        held = np.bincount(np.asarray(layout.layer_group), minlength=groups) @ seqlen  # (n,) all layers
-        kept = held / layout.layers / (self.prompt_len[:n] + j + 1)
-        moves = tuple(_transfer([s[g] for s in steps], "move") for g in range(groups))
-        speech = tuple(_transfer([s[g] for s in steps], "speech") for g in range(groups))
+        busy = self.busy[np.arange(n), np.minimum(j, self.busy.shape[1] - 1)]
+        count, pending = self.count[:, :n], self.pending[:n]  # views, advanced in place
+        slots = count.copy()  # a quiet step writes each group's next slot ...
+        count[:, ~busy] += 1  # ... and holds one more entry
+        pending[~busy] += 1
+        moving = []
+        for r in np.flatnonzero(busy).tolist():
+            row_slots = self.row_slots(r)
+            if pending[r]:
+                row_slots.catch_up(int(j[r]), int(pending[r]))
+                pending[r] = 0
+            steps = row_slots.advance(int(j[r]), int(self.anchor[r]))
+            slots[:, r] = [s.write for s in steps]
+            count[:, r] = [s.length for s in steps]
+            moving.append((r, steps))
+        seqlen = count.copy()
+        held = self.weights @ seqlen  # (n,) entries held, all layers
+        kept = held / self.weights.sum() / (self.prompt_len[:n] + j + 1)
+        groups = range(seqlen.shape[0])
+        moves = tuple(_transfer(moving, g, "move") for g in groups) if moving else self._none
+        speech = tuple(_transfer(moving, g, "speech") for g in groups) if moving else self._none
         self.step[:n] += 1
         tickets = self.tickets[:n].copy()
         return StepPlan(self.prompt_len[:n] + j, slots, seqlen, j + 1, moves, speech, tickets, kept, held)
@@ -139,7 +165,8 @@ class RowTable:
         self.n = last
         moved = None
         if row != last:
-            arrays = (*self.ints.values(), self.prompt_len, self.step, self.anchor, self.kept)
+            arrays = (*self.ints.values(), self.prompt_len, self.step, self.anchor, self.kept, self.pending)
+            self.busy[row], self.count[:, row] = self.busy[last], self.count[:, last]
             for array in (*arrays, self.kept_last, self.peak, self.steps, self.seconds, self.tickets):
                 array[row] = array[last]
             self.history[row] = self.history[last]
@@ -149,13 +176,15 @@ class RowTable:
         return moved
 
 
-def _transfer(steps: list[GroupStep], kind: str) -> Transfer | None:
-    """Concatenate one group's per-row moves (or speech copies) into (rows, src, dst)."""
-    pairs = [(s.move_src, s.move_dst) if kind == "move" else (s.speech_src, s.speech_dst) for s in steps]
-    counts = np.array([src.size for src, _ in pairs])
+def _transfer(moving: list[tuple[int, list[GroupStep]]], group: int, kind: str) -> Transfer | None:
+    """Concatenate group `group`'s moves (or speech copies) of the rows that have any into
+    (rows, src, dst)."""
+    steps = [(row, s[group]) for row, s in moving]
+    pairs = [(s.move_src, s.move_dst) if kind == "move" else (s.speech_src, s.speech_dst) for _, s in steps]
+    counts = np.array([src.size for src, _ in pairs], dtype=np.int64)
     if counts.sum() == 0:
         return None
-    rows = np.repeat(np.arange(len(pairs)), counts)
+    rows = np.repeat(np.array([row for row, _ in steps], dtype=np.int64), counts)
     src = np.concatenate([src for src, _ in pairs]).astype(np.int64)
     dst = np.concatenate([dst for _, dst in pairs]).astype(np.int64)
     return rows, src, dst

@@ -79,6 +79,7 @@ class Runner:
         cuda = self.device.type == "cuda"
         self._host = [torch.zeros(rows, dtype=torch.int64, pin_memory=cuda) for _ in range(2)]  # (B,) ×2
         self._launched = 0
+        self.prep_seconds = 0.0  # CPU seconds turning plans into device inputs
         self.graphs: StepGraphs | None = None
         capture = None
         if config.emulate_graphs:
@@ -132,12 +133,14 @@ class Runner:
     @torch.inference_mode()
     def launch(self, plan: StepPlan) -> PendingTokens:
         """Queue one step for rows 0..n-1; the tokens they chose (n,) arrive in the result."""
+        started = time.thread_time()
         n, groups = plan.positions.shape[0], plan.slots.shape[0]
         self._transfer(plan)
         host = np.concatenate([plan.positions[None], plan.slots, plan.seqlen, plan.chosen[None]])
         moved = torch.from_numpy(host).to(self.device, non_blocking=True)  # (2G + 2, n)
         positions, slots, seqlen, chosen = moved[0], moved[1 : 1 + groups], moved[1 + groups : -1], moved[-1]
         length = int(plan.seqlen.max())
+        self.prep_seconds += time.thread_time() - started
         if self.graphs is not None:
             logits = self.graphs.run(positions, slots, seqlen, length)
         else:

@@ -47,6 +47,7 @@ class GrowBatch(Exception):
 class _Launched:
     plan: StepPlan
     tokens: PendingTokens
+    index: int  # the step's entry in `Scheduler.host_times`
 
 
 class Scheduler:
@@ -76,7 +77,7 @@ class Scheduler:
         self.table = RowTable(rows)
         self.detector = LoopDetector(rows, config.loop) if config.loop.enabled else None
         self.steps = 0
-        self.host_seconds = 0.0  # planning and settling, not the step itself
+        self.host_times: list[float] = []  # per step, CPU seconds: planning, input preparation, settling
         self._settled = time.perf_counter()
 
     def run(self, cancel: threading.Event | None = None) -> Iterator[DecodeResult]:
@@ -151,11 +152,13 @@ class Scheduler:
 
     # 2) step
     def _launch(self) -> _Launched:
-        started = time.perf_counter()
+        started, prepared = time.thread_time(), self.runner.prep_seconds
         plan = self.table.plan()
-        self.host_seconds += time.perf_counter() - started
+        planned = time.thread_time() - started
+        launched = _Launched(plan, self.runner.launch(plan), len(self.host_times))
+        self.host_times.append(planned + self.runner.prep_seconds - prepared)
         self.steps += 1
-        return _Launched(plan, self.runner.launch(plan))
+        return launched
 
     def _may_run_ahead(self) -> bool:
         """Whether the next step may be queued before this one's tokens are read: not while a row
@@ -168,11 +171,11 @@ class Scheduler:
     # 3) settle
     def _settle(self, launched: _Launched) -> Iterator[DecodeResult]:
         chosen = launched.tokens.read()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         n, plan = self.table.n, launched.plan
         tickets = self.table.tickets[:n]
         if len(plan.tickets) == n and (plan.tickets == tickets).all():
-            tokens, valid, rows = chosen, None, np.arange(n)
+            tokens, valid, rows = chosen, None, slice(0, n)
             kept, held = plan.kept, plan.held
         else:  # rows left or arrived since the step was queued: match them by ticket
             where = {int(t): i for i, t in enumerate(plan.tickets)}
@@ -198,7 +201,7 @@ class Scheduler:
             looping = {int(r) for r in flagged if not eos[r]}
             if self.steps % _REVERT_EVERY == 0:
                 self._revert_modes()
-        self.host_seconds += time.perf_counter() - started
+        self.host_times[launched.index] += time.thread_time() - cpu
         if not looping and not (eos | full).any():
             return
         ends = {int(r): FinishReason.EOS for r in np.flatnonzero(eos)}

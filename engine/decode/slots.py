@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from engine.decode.layout import IntArray, RowLayout
 
@@ -54,6 +55,30 @@ class RowSlots:
             self.held.append(positions)
             _, lo, hi = layout.speech(g, resume - 1, anchor)
             self.bounds.append((int(lo), int(hi)))
+
+    def busy_steps(self) -> NDArray[np.bool_]:
+        """(max_new_tokens,) whether step j drops or brings back an entry in some group. A step that
+        does not only appends the fed token: its write slot is each group's count, which then grows
+        by one (`RowTable.plan` does such steps for all rows at once and `catch_up` replays them)."""
+        layout = self.layout
+        j = np.arange(layout.max_new_tokens)
+        if layout.anchored:  # the bounds follow the tokens read: never known in advance
+            return np.ones(j.shape, dtype=bool)
+        busy = (j - layout.out_window >= layout.n_sink) if layout.out_window else np.zeros(j.shape, bool)
+        for g in range(layout.groups):
+            _, lo, hi = layout.speech(g, j)
+            _, lo_before, hi_before = layout.speech(g, j - 1)
+            busy |= (lo != lo_before) | (hi != hi_before)
+        return busy
+
+    def catch_up(self, j: int, count: int) -> None:
+        """Apply `count` quiet steps `j - count .. j - 1` (each only appended its fed token)."""
+        positions = self.layout.prompt_len + np.arange(j - count, j)
+        for g in range(self.layout.groups):
+            n = int(self.n[g])
+            self.pos[g, n : n + count] = positions
+            self.slot[g, positions] = np.arange(n, n + count)
+            self.n[g] = n + count
 
     def advance(self, j: int, anchor: int = -1) -> list[GroupStep]:
         """Slot changes of step `j` in every group (call once per step, in order)."""
