@@ -55,8 +55,8 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                "and needs more memory.", minimum=0, maximum=512, special="backend default"),
     OptionSpec("dtype", "Precision", "choice", "Weights' number format; auto picks bfloat16 on a GPU "
                "and float32 on the CPU.", choices=("auto", "float32", "bfloat16", "float16")),
-    OptionSpec("engine", "Decoder", "choice", "hf: transformers' generate; murmur: Murmur's batched "
-               "decode engine (needed for KV eviction).", choices=("hf", "murmur")),
+    OptionSpec("engine", "Decoder", "choice", "murmur: Murmur's batched decode engine (needed for KV "
+               "eviction); hf: transformers' generate, the reference.", choices=("murmur", "hf")),
     OptionSpec("eviction", "KV eviction", "choice", "Drop old attention entries while decoding long "
                "chunks (Murmur decoder): faster, slightly less accurate.", choices=EVICTION_CHOICES),
     OptionSpec("diarizer", "Speaker finder", "choice", "Who speaks when: embedded (offline, built in), "
@@ -83,7 +83,7 @@ class TranscribeSettings:
     single_pass: bool = False
     batch_size: int = 0
     dtype: str = "auto"
-    engine: str = "hf"
+    engine: str = "murmur"
     eviction: str = "none"
     diarizer: str = "embedded"
     pyannote: str = ""

@@ -32,8 +32,11 @@ NEW_TOKENS = 200
 EVICTION = {
     "none": EvictionConfig("none"),
     "output s4 w64": EvictionConfig("output", n_sink=4, output_window=64),
-    "speech d32 w128": EvictionConfig("speech", speech_window=128, delay=32),
-    "both": EvictionConfig("both", n_sink=4, output_window=64, speech_window=128, delay=32),
+    "speech s32 d32 w128 r8": EvictionConfig("speech", speech_sink=32, speech_window=128, delay=32),
+    "both": EvictionConfig("both", n_sink=4, output_window=64, speech_sink=32, speech_window=128, delay=32),
+    "speech-follow d32 w128": EvictionConfig(
+        "speech-follow", speech_sink=0, speech_window=128, delay=32, speech_rate=1
+    ),
 }
 
 

@@ -3,7 +3,9 @@
 This is the one place where times become absolute. Contract of `stitch`:
 - a segment's times are shifted by its chunk's start and clamped into the chunk;
 - inverted or degenerate times are repaired (from the segment's words when it has them, else from
-  the next segment's start or a speaking-rate estimate); segments with no text are dropped;
+  the next segment's start or a speaking-rate estimate) — or, with `inversions="drop"` (the paper's
+  filtering), segments whose times the model wrote inverted are dropped; segments with no text are
+  dropped;
 - chunk-local speakers are mapped to global ids through `speaker_map` (missing → None);
 - text repeated across a chunk boundary is said once: a segment (of at least `dedup_min_words`
   words) starting within `dedup_seconds` of its chunk's start whose words already occur in a
@@ -23,6 +25,7 @@ from dataclasses import dataclass, replace
 
 from engine.types import Chunk, ChunkResult, Segment, Utterance, Word
 
+INVERSIONS = ("repair", "drop")
 SECONDS_PER_WORD = 0.35  # a typical speaking rate, used only to repair a missing end time
 
 SpeakerMap = Mapping[tuple[int, int], str]  # (chunk index, local speaker) → global speaker id
@@ -35,8 +38,11 @@ class StitchConfig:
     max_merged_seconds: float = 120.0  # never merge into an utterance longer than this
     dedup_seconds: float = 3.0  # how near a chunk boundary repeated text is looked for
     dedup_min_words: int = 3  # shortest repeat (whole or partial) that is removed
+    inversions: str = "repair"  # "repair" inverted times, or "drop" those segments (the paper)
 
     def __post_init__(self) -> None:
+        if self.inversions not in INVERSIONS:
+            raise ValueError(f"inversions must be one of {', '.join(INVERSIONS)}, got {self.inversions!r}")
         if self.merge_gap < 0:
             raise ValueError(f"merge gap must be non-negative, got {self.merge_gap}")
         if self.max_merged_seconds <= 0:
@@ -54,7 +60,8 @@ def stitch(
     """Turn chunk results into ordered, merged utterances (see the module contract)."""
     config = config or StitchConfig()
     ordered = sorted(results, key=lambda r: r.chunk.index)
-    per_chunk = [absolute_utterances(r, speaker_map or {}) for r in ordered]
+    drop = config.inversions == "drop"
+    per_chunk = [absolute_utterances(r, speaker_map or {}, drop) for r in ordered]
     chunks = [r.chunk for r in ordered]
     utterances = [u for chunk in drop_edge_duplicates(chunks, per_chunk, config) for u in chunk]
     utterances.sort(key=lambda u: (u.start, u.end))
@@ -63,10 +70,10 @@ def stitch(
     return tuple(renumber_speakers(merge_same_speaker(utterances, config)))
 
 
-def segment_times(result: ChunkResult) -> list[tuple[Segment, float, float]]:
+def segment_times(result: ChunkResult, drop_inverted: bool = False) -> list[tuple[Segment, float, float]]:
     """Each non-empty segment of a chunk with its repaired absolute (start, end)."""
     chunk = result.chunk
-    segments = [s for s in result.segments if s.text.strip()]
+    segments = [s for s in result.segments if s.text.strip() and not (drop_inverted and _inverted(s))]
     out = []
     for i, seg in enumerate(segments):
         next_start = segments[i + 1].start if i + 1 < len(segments) else None
@@ -74,11 +81,13 @@ def segment_times(result: ChunkResult) -> list[tuple[Segment, float, float]]:
     return out
 
 
-def absolute_utterances(result: ChunkResult, speaker_map: SpeakerMap) -> list[Utterance]:
+def absolute_utterances(
+    result: ChunkResult, speaker_map: SpeakerMap, drop_inverted: bool = False
+) -> list[Utterance]:
     """The chunk's segments as absolute, repaired utterances (empty texts dropped)."""
     chunk = result.chunk
     out = []
-    for seg, start, end in segment_times(result):
+    for seg, start, end in segment_times(result, drop_inverted):
         speaker = None if seg.speaker is None else speaker_map.get((chunk.index, seg.speaker))
         words = tuple(_absolute_word(w, chunk) for w in seg.words)
         out.append(Utterance(start=start, end=end, text=seg.text.strip(), speaker=speaker, words=words))
@@ -186,6 +195,11 @@ def _repair_times(seg: Segment, chunk: Chunk, next_start: float | None) -> tuple
         end = next_start if next_start is not None and next_start > start else estimate
     end = _clamp(end, start, chunk.duration)
     return chunk.start + start, chunk.start + end
+
+
+def _inverted(seg: Segment) -> bool:
+    """Whether the model wrote this segment's end before its start (before any repair)."""
+    return "inverted" in seg.flags or seg.end < seg.start
 
 
 def _absolute_word(word: Word, chunk: Chunk) -> Word:

@@ -24,6 +24,7 @@ from engine.cli.eval import (
     metric_config,
     parse_options,
 )
+from engine.cli.paper_switches import add_paper_switches, apply_paper_switches
 from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 
 
@@ -39,6 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--baseline", default="single-pass", help="system the speed-up is measured against")
     g.add_argument("--list", action="store_true", help="list the systems and whether each can run, then stop")
     add_speaker_arguments(p)
+    add_paper_switches(p)
     add_scoring_arguments(p)
     p.add_argument("--out", type=Path, help="output folder (default: bench/<dataset>)")
 
@@ -50,7 +52,7 @@ def chosen_systems(args: argparse.Namespace) -> list[Any]:
     names = [n.strip() for n in args.systems.split(",") if n.strip()] if args.systems else None
     speakers = speaker_config(args)
     chosen = apply_overrides(select(systems, names), _overrides(args.set))
-    return [s.with_speakers(speakers) for s in chosen]
+    return apply_paper_switches([s.with_speakers(speakers) for s in chosen], args)
 
 
 def _overrides(items: list[str]) -> dict[str, dict[str, Any]]:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engine.cli.paper_switches import add_paper_switches, apply_paper_switches
 from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 from engine.errors import Cancelled, MurmurError
 
@@ -42,20 +43,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="any other backend option, e.g. --option eviction=paper-speech (repeatable)",
     )  # fmt: skip
     for flag, kind, text in DECODE_FLAGS:
-        g.add_argument(f"--{flag}", type=kind, help=text)
+        g.add_argument(f"--{flag.replace('_', '-')}", dest=flag, type=kind, help=text)
     g.add_argument("--name", help="name of this system in the report (default: the backend's)")
     add_speaker_arguments(p)
+    add_paper_switches(p)
     add_scoring_arguments(p)
     p.add_argument("--out", type=Path, help="output folder (default: eval/<dataset>/<name>)")
 
 
 # decode-engine options passed to the backend under their own names (the backend decides validity)
 DECODE_FLAGS = (
-    ("engine", str, "decoder: hf or murmur (vibevoice)"),
+    ("engine", str, "decoder: murmur (default) or hf (vibevoice)"),
     ("eviction", str, "KV eviction policy or preset, e.g. paper-speech (murmur engine)"),
     ("sink", int, "output sink tokens kept (eviction)"),
     ("window", int, "eviction window, tokens"),
-    ("delay", int, "decode steps before the speech window moves (eviction)"),
+    ("delay", int, "decode steps before speech eviction starts (eviction)"),
+    ("speech_rate", float, "speech tokens dropped per step after the delay (eviction)"),
+    ("speech_sink", int, "pinned speech tokens (eviction)"),
+    ("speech_layers", str, "per-layer speech settings, a JSON list (eviction)"),
+    ("look_back", int, "speech-anchor: tokens kept before the anchor"),
+    ("look_ahead", int, "speech-anchor: last speech tokens always kept"),
 )
 
 
@@ -149,7 +156,7 @@ def _run(args: argparse.Namespace, cancel: threading.Event) -> int:
     from engine.evaluation.tables import system_table
 
     manifest = load_manifest(args)
-    system = system_from_args(args)
+    (system,) = apply_paper_switches([system_from_args(args)], args)
     out = args.out or Path("eval") / manifest.name / system.name
     options = RunOptions(metric_config(args), out, args.resume)
     report = evaluate(system, manifest, options, _stderr, cancel).counting_failures(args.count_failures)

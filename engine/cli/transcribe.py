@@ -51,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     vv.add_argument("--dtype", choices=vibevoice.DTYPES, help="weights' dtype (default: auto)")
     vv.add_argument("--attention", choices=vibevoice.ATTENTIONS, help="attention kernel (default: sdpa)")
     vv.add_argument("--budget", choices=vibevoice.BUDGETS, help="tokens per chunk rule (default: paper)")
-    vv.add_argument("--engine", choices=vibevoice.ENGINES, help="decoder (default: hf)")
+    vv.add_argument("--engine", choices=vibevoice.ENGINES, help="decoder (default: murmur)")
     vv.add_argument("--acoustic", choices=vibevoice.ACOUSTIC_MODES, help="audio latents (default: mean)")
     me = p.add_argument_group("decode engine options (--engine murmur; see docs/engine.md)")
     me.add_argument("--eviction", choices=[*POLICIES, *PRESETS], help="KV-cache eviction (default: none)")

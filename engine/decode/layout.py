@@ -20,6 +20,7 @@ whole runs; `RowLayout` binds a request's lengths to the rules of its layer grou
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,6 +73,23 @@ class SpeechRule:
             lo = np.clip(np.where(a >= 0, a - self.back, sinks), sinks, top)
             return sinks, np.broadcast_to(lo, j.shape).astype(np.int64), full
         return 0, np.zeros(j.shape, dtype=np.int64), full
+
+
+def speech_at(rule: SpeechRule, j: int, length: int, anchor: int = -1) -> tuple[int, int]:
+    """`rule.bounds` for one step, in plain ints (the per-step path): (lo, hi)."""
+    if not rule.evicts:
+        return 0, length
+    sinks = min(rule.sink, length)
+    if rule.kind == "front":
+        dropped = math.floor(rule.rate * max(j + 1 - rule.delay, 0))
+        return sinks + min(dropped, max(length - sinks - rule.window, 0)), length
+    if rule.kind == "follow":
+        room = length - sinks
+        size = min(rule.window, room) if rule.window else room
+        lo = sinks + min(max(math.floor(rule.rate * max(j - rule.delay + 1, 0)), 0), room - size)
+        return lo, lo + size
+    top = max(sinks, length - rule.ahead)
+    return min(max(anchor - rule.back if anchor >= 0 else sinks, sinks), top), length
 
 
 def outputs_kept(j: ArrayLike, n_sink: int, out_window: int) -> IntArray:
@@ -134,8 +152,9 @@ class RowLayout:
         return system + sinks + (hi - lo) + outputs_kept(j, self.n_sink, self.out_window)
 
     def peak(self, group: int) -> int:
-        """Most entries the group ever holds (with no anchor: nothing evicted by `anchor`)."""
-        return int(self.counts(group, np.arange(self.max_new_tokens)).max())
+        """Most entries the group ever holds, the prompt alone (step -1) included; with no anchor
+        (`anchor` evicts nothing then)."""
+        return int(self.counts(group, np.arange(-1, self.max_new_tokens)).max())
 
     @property
     def capacity(self) -> int:

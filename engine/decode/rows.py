@@ -127,7 +127,8 @@ class RowTable:
             steps = row_slots.advance(int(j[r]), int(self.anchor[r]))
             slots[:, r] = [s.write for s in steps]
             count[:, r] = [s.length for s in steps]
-            moving.append((r, steps))
+            if any(s.move_src.size or s.speech_src.size for s in steps):
+                moving.append((r, steps))
         seqlen = count.copy()
         held = self.weights @ seqlen  # (n,) entries held, all layers
         kept = held / self.weights.sum() / (self.prompt_len[:n] + j + 1)

@@ -100,7 +100,7 @@ class Runner:
                 raise StoreTooSmall(need, speech)
             return
         hint = self.config.kv_slots or 0
-        roomy = (max(int(need * HEADROOM), hint), int(speech * HEADROOM))
+        roomy = round_up(max(int(need * HEADROOM), hint), 64), round_up(int(speech * HEADROOM), 64)
         if self.store.nbytes(*roomy) <= self._free_bytes():
             self.store.allocate(*roomy)
         else:

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from engine.decode.layout import IntArray, RowLayout
+from engine.decode.layout import IntArray, RowLayout, speech_at
+
+_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +47,7 @@ class RowSlots:
         self.pos = np.full((layout.groups, capacity), -1, dtype=np.int64)  # position in each slot
         self.slot = np.full((layout.groups, total), -1, dtype=np.int64)  # slot of each position
         self.n = np.zeros(layout.groups, dtype=np.int64)
+        self.layer_counts = np.bincount(np.asarray(layout.layer_group), minlength=layout.groups)  # (G,)
         self.held: list[IntArray] = []  # positions imported, per group (slot order)
         self.bounds: list[tuple[int, int]] = []  # current speech [lo, hi) per group
         for g in range(layout.groups):
@@ -90,9 +93,10 @@ class RowSlots:
     def _group(self, g: int, j: int, anchor: int, gone_output: list[int]) -> GroupStep:
         layout, s0 = self.layout, self.layout.speech_start
         lo0, hi0 = self.bounds[g]
-        _, lo_new, hi_new = layout.speech(g, j, anchor)
-        lo1, hi1 = int(lo_new), int(hi_new)
+        lo1, hi1 = (lo0, hi0) if not self.layout.rules[g].evicts else self._speech(g, j, anchor)
         self.bounds[g] = (lo1, hi1)
+        if (lo1, hi1) == (lo0, hi0):  # speech unchanged: the fed token takes the freed slot or the next
+            return self._simple(g, layout.prompt_len + j, gone_output)
         gone = np.concatenate([s0 + np.arange(lo0, min(lo1, hi0)), gone_output]).astype(np.int64)
         back = s0 + np.arange(max(hi0, lo1), hi1)  # speech coming back in (follow)
         incoming = np.concatenate([back, [layout.prompt_len + j]]).astype(np.int64)
@@ -110,3 +114,18 @@ class RowSlots:
         pos[targets], slot[incoming] = incoming, targets
         self.n[g] = length
         return GroupStep(int(targets[-1]), src, need, back - s0, targets[:-1], length)
+
+    def _speech(self, g: int, j: int, anchor: int) -> tuple[int, int]:
+        return speech_at(self.layout.rules[g], j, self.layout.speech_len, anchor)
+
+    def _simple(self, g: int, fed: int, gone_output: list[int]) -> GroupStep:
+        """A step that drops at most one output and brings nothing back: no moves."""
+        pos, slot = self.pos[g], self.slot[g]
+        if gone_output:
+            target = int(slot[gone_output[0]])
+            slot[gone_output[0]] = -1
+        else:
+            target = int(self.n[g])
+            self.n[g] += 1
+        pos[target], slot[fed] = fed, target
+        return GroupStep(target, _EMPTY, _EMPTY, _EMPTY, _EMPTY, int(self.n[g]))

@@ -31,6 +31,8 @@ class RunFacts:
     chunks: int = 0
     finish_reasons: tuple[tuple[str, int], ...] = ()  # e.g. (("eos", 11), ("loop", 1))
     generated_tokens: int = 0
+    # per chunk decoded with KV eviction: (kept at its last step, mean kept over steps, logical entries)
+    kv: tuple[tuple[float, float, int], ...] = ()
 
     @property
     def rtf(self) -> float:
@@ -52,6 +54,7 @@ class RunFacts:
             chunks=int(data.get("chunks", 0)),
             finish_reasons=reasons,
             generated_tokens=int(data.get("generated_tokens", 0)),
+            kv=tuple((float(a), float(b), int(c)) for a, b, c in data.get("kv", ())),
         )
 
 
@@ -106,6 +109,20 @@ class SystemReport:
         rates = [c.rate for c in counts if c is not None and c.rate is not None]
         return sum(rates) / len(rates) if rates else None
 
+    def kept(self) -> dict[str, float] | None:
+        """KV kept by eviction over every chunk of the scored recordings, or None without eviction:
+        at each chunk's last step pooled (Σ kept / Σ logical entries, the paper's "kept %") and as a
+        macro mean over chunks, and the mean over steps averaged over chunks."""
+        chunks = [k for r in self.scored for k in r.facts.kv]
+        if not chunks:
+            return None
+        logical = sum(c for _, _, c in chunks)
+        return {
+            "last_pooled": sum(last * c for last, _, c in chunks) / logical if logical else 0.0,
+            "last_macro": sum(last for last, _, _ in chunks) / len(chunks),
+            "steps_macro": sum(mean for _, mean, _ in chunks) / len(chunks),
+        }
+
     @property
     def total_seconds(self) -> float:
         return sum(r.facts.seconds for r in self.recordings)
@@ -129,6 +146,7 @@ class SystemReport:
             "settings": settings(self.metrics, self.normalizer, self.count_failures),
             "pooled": {m: _count(self.pooled(m)) for m in METRICS},
             "macro": {m: self.macro(m) for m in METRICS},
+            "kv_kept": self.kept(),
             "recordings_scored": len(self.scored),
             "failures": self.failures,
             "total_seconds": self.total_seconds,

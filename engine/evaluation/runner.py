@@ -145,11 +145,17 @@ def _silence(rate: int) -> Any:
 def _transcribe(pipeline: Any, entry: ManifestEntry, cancel: threading.Event | None) -> Run:
     reasons: Counter[str] = Counter()
     tokens = [0]
+    kv: list[tuple[float, float, int]] = []
 
     def on_progress(p: Progress) -> None:
         if p.stage is Stage.INFER and p.partial is not None:
+            stats = p.partial.stats
             reasons[str(p.partial.finish_reason)] += 1
-            tokens[0] += p.partial.stats.generated_tokens
+            tokens[0] += stats.generated_tokens
+            if stats.kv_kept_last is not None and stats.kv_kept_fraction is not None:
+                kv.append(
+                    (stats.kv_kept_last, stats.kv_kept_fraction, stats.prompt_tokens + stats.generated_tokens)
+                )
 
     started = time.perf_counter()
     transcript, failed = None, None
@@ -163,7 +169,7 @@ def _transcribe(pipeline: Any, entry: ManifestEntry, cancel: threading.Event | N
     seconds = time.perf_counter() - started
     duration = transcript.duration if transcript is not None else _duration(entry)
     chunks, finish = sum(reasons.values()), tuple(sorted(reasons.items()))
-    facts = RunFacts(duration, seconds, failed, chunks, finish, tokens[0])
+    facts = RunFacts(duration, seconds, failed, chunks, finish, tokens[0], tuple(kv))
     return transcript, facts, pipeline.backend.describe()
 
 

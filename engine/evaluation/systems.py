@@ -3,9 +3,11 @@
 A `System` is everything `Pipeline.create(backend, PipelineConfig(...), **options)` needs, plus a
 row label and a `role` for plots (`sweep`: points of the chunk-size curve; `baseline`: a
 reference line such as the whisper baseline; `variant`: a single marker, e.g. an eviction
-setting). `SWEEP` is the paper's benchmark: single pass, chunk sizes 30/60/120/300/600 s,
-output-, speech- and both-token KV eviction at 300 s with Murmur's decode engine (the paper's
-settings, named presets of `engine.decode.eviction`), and the whisper baseline. Systems can also
+setting). `SWEEP` is the paper's benchmark: single pass and chunk sizes 30/60/120/300/600 s on the
+reference decoder (HF generate), 300 s chunks on Murmur's decode engine without eviction (so
+eviction speed-ups are measured against the same engine), output-, speech- and both-token KV
+eviction at 300 s (the paper's settings, named presets of `engine.decode.eviction`, both readings
+of its speech setting), our timestamp-anchored speech eviction, and the whisper baseline. Systems can also
 be read from a JSON file (a list of objects with the `System` fields).
 
 `unavailable(system)` says why a system cannot run here (unknown backend, an option its config
@@ -25,6 +27,7 @@ from typing import Any
 
 from engine.pipeline import PipelineConfig
 from engine.speakers import SpeakerConfig
+from engine.stitching import StitchConfig
 
 ROLES = ("sweep", "baseline", "variant")
 
@@ -39,6 +42,7 @@ class System:
     label: str = ""
     role: str = "variant"
     speakers: SpeakerConfig = field(default_factory=SpeakerConfig)  # how speakers are found
+    inversions: str = "repair"  # segments with inverted times: "repair" them or "drop" them (the paper)
 
     def __post_init__(self) -> None:
         if not self.name or any(c.isspace() or c in "/\\" for c in self.name):
@@ -53,7 +57,10 @@ class System:
 
     def pipeline_config(self) -> PipelineConfig:
         return PipelineConfig(
-            chunk_seconds=self.chunk_seconds, single_pass=self.single_pass, speakers=self.speakers
+            chunk_seconds=self.chunk_seconds,
+            single_pass=self.single_pass,
+            speakers=self.speakers,
+            stitch=StitchConfig(inversions=self.inversions),
         )
 
     def backend_options(self) -> dict[str, Any]:
@@ -75,7 +82,10 @@ def _vibevoice(
 
 
 def _chunked(seconds: int) -> System:
-    return _vibevoice(f"chunk-{seconds}", f"Chunked {seconds} s, no eviction", chunk=float(seconds))
+    """The paper's chunked rows, on the reference decoder (HF generate)."""
+    return _vibevoice(
+        f"chunk-{seconds}", f"Chunked {seconds} s, no eviction", chunk=float(seconds), engine="hf"
+    )
 
 
 def _evicting(name: str, label: str, preset: str) -> System:
@@ -84,12 +94,15 @@ def _evicting(name: str, label: str, preset: str) -> System:
 
 
 SWEEP: tuple[System, ...] = (
-    _vibevoice("single-pass", "VibeVoice single pass", role="baseline", chunk=None),
+    _vibevoice("single-pass", "VibeVoice single pass", role="baseline", chunk=None, engine="hf"),
     System("whisper", "whisper", (), 30.0, False, "Whisper baseline (faster-whisper)", "baseline"),
     *(_chunked(c) for c in (30, 60, 120, 300, 600)),
+    _vibevoice("murmur-300", "Chunked 300 s, murmur engine, no eviction", "variant", engine="murmur"),
     _evicting("evict-output", "+ output-token eviction (s4 w1024)", "paper-output"),
     _evicting("evict-speech", "+ speech-token eviction (d512 w1024)", "paper-speech"),
+    _evicting("evict-speech-s512", "+ speech-token eviction (512 sinks, w1024)", "paper-speech-s512"),
     _evicting("evict-both", "+ both evictions (s4 w1024, d512 w1024)", "paper-both"),
+    _evicting("evict-anchor", "+ timestamp-anchored speech eviction", "speech-anchor"),
 )
 
 
@@ -172,5 +185,6 @@ def to_dict(system: System) -> dict[str, Any]:
         "single_pass": system.single_pass,
         "label": system.label,
         "role": system.role,
+        "inversions": system.inversions,
         "speakers": {k: v for k, v in dataclasses.asdict(system.speakers).items() if k != "hf_token"},
     }

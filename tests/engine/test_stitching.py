@@ -28,7 +28,9 @@ def test_out_of_range_times_are_clamped_into_the_chunk():
 def test_inverted_times_are_repaired_from_words_or_neighbours():
     words = (Word(5.0, 5.4, "hello"), Word(5.5, 6.0, "there"))
     chunk = result(
-        0, 0.0, 30.0,
+        0,
+        0.0,
+        30.0,
         Segment(9.0, 2.0, "hello there", words=words),  # inverted, words know better
         Segment(12.0, 11.0, "no words here"),  # inverted, the next segment bounds it
         Segment(15.0, 20.0, "next"),
@@ -45,8 +47,11 @@ def test_empty_segments_are_dropped():
 
 def test_same_speaker_neighbours_merge_only_across_short_gaps():
     chunk = result(
-        0, 0.0, 60.0,
-        Segment(0, 2, "a", speaker=0), Segment(3, 5, "b", speaker=0),  # gap 1 s: merge
+        0,
+        0.0,
+        60.0,
+        Segment(0, 2, "a", speaker=0),
+        Segment(3, 5, "b", speaker=0),  # gap 1 s: merge
         Segment(9, 10, "c", speaker=0),  # gap 4 s: keep apart
         Segment(10.5, 12, "d", speaker=1),
     )
@@ -62,3 +67,16 @@ def test_unknown_speakers_are_never_merged():
 def test_negative_merge_gap_is_rejected():
     with pytest.raises(ValueError):
         StitchConfig(merge_gap=-1)
+
+
+def test_dropping_inversions_removes_segments_written_end_before_start_as_the_paper_filtered():
+    chunk = result(
+        0, 0.0, 30.0,
+        Segment(9.0, 2.0, "inverted"),
+        Segment(12.0, 15.0, "kept", flags=()),
+        Segment(16.0, 16.5, "repaired by parsing", flags=("inverted",)),
+    )  # fmt: skip
+    assert [u.text for u in stitch([chunk], config=StitchConfig(inversions="drop"))] == ["kept"]
+    assert len(stitch([chunk])) == 3  # repaired by default
+    with pytest.raises(ValueError, match="inversions"):
+        StitchConfig(inversions="ignore")

@@ -126,7 +126,7 @@ class VibeVoiceBackend:
                 max_batch=self.config.batch_size,
                 eos_token_ids=loaded.tokens.eos_ids,
                 segment_boundary=segment_boundary(tokenizer),
-                options=self.config.engine_options,
+                options=self.config.decoder_options,
                 speech_anchor=speech_anchor(tokenizer, speech_token_rate(loaded.model.config)),
             )
             self._loaded = loaded

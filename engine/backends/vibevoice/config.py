@@ -40,13 +40,14 @@ class VibeVoiceConfig:
     batch_size: int = 16  # chunks decoded together
     context: tuple[str, ...] = ()  # names and terms the user expects, stated in the prompt
     offline: bool | None = None  # None: offline exactly when HF_HUB_OFFLINE is set
-    engine: str = "hf"  # the decoder: "hf" (transformers generate) or "murmur" (engine.decode)
+    engine: str = "murmur"  # the decoder: "murmur" (engine.decode) or "hf" (transformers generate)
     budget: str = "paper"  # token budget rule per chunk (engine.backends.vibevoice.budget)
     min_new_tokens: int = 256  # floor of every chunk's token budget
     max_new_tokens: int = MAX_TOKENS  # ceiling of every chunk's token budget
     acoustic: str = "mean"  # mean (deterministic), seeded (noise from `seed`), sampled (fresh noise)
     seed: int = 0  # the noise seed of acoustic="seeded"
     encoder_segment_seconds: float = 60.0  # audio encoded in causal segments of this length
+    loop_recovery: bool = True  # False: a looping chunk decodes on to its budget (the paper)
     # options of Murmur's decode engine (engine="murmur"), passed to its config; None: its default
     eviction: str | None = None  # KV eviction policy or preset
     sink: int | None = None
@@ -101,6 +102,16 @@ class VibeVoiceConfig:
         """The decode-engine options that were given (not None), by their engine config names."""
         values = {name: getattr(self, name) for name in ENGINE_OPTIONS}
         return {name: value for name, value in values.items() if value is not None}
+
+    @property
+    def decoder_options(self) -> dict[str, Any]:
+        """Options for the chosen decoder's config: the engine options, and loop handling."""
+        options = dict(self.engine_options)
+        if not self.loop_recovery:
+            from engine.decode.loop_guard import LoopGuardConfig
+
+            options["loop" if self.engine == "murmur" else "loops"] = LoopGuardConfig(enabled=False)
+        return options
 
     @property
     def context_text(self) -> str | None:

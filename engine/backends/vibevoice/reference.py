@@ -191,7 +191,7 @@ class _RowWatch(StoppingCriteria):
         done = torch.tensor([steps >= b for b in self.budgets], device=input_ids.device)
         if self.cancel is not None and self.cancel.is_set():
             return torch.ones_like(done)
-        if steps % LOOP_CHECK_EVERY == 0:
+        if self.loops.enabled and steps % LOOP_CHECK_EVERY == 0:
             self._find_loops(input_ids, done)
         for b in self.loops_found:
             done[b] = True

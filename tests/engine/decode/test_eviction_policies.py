@@ -210,3 +210,11 @@ def test_layer_ranges_take_the_authors_json_and_reject_overlaps():
         parse_layer_ranges('[{"start": 0, "end": 10}, {"start": 5}]')
     with pytest.raises(ValueError, match="unknown layer range key"):
         parse_layer_ranges('[{"start": 0, "width": 3}]')
+
+
+def test_a_row_has_room_for_its_whole_prompt_even_when_its_first_step_drops_speech():
+    policy = EvictionConfig("speech", speech_sink=0, speech_window=0, delay=0, speech_rate=10)
+    layout = make_policy(policy).layout(12, (1, 11), 4, LAYERS)  # all 10 speech tokens go at step 0
+    assert layout.counts(0, 0) == 2 + 1 and layout.capacity == 12  # the import holds all 12
+    for j, _, layer, seen in run_rows([layout], [0], steps=3):
+        assert set(seen) == brute_visible(layout, policy, j, layer)

@@ -92,3 +92,17 @@ def test_the_shape_and_speech_rate_come_from_a_checkpoint_config(tmp_path):
     assert shape_from_config(tmp_path) == ModelShape(3, 2, 16, dtype_bytes=4, speech_rate=7.5)
     with pytest.raises(ValueError, match="cannot read a model config"):
         shape_from_config(tmp_path / "missing")
+
+
+def test_front_speech_eviction_needs_less_kv_memory_per_row_than_none(model):
+    from engine.errors import OutOfMemoryError
+
+    request = make_requests([70], 100, head=4, tail=5)[0]  # 61 speech tokens, 100 outputs
+    speech = EvictionConfig("speech", speech_sink=1, speech_window=4, delay=0, speech_rate=8)
+    slot_bytes = 2 * 2 * 2 * 16 * 8  # K and V, 2 layers, 2 KV heads, head size 16, float64
+    limit = 160 * slot_bytes  # between what the row needs with eviction (114 entries) and without (170)
+    config = {"loop": LoopGuardConfig(enabled=False), "max_batch": 1, "kv_memory_limit": limit}
+    (result,) = MurmurDecoder(model, EngineConfig(eviction=speech, **config)).decode([request])
+    assert len(result.token_ids) == 100 and result.stats.kv_peak_entries == 2 * (70 - 56 + 100 - 1)
+    with pytest.raises(OutOfMemoryError):
+        list(MurmurDecoder(model, EngineConfig(**config)).decode([request]))

@@ -36,7 +36,7 @@ def test_the_table_has_the_papers_columns_speed_ups_and_skips(bench):
     report, _, _ = bench
     table = report.table()
     assert table.splitlines()[0] == (
-        "| System | chunk (s) | WER (%) | DER (%) | cpWER (%) | tcpWER (%) | Total (s) | Speed-up |"
+        "| System | chunk (s) | WER (%) | DER (%) | cpWER (%) | tcpWER (%) | kept % | Total (s) | Speed-up |"
     )
     rows = {line.split(" | ")[0].lstrip("| "): line for line in table.splitlines()[2:4]}
     assert rows["Whisper baseline"].endswith("| baseline |")
@@ -88,3 +88,57 @@ def test_speaker_flags_reach_every_system_of_a_sweep(tmp_path):
     saved = tmp_path / "systems.json"
     saved.write_text(json.dumps([to_dict(s) for s in systems]))
     assert read_systems(saved) == systems  # speaker settings survive a systems file
+
+
+def test_paper_switches_reach_every_system_and_survive_a_systems_file(tmp_path):
+    from engine.cli import build_parser
+    from engine.cli.bench import chosen_systems
+    from engine.evaluation.systems import read_systems, to_dict
+
+    args = build_parser().parse_args(
+        ["bench", str(tmp_path / "m.json"), "--loop-recovery", "off", "--inversions", "drop"]
+    )
+    systems = chosen_systems(args)
+    vibevoice = [s for s in systems if s.backend == "vibevoice"]
+    assert vibevoice and all(s.backend_options()["loop_recovery"] is False for s in vibevoice)
+    assert all(s.pipeline_config().stitch.inversions == "drop" for s in systems)
+    saved = tmp_path / "systems.json"
+    saved.write_text(json.dumps([to_dict(s) for s in systems]))
+    assert read_systems(saved) == systems
+    defaults = chosen_systems(build_parser().parse_args(["bench", str(tmp_path / "m.json")]))
+    assert all("loop_recovery" not in s.backend_options() for s in defaults)
+
+
+def test_the_sweep_separates_engine_speed_ups_from_eviction_speed_ups():
+    from engine.evaluation.systems import SWEEP
+
+    by_name = {s.name: s.backend_options() for s in SWEEP}
+    assert by_name["chunk-300"]["engine"] == "hf" and by_name["murmur-300"] == {"engine": "murmur"}
+    assert by_name["evict-anchor"]["eviction"] == "speech-anchor"
+    assert by_name["evict-speech-s512"]["eviction"] == "paper-speech-s512"
+
+
+def test_kept_percent_is_pooled_over_chunks_next_to_its_macro_mean():
+    from engine.evaluation.metrics import MetricConfig, Scores
+    from engine.evaluation.report import RecordingResult, RunFacts, SystemReport
+    from engine.evaluation.systems import System
+    from engine.evaluation.tables import comparison_table
+
+    facts = RunFacts(60.0, 6.0, kv=((0.5, 0.8, 1000), (0.8, 0.9, 3000)))
+    recording = RecordingResult("m1", facts, Scores())
+    report = SystemReport(System("e", "vibevoice"), "d", MetricConfig(), "n", (recording,))
+    kept = report.kept()
+    assert kept == pytest.approx(
+        {"last_pooled": (500 + 2400) / 4000, "last_macro": 0.65, "steps_macro": 0.85}
+    )
+    assert RunFacts.from_dict(facts.to_dict()) == facts
+    row = comparison_table([report], baseline=None).splitlines()[2]
+    assert "| 72.5 / 65.0 |" in row
+    plain = SystemReport(
+        System("p", "vibevoice"),
+        "d",
+        MetricConfig(),
+        "n",
+        (RecordingResult("m1", RunFacts(60.0, 6.0), Scores()),),
+    )
+    assert plain.kept() is None and "| – |" in comparison_table([plain], baseline=None).splitlines()[2]

@@ -72,3 +72,16 @@ def test_decode_engine_options_go_only_with_murmurs_engine():
     assert VibeVoiceConfig().engine_options == {}
     with pytest.raises(ValueError, match="only apply to Murmur's decode engine"):
         VibeVoiceConfig(engine="hf", eviction="both")
+
+
+def test_murmurs_engine_is_the_default_and_loop_recovery_can_be_turned_off_for_either_decoder():
+    assert VibeVoiceConfig().engine == "murmur"
+    assert "loop" not in VibeVoiceConfig().decoder_options
+    assert VibeVoiceConfig(loop_recovery=False).decoder_options["loop"].enabled is False
+    assert VibeVoiceConfig(engine="hf", loop_recovery=False).decoder_options["loops"].enabled is False
+    config = VibeVoiceConfig(eviction="speech-anchor", look_back=32, speech_layers='[{"start": 2}]')
+    assert config.decoder_options == {
+        "eviction": "speech-anchor",
+        "look_back": 32,
+        "speech_layers": '[{"start": 2}]',
+    }
