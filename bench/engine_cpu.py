@@ -9,6 +9,7 @@ with grouped-query SDPA (equal-length rows, no eviction, no refill, no loop guar
 adds a batch whose speech spans differ (540-600 prompt tokens), as VAD chunks do: HF must pad.
 
     .venv/bin/python bench/engine_cpu.py [--threads 2] [--repeats 3]
+    .venv/bin/python bench/engine_cpu.py --host     # host CPU time per step at batch 16, per policy
 """
 
 from __future__ import annotations
@@ -167,8 +168,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--ragged", action="store_true", help="also a batch of 8 with unequal prompts")
+    parser.add_argument("--host", action="store_true", help="only the host work per step at batch 16")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    if args.host:
+        host_per_step()
+        return
     model = build_model()
     print(
         f"model: 4 layers, 256 wide, 8/2 heads, FFN 1024, vocab 4096; prompt {sum(PROMPT)}, {NEW_TOKENS} new"
@@ -183,6 +188,37 @@ def main() -> None:
     print("\ntokens identical to HF generate: plain loop and murmur (eviction off), every batch")
     print("host ms: the engine's host work per decode step (plan, input preparation, settling the")
     print("tokens; median over the run's steps, best run), the part a GPU would wait for")
+
+
+def host_per_step(rows: int = 16, steps: int = 400) -> None:
+    """The engine's host CPU time per decode step at batch `rows`, loop guard on, per policy.
+
+    A 1-layer, 32-wide model keeps the model's own math from evicting the host's data from the CPU
+    caches between steps, as on a GPU, where the host only queues the step.
+    """
+    torch.manual_seed(0)
+    config = Qwen2Config(
+        vocab_size=4096,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=4096,
+    )
+    model = Qwen2ForCausalLM(config).eval()
+    g = torch.Generator().manual_seed(1)
+    head, speech, _ = PROMPT
+    requests = [
+        DecodeRequest(i, torch.randn(sum(PROMPT), 32, generator=g), (head, head + speech), steps)
+        for i in range(rows)
+    ]
+    print(f"host CPU ms per decode step, batch {rows}, {steps} steps, loop guard on (median, mean):")
+    for name, eviction in EVICTION.items():
+        decoder = MurmurDecoder(model, EngineConfig(max_batch=rows, eviction=eviction))
+        list(decoder.decode(requests))
+        stats = decoder.stats
+        print(f"  {name:<24} {stats.host_ms_median:6.3f} {stats.host_ms_per_step:6.3f}")
 
 
 def _check(same: bool, what: str) -> None:
