@@ -98,6 +98,26 @@ def test_out_of_memory_mid_decode_resumes_rows_after_their_tokens(model, monkeyp
     assert sorted(p for p in prefixes if p)[:3] == [8, 8, 8]  # three rows resumed after 8 tokens
 
 
+def test_a_failed_store_is_gone_before_the_next_one_is_allocated(model, monkeypatch):
+    import weakref
+
+    from engine.decode.kv_store import KVStore
+
+    stores: list[weakref.ref] = []
+    alive: list[int] = []
+    allocate = KVStore.allocate
+
+    def spy(self, capacity, speech_capacity=0):
+        alive.append(sum(ref() is not None for ref in stores))  # earlier stores still referenced
+        stores.append(weakref.ref(self))
+        return allocate(self, capacity, speech_capacity)
+
+    monkeypatch.setattr(KVStore, "allocate", spy)
+    requests = make_requests([30, 32, 34, 36, 120], [8, 30, 30, 30, 30])
+    list(MurmurDecoder(model, EngineConfig(max_batch=4, kv_memory_limit=LIMIT)).decode(requests))
+    assert len(alive) >= 3 and not any(alive)  # re-sized and halved, never two stores at once
+
+
 def test_a_halved_batch_grows_back_once_the_rows_in_flight_fit_twice(model):
     requests = make_requests([120, 30, 31, 32, 33, 34, 35, 36], 40)
     expected = {r.id: r.token_ids for r in MurmurDecoder(model, EngineConfig(max_batch=4)).decode(requests)}
