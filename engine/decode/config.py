@@ -27,7 +27,7 @@ class EngineConfig:
     delay: int | None = None  # decode steps before the speech window moves
     speech_rate: float | None = None  # speech tokens dropped (or moved) per decode step after the delay
     speech_sink: int | None = None  # pinned speech tokens
-    speech_layers: str | None = None  # per-layer speech ranges, a JSON list (see eviction.LayerRange)
+    speech_layers: str | list | None = None  # per-layer speech ranges: JSON text or list (LayerRange)
     look_back: int | None = None  # speech-anchor: speech tokens kept before the anchor
     look_ahead: int | None = None  # speech-anchor: last speech tokens always kept
     repetition_penalty: float = 1.0  # the base decoding mode (1.0: plain greedy)

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
 from engine.decode.layout import RowLayout, SpeechRule
@@ -66,12 +66,18 @@ class LayerRange:
         return self.start <= layer and (self.end is None or layer < self.end)
 
 
-def parse_layer_ranges(text: str) -> tuple[LayerRange, ...]:
-    """Ranges from a JSON list of objects, e.g. `[{"start": 0, "end": 14, "window": 1024}]`."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"layer ranges are not valid JSON: {exc}") from exc
+def parse_layer_ranges(text: str | Sequence[Any]) -> tuple[LayerRange, ...]:
+    """Ranges from a JSON list of objects, e.g. `[{"start": 0, "end": 14, "window": 1024}]`
+    (given as text, as the decoded list, or as `LayerRange`s)."""
+    if isinstance(text, str):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"layer ranges are not valid JSON: {exc}") from exc
+    else:
+        data = list(text)
+    if all(isinstance(d, LayerRange) for d in data):
+        data = [{k: v for k, v in asdict(d).items() if v is not None} for d in data]
     if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
         raise ValueError("layer ranges must be a JSON list of objects")
     ranges = tuple(sorted((LayerRange.from_dict(d) for d in data), key=lambda r: r.start))
@@ -92,7 +98,7 @@ class EvictionConfig:
     speech_rate: float = 8.0  # speech tokens dropped (or moved) per step after the delay
     look_back: int = 64  # speech-anchor: tokens kept before the anchor
     look_ahead: int = 256  # speech-anchor: last speech tokens always kept
-    layers: tuple[LayerRange, ...] = ()  # per-layer speech settings; () → every layer the same
+    layers: tuple[LayerRange, ...] = ()  # per-layer speech settings (or their JSON); () → all alike
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
@@ -100,11 +106,10 @@ class EvictionConfig:
         if min(self.n_sink, self.delay, self.speech_sink, self.look_back, self.look_ahead) < 0:
             raise ValueError("sink counts, delay and margins must not be negative")
         if self.output_window < 1 or self.speech_window < 0:
-            raise ValueError("the output window must hold at least one token")
+            raise ValueError("the output window must hold at least one token, the speech window zero or more")
         if not self.speech_rate >= 0:
             raise ValueError("the speech rate must not be negative")
-        if isinstance(self.layers, str):
-            object.__setattr__(self, "layers", parse_layer_ranges(self.layers))
+        object.__setattr__(self, "layers", parse_layer_ranges(self.layers))  # text or dicts → LayerRange
 
     @classmethod
     def from_options(cls, policy: str | None = None, **options: Any) -> EvictionConfig:
@@ -123,7 +128,7 @@ class EvictionConfig:
         delay: int | None = None,
         rate: float | None = None,
         speech_sink: int | None = None,
-        layers: str | tuple[LayerRange, ...] | None = None,
+        layers: str | Sequence[Any] | None = None,
         look_back: int | None = None,
         look_ahead: int | None = None,
     ) -> EvictionConfig:
@@ -131,7 +136,7 @@ class EvictionConfig:
         given = {"n_sink": sink, "delay": delay, "speech_rate": rate, "speech_sink": speech_sink}
         given |= {"output_window": window, "speech_window": window}
         given |= {"look_back": look_back, "look_ahead": look_ahead}
-        given["layers"] = parse_layer_ranges(layers) if isinstance(layers, str) else layers
+        given["layers"] = None if layers is None else parse_layer_ranges(layers)
         return replace(self, **{k: v for k, v in given.items() if v is not None})
 
     @property

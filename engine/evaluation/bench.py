@@ -102,8 +102,9 @@ def write_bench(report: BenchReport, folder: Path) -> list[Path]:
     return [json_path, md_path, *plot_sweep(report.reports, folder / "plots")]
 
 
-def _key(system: System) -> tuple[str, tuple[tuple[str, Any], ...]]:
-    return system.backend, system.options
+def _key(system: System) -> tuple[str, str]:
+    """Systems with equal keys share one loaded model (option values may be lists: keyed as JSON)."""
+    return system.backend, json.dumps(system.options, sort_keys=True, default=str)
 
 
 def _backend(system: System) -> Any:

@@ -55,7 +55,7 @@ class VibeVoiceConfig:
     delay: int | None = None
     speech_rate: float | None = None
     speech_sink: int | None = None
-    speech_layers: str | None = None  # per-layer speech ranges, a JSON list
+    speech_layers: str | list | None = None  # per-layer speech ranges: JSON text or the list
     look_back: int | None = None
     look_ahead: int | None = None
     repetition_penalty: float | None = None

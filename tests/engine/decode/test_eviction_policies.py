@@ -203,6 +203,9 @@ def test_layer_ranges_take_the_authors_json_and_reject_overlaps():
     ranges = parse_layer_ranges('[{"start": 14, "end": null, "speech_window": 256}, {"start": 0, "end": 14}]')
     assert ranges == (LayerRange(0, 14), LayerRange(14, None, window=256))
     config = EvictionConfig.from_options("paper-speech", layers='[{"start": 20, "slide_rate": 4}]')
+    assert config == EvictionConfig.from_options(
+        "paper-speech", layers=[{"start": 20, "rate": 4}]
+    )  # decoded JSON
     layout = make_policy(config).layout(2350, (60, 2310), 2700, 28)
     assert layout.groups == 2 and layout.rules[layout.layer_group[0]].kind == "keep"
     assert layout.rules[layout.layer_group[27]].rate == 4

@@ -50,3 +50,18 @@ def test_speech_anchor_eviction_runs_through_the_backend_and_evicts_behind_the_t
     (kept,) = far.transcribe(recording, [chunk])
     assert evicted.segments and kept.stats.kv_kept_last == 1.0
     assert evicted.stats.kv_kept_last is not None and evicted.stats.kv_kept_last < 0.9
+
+
+def test_kv_plan_reads_a_saved_checkpoints_shape_and_speech_rate(random_checkpoint, loaded, capsys):
+    from engine.cli import main
+    from engine.decode.plan import shape_from_config
+
+    shape = shape_from_config(random_checkpoint)
+    text = loaded.model.config.text_config
+    assert (shape.layers, shape.kv_heads) == (text.num_hidden_layers, text.num_key_value_heads)
+    assert shape.speech_rate == speech_token_rate(loaded.model.config)
+    assert (
+        main(["kv-plan", "--model", str(random_checkpoint), "--chunk-seconds", "10", "--output-tokens", "50"])
+        == 0
+    )
+    assert "(75 speech at 7.5/s)" in capsys.readouterr().out
