@@ -8,16 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 SCRIPT = Path(__file__).resolve().parents[3] / "bench" / "engine_ops.py"
 
 
-@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
-def test_a_decode_step_issues_at_most_14_operators_and_4_gemms_per_layer(dtype):
+def test_a_decode_step_issues_at_most_14_operators_and_4_gemms_per_layer():
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--dtype", dtype], capture_output=True, text=True, env=env, timeout=300
+        [sys.executable, str(SCRIPT), "--dtype", "bfloat16"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     ops = int(re.search(r"ops per layer per step: (\d+)", done.stdout).group(1))
