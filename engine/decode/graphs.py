@@ -5,8 +5,10 @@ than the GPU needs to run them. `StepGraphs` captures `decode_step` once per sha
 rows are padded up to a bucket (1, 2, 4, 8, then multiples of 16) with idle rows that write their
 own slot 0 and see one slot. Attention that reads each row's length itself (flash-attn) needs no
 length in the key; SDPA's length is rounded up to a multiple of 256 with a key mask. Per-step inputs
-(positions, and write slots and visible lengths per layer group) are copied into static buffers;
-entry moves, speech copies and token choice stay outside the graph.
+(positions, and write slots and visible lengths per layer group) are copied into static buffers.
+The step's entry moves and speech copies run inside the graph too: their (rows, src, dst) lists are
+padded to a power of two with self-copies of the store's scratch slot (the last one, which no row
+uses) and the padded sizes join the key. Token choice stays outside the graph.
 
 The contract: every tensor a captured step reads or writes is registered (`inputs`) and its storage
 is recorded at capture; the store replaces its tensors only in `allocate`/`ensure`, which bump its
@@ -22,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
 import torch
 
 from engine.decode.attention import Attention
@@ -30,6 +33,7 @@ from engine.decode.kv_store import KVStore
 from engine.decode.step import ModelParts, StepInputs, decode_step
 
 LENGTH_BUCKET = 256
+Transfer = tuple[np.ndarray, np.ndarray, np.ndarray]  # (rows, src, dst) of one layer group
 Step = Callable[[], torch.Tensor]
 Inputs = Callable[[], dict[str, torch.Tensor]]  # the registered inputs as they are now
 
@@ -92,7 +96,8 @@ class _EmulatedReplay:
     recorded: dict[str, int]
 
     def replay(self) -> torch.Tensor:
-        moved = [name for name, ptr in storages(self.inputs()).items() if ptr != self.recorded[name]]
+        now = storages(self.inputs())
+        moved = [name for name, ptr in self.recorded.items() if now.get(name) != ptr]
         if moved:
             raise RuntimeError(f"a captured step's inputs were reallocated: {', '.join(moved)}")
         return self.step()
@@ -100,6 +105,18 @@ class _EmulatedReplay:
 
 def storages(inputs: dict[str, torch.Tensor]) -> dict[str, int]:
     return {name: t.untyped_storage().data_ptr() for name, t in inputs.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class _Key:
+    rows: int  # row bucket
+    span: int  # attention length bucket; -1 where the kernel reads each row's length
+    moves: tuple[int, ...]  # per group: padded size of the entry moves (0: none)
+    speech: tuple[int, ...]  # per group: padded size of the speech copies (0: none)
+
+
+def _span(length: int, capacity: int) -> int:
+    return min(-(-length // LENGTH_BUCKET) * LENGTH_BUCKET, capacity)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -117,21 +134,23 @@ class StepGraphs:
         attention: Attention,
         tokens: torch.Tensor,
         layer_group: tuple[int, ...],
+        group_layers: list[torch.Tensor],
         capture: Callable[[Step, Inputs], Replay],
     ) -> None:
         self.parts, self.model, self.store, self.attention = parts, model, store, attention
-        self.capture, self.layer_group = capture, layer_group
+        self.capture, self.layer_group, self.group_layers = capture, layer_group, group_layers
+        self._transfers: dict[tuple[str, int, int], torch.Tensor] = {}  # (kind, group, size) → (3, size)
         self.tokens = tokens  # (B,) the runner's persistent "token each row feeds" buffer
         rows, device, groups = store.rows, store.device, max(layer_group) + 1
         self.positions = torch.zeros(rows, dtype=torch.int64, device=device)  # (B,)
         self.slots = torch.zeros(groups, rows, dtype=torch.int64, device=device)  # (G, B)
         self.seqlen = torch.ones(groups, rows, dtype=torch.int64, device=device)  # (G, B)
         self.capture_seconds = 0.0  # spent capturing (and compiling the glue on first use)
-        self._graphs: dict[tuple[int, ...], _Entry] = {}
+        self._graphs: dict[_Key, _Entry] = {}
         self._generation = store.generation
 
     @property
-    def graphs(self) -> dict[tuple[int, ...], _Entry]:
+    def graphs(self) -> dict[_Key, _Entry]:
         """The captured steps, by key; emptied as soon as the store has been reallocated."""
         if self.store.generation != self._generation:
             self._graphs.clear()
@@ -146,45 +165,82 @@ class StepGraphs:
             "slots": self.slots,
             "seqlen": self.seqlen,
             "kv": self.store.kv,
+            "sk": self.store.sk,
+            "sv": self.store.sv,
             "offsets": self.store.offsets,
+            **{f"layers{g}": layers for g, layers in enumerate(self.group_layers)},
+            **{f"{kind}{g}/{size}": buf for (kind, g, size), buf in self._transfers.items()},
         }
 
     def contract_holds(self) -> bool:
         """No captured step would read or write a tensor that has been reallocated since capture."""
-        now = storages(self.inputs())
-        return all(entry.inputs == now for entry in self.graphs.values())
+        now = storages(self.inputs())  # inputs registered later (new transfer sizes) leave old steps alone
+        return all(
+            now.get(name) == ptr for entry in self.graphs.values() for name, ptr in entry.inputs.items()
+        )
 
     def run(
-        self, positions: torch.Tensor, slots: torch.Tensor, seqlen: torch.Tensor, length: int
+        self,
+        positions: torch.Tensor,
+        slots: torch.Tensor,
+        seqlen: torch.Tensor,
+        length: int,
+        moves: tuple[Transfer | None, ...] = (),
+        speech: tuple[Transfer | None, ...] = (),
     ) -> torch.Tensor:
-        """Logits (n, V) of rows 0..n-1, like `decode_step` with these inputs (slots, seqlen: (G, n))."""
+        """Logits (n, V) of rows 0..n-1, like the transfers then `decode_step` with these inputs
+        (slots, seqlen: (G, n); per group the (rows, src, dst) entry moves and speech copies)."""
         n = positions.shape[0]
         rows = row_bucket(n, self.store.rows)
         self.positions[:n], self.slots[:, :n], self.seqlen[:, :n] = positions, slots, seqlen
         self.positions[n:rows], self.slots[:, n:rows], self.seqlen[:, n:rows] = 0, 0, 1  # idle rows
-        key = self._key(rows, length)
+        span = -1 if self.attention.reads_lengths else _span(length, self.store.capacity)
+        key = _Key(rows, span, self._fill("move", moves), self._fill("speech", speech))
         entry = self.graphs.get(key) or self._capture(key)
         return entry.replay.replay()[:n]
 
-    def _key(self, rows: int, length: int) -> tuple[int, ...]:
-        if self.attention.reads_lengths:  # the kernel reads seqlen: no length in the key
-            return (rows,)
-        return (rows, min(-(-length // LENGTH_BUCKET) * LENGTH_BUCKET, self.store.capacity))
+    def _fill(self, kind: str, transfers: tuple[Transfer | None, ...]) -> tuple[int, ...]:
+        """Copy each group's transfer list into its padded static buffer; the padded sizes."""
+        sizes = []
+        for group, transfer in enumerate(transfers):
+            count = 0 if transfer is None else int(transfer[0].size)
+            size = 0 if count == 0 else 1 << (count - 1).bit_length()
+            sizes.append(size)
+            if size:
+                host = np.zeros((3, size), dtype=np.int64)  # padding: row 0, scratch slot
+                host[1:, count:] = self.store.capacity - 1
+                if kind == "speech":
+                    host[1, count:] = 0  # speech index 0 → the scratch slot
+                host[:, :count] = transfer
+                self._buffer(kind, group, size).copy_(torch.from_numpy(host), non_blocking=True)
+        return tuple(sizes)
 
-    def _step(self, key: tuple[int, ...]) -> torch.Tensor:
-        rows = key[0]
+    def _buffer(self, kind: str, group: int, size: int) -> torch.Tensor:
+        found = self._transfers.get((kind, group, size))
+        if found is None:
+            found = torch.zeros(3, size, dtype=torch.int64, device=self.store.device)
+            self._transfers[kind, group, size] = found
+        return found
+
+    def _step(self, key: _Key) -> torch.Tensor:
+        for kind, sizes in (("move", key.moves), ("speech", key.speech)):
+            for group, size in enumerate(sizes):
+                if size:
+                    rows, src, dst = self._buffer(kind, group, size)
+                    transfer = self.store.move if kind == "move" else self.store.copy_speech
+                    transfer(self.group_layers[group], rows, src, dst)
         inputs = StepInputs(
-            tokens=self.tokens[:rows],
-            positions=self.positions[:rows],
-            write=tuple(self.store.flat_index(s[:rows]) for s in self.slots),
-            seqlen=self.seqlen[:, :rows],
-            length=key[1] if len(key) > 1 else self.store.capacity,
+            tokens=self.tokens[: key.rows],
+            positions=self.positions[: key.rows],
+            write=tuple(self.store.flat_index(s[: key.rows]) for s in self.slots),
+            seqlen=self.seqlen[:, : key.rows],
+            length=key.span if key.span > 0 else self.store.capacity,
             ragged=(True,) * self.slots.shape[0],
             layer_group=self.layer_group,
         )
         return decode_step(self.parts, self.model, self.store, self.attention, inputs)
 
-    def _capture(self, key: tuple[int, ...]) -> _Entry:
+    def _capture(self, key: _Key) -> _Entry:
         started = time.perf_counter()
         entry = _Entry(self.capture(lambda: self._step(key), self.inputs), storages(self.inputs()))
         self.graphs[key] = entry

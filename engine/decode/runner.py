@@ -88,12 +88,12 @@ class Runner:
             capture = CudaCapture()
         if capture is not None:
             self.graphs = StepGraphs(
-                parts, model, self.store, self.attention, self.last, layer_group, capture
+                parts, model, self.store, self.attention, self.last, layer_group, self.group_layers, capture
             )
 
     def reserve(self, layouts: Sequence[RowLayout]) -> None:
         """Size the store for `layouts` on first use; afterwards only check that they fit."""
-        need = max(layout.capacity for layout in layouts)
+        need = max(layout.capacity for layout in layouts) + 1  # + the scratch slot, which no row uses
         speech = max(layout.speech_len if layout.follows else 0 for layout in layouts)
         if self.store.capacity:
             if not self.store.fits(need, speech):
@@ -135,14 +135,15 @@ class Runner:
         """Queue one step for rows 0..n-1; the tokens they chose (n,) arrive in the result."""
         started = time.thread_time()
         n, groups = plan.positions.shape[0], plan.slots.shape[0]
-        self._transfer(plan)
+        if self.graphs is None:
+            self._transfer(plan)
         host = np.concatenate([plan.positions[None], plan.slots, plan.seqlen, plan.chosen[None]])
         moved = torch.from_numpy(host).to(self.device, non_blocking=True)  # (2G + 2, n)
         positions, slots, seqlen, chosen = moved[0], moved[1 : 1 + groups], moved[1 + groups : -1], moved[-1]
         length = int(plan.seqlen.max())
         self.prep_seconds += time.thread_time() - started
         if self.graphs is not None:
-            logits = self.graphs.run(positions, slots, seqlen, length)
+            logits = self.graphs.run(positions, slots, seqlen, length, plan.moves, plan.speech)
         else:
             inputs = StepInputs(
                 tokens=self.last[:n],

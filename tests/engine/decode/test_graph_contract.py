@@ -60,7 +60,7 @@ def decode(model, requests, **config):
 @pytest.fixture
 def checked(monkeypatch):
     """Asserts the graph contract after every step, admission and row move of every runner."""
-    seen: list[int] = []
+    seen: list[tuple[int, int]] = []  # (captured steps, transfer buffers) after each call
 
     def wrap(name):
         original = getattr(Runner, name)
@@ -69,7 +69,7 @@ def checked(monkeypatch):
             out = original(self, *args, **kwargs)
             if self.graphs is not None:
                 assert self.graphs.contract_holds(), f"a captured step's input moved after {name}"
-                seen.append(len(self.graphs.graphs))
+                seen.append((len(self.graphs.graphs), len(self.graphs._transfers)))
             return out
 
         monkeypatch.setattr(Runner, name, call)
@@ -86,7 +86,9 @@ def test_captured_steps_decode_what_eager_steps_decode_through_refill_and_evicti
     eager = decode(model, requests, max_batch=3, eviction=eviction)
     graphed = decode(model, requests, max_batch=3, eviction=eviction, emulate_graphs=True)
     assert graphed == eager
-    assert max(checked) >= 2  # several row buckets were captured and kept across refills
+    assert max(graphs for graphs, _ in checked) >= 2  # several row buckets, kept across refills
+    moves_entries = name != "none"  # holes filled after drops, speech brought back
+    assert (max(buffers for _, buffers in checked) > 0) == moves_entries  # inside the captured step
 
 
 def admitted(model, rows: int, lengths: list[int]):
