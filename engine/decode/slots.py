@@ -60,9 +60,9 @@ class RowSlots:
             self.bounds.append((int(lo), int(hi)))
 
     def busy_steps(self) -> NDArray[np.bool_]:
-        """(max_new_tokens,) whether step j drops or brings back an entry in some group. A step that
-        does not only appends the fed token: its write slot is each group's count, which then grows
-        by one (`RowTable.plan` does such steps for all rows at once and `catch_up` replays them)."""
+        """(max_new_tokens,) whether step j drops or brings back an entry in some group. Any other
+        step only appends the fed token: its write slot is each group's count, which then grows by
+        one (`RowTable.plan` does such steps for all rows at once and `catch_up` replays them here)."""
         layout = self.layout
         j = np.arange(layout.max_new_tokens)
         if layout.anchored:  # the bounds follow the tokens read: never known in advance
