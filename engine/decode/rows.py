@@ -116,8 +116,12 @@ class RowTable:
         busy = self.busy[np.arange(n), np.minimum(j, self.busy.shape[1] - 1)]
         count, pending = self.count[:, :n], self.pending[:n]  # views, advanced in place
         slots = count.copy()  # a quiet step writes each group's next slot ...
-        count[:, ~busy] += 1  # ... and holds one more entry
-        pending[~busy] += 1
+        if busy.any():
+            count[:, ~busy] += 1  # ... and holds one more entry
+            pending[~busy] += 1
+        else:
+            count += 1
+            pending += 1
         moving = []
         for r in np.flatnonzero(busy).tolist():
             row_slots = self.row_slots(r)
