@@ -7,8 +7,8 @@ own slot 0 and see one slot. Attention that reads each row's length itself (flas
 length in the key; SDPA's length is rounded up to a multiple of 256 with a key mask. Per-step inputs
 (positions, and write slots and visible lengths per layer group) are copied into static buffers.
 The step's entry moves and speech copies run inside the graph too: their (rows, src, dst) lists are
-padded to a power of two with self-copies of the store's scratch slot (the last one, which no row
-uses) and the padded sizes join the key. Token choice stays outside the graph.
+padded to a power of two (at least 64) with self-copies of the store's scratch slot (the last one,
+which no row uses) and the padded sizes join the key. Token choice stays outside the graph.
 
 The contract: every tensor a captured step reads or writes is registered (`inputs`) and its storage
 is recorded at capture; the store replaces its tensors only in `allocate`/`ensure`, which bump its
@@ -33,6 +33,7 @@ from engine.decode.kv_store import KVStore
 from engine.decode.step import ModelParts, StepInputs, decode_step
 
 LENGTH_BUCKET = 256
+TRANSFER_BUCKET = 64  # fewest entries a captured step moves (padding is cheap, captures are not)
 Transfer = tuple[np.ndarray, np.ndarray, np.ndarray]  # (rows, src, dst) of one layer group
 Step = Callable[[], torch.Tensor]
 Inputs = Callable[[], dict[str, torch.Tensor]]  # the registered inputs as they are now
@@ -204,7 +205,7 @@ class StepGraphs:
         sizes = []
         for group, transfer in enumerate(transfers):
             count = 0 if transfer is None else int(transfer[0].size)
-            size = 0 if count == 0 else 1 << (count - 1).bit_length()
+            size = 0 if count == 0 else max(TRANSFER_BUCKET, 1 << (count - 1).bit_length())
             sizes.append(size)
             if size:
                 host = np.zeros((3, size), dtype=np.int64)  # padding: row 0, scratch slot
