@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.decode.slots import GroupStep, RowSlots
+from engine.decode.slots import FULL, QUIET, RING, GroupStep, RowSlots
 from engine.decode.work import Cost, Work
 
 Transfer = tuple[np.ndarray, np.ndarray, np.ndarray]  # (rows, src, dst) of one layer group
@@ -54,9 +54,12 @@ class RowTable:
         self.history = np.zeros((rows, 0), dtype=np.int64)  # (B, G) generated tokens
         self.tickets = np.zeros(rows, dtype=np.int64)  # a number per occupancy, never reused
         self._issued = 0
-        self.busy = np.zeros((rows, 0), dtype=bool)  # (B, max_new) steps that drop or bring back
+        self.kinds = np.zeros((rows, 0), dtype=np.int8)  # (B, max_new) `RowSlots.step_kinds`
         self.count = np.zeros((1, rows), dtype=np.int64)  # (G, B) entries each group holds
-        self.pending = np.zeros(rows, dtype=np.int64)  # quiet steps not yet replayed in `slots`
+        self.pending = np.zeros(rows, dtype=np.int64)  # quiet and ring steps not yet replayed in `slots`
+        self.ring = np.zeros((1, rows, 0), dtype=np.int64)  # (G, B, W) slot of each output ring entry
+        self.window = np.zeros(rows, dtype=np.int64)  # output window W (0: outputs kept)
+        self.sinks = np.zeros(rows, dtype=np.int64)  # output sinks
         self.weights = np.ones(1, dtype=np.int64)  # (G,) layers per group
 
     def occupy(self, work: Work, slots: RowSlots, tokens: list[int], anchor: int = -1) -> int:
@@ -69,13 +72,20 @@ class RowTable:
             grown[:, : self.history.shape[1]] = self.history
             self.history = grown
         self.history[row, : len(tokens)] = tokens
-        if self.busy.shape[1] < layout.max_new_tokens:
-            grown_busy = np.zeros((self.rows, layout.max_new_tokens), dtype=bool)
-            grown_busy[:, : self.busy.shape[1]] = self.busy
-            self.busy = grown_busy
-        self.busy[row, : layout.max_new_tokens] = slots.busy_steps()
+        if self.kinds.shape[1] < layout.max_new_tokens:
+            grown_kinds = np.zeros((self.rows, layout.max_new_tokens), dtype=np.int8)
+            grown_kinds[:, : self.kinds.shape[1]] = self.kinds
+            self.kinds = grown_kinds
+        self.kinds[row, : layout.max_new_tokens] = slots.step_kinds()
         if self.count.shape[0] != layout.groups:
             self.count = np.zeros((layout.groups, self.rows), dtype=np.int64)
+            self.ring = np.zeros((layout.groups, self.rows, 0), dtype=np.int64)
+        if self.ring.shape[2] < layout.out_window:
+            grown_ring = np.zeros((layout.groups, self.rows, layout.out_window), dtype=np.int64)
+            grown_ring[:, :, : self.ring.shape[2]] = self.ring
+            self.ring = grown_ring
+        self.ring[:, row, : layout.out_window] = slots.ring_slots(len(tokens) - 1)
+        self.window[row], self.sinks[row] = layout.out_window, layout.n_sink
         self.weights = np.bincount(np.asarray(layout.layer_group), minlength=layout.groups)
         self._none: tuple[None, ...] = (None,) * layout.groups
         self.count[:, row], self.pending[row] = slots.n, 0
@@ -113,26 +123,34 @@ class RowTable:
         """The next step of rows 0..n-1; advances their step (call once per step)."""
         n = self.n
         j = self.step[:n].copy()
-        busy = self.busy[np.arange(n), np.minimum(j, self.busy.shape[1] - 1)]
+        kind = self.kinds[np.arange(n), np.minimum(j, self.kinds.shape[1] - 1)]
         count, pending = self.count[:, :n], self.pending[:n]  # views, advanced in place
-        slots = count.copy()  # a quiet step writes each group's next slot ...
-        if busy.any():
-            count[:, ~busy] += 1  # ... and holds one more entry
-            pending[~busy] += 1
-        else:
+        slots = count.copy()  # a quiet step writes each group's next slot and holds one more
+        window, sinks = self.window[:n], self.sinks[:n]
+        index = np.where(window > 0, (j - sinks) % np.maximum(window, 1), 0)  # output j's ring entry
+        in_ring = (window > 0) & (j >= sinks)
+        if (kind == QUIET).all():
             count += 1
             pending += 1
+        else:
+            count[:, kind == QUIET] += 1
+            pending[kind != FULL] += 1
+            ring = np.flatnonzero(kind == RING)  # the leaving output's slot, which output j takes
+            slots[:, ring] = self.ring[:, ring, index[ring]]
         moving = []
-        for r in np.flatnonzero(busy).tolist():
+        for r in np.flatnonzero(kind == FULL).tolist():
             row_slots = self.row_slots(r)
             if pending[r]:
-                row_slots.catch_up(int(j[r]), int(pending[r]))
+                row_slots.catch_up(int(j[r]), self.kinds[r, j[r] - pending[r] : j[r]])
                 pending[r] = 0
             steps = row_slots.advance(int(j[r]), int(self.anchor[r]))
             slots[:, r] = [s.write for s in steps]
             count[:, r] = [s.length for s in steps]
             if any(s.move_src.size or s.speech_src.size for s in steps):
                 moving.append((r, steps))
+                self._moved_outputs(r, row_slots, steps)
+        rows = np.flatnonzero(in_ring)
+        self.ring[:, rows, index[rows]] = slots[:, rows]
         seqlen = count.copy()
         held = self.weights @ seqlen  # (n,) entries held, all layers
         kept = held / self.weights.sum() / (self.prompt_len[:n] + j + 1)
@@ -142,6 +160,16 @@ class RowTable:
         self.step[:n] += 1
         tickets = self.tickets[:n].copy()
         return StepPlan(self.prompt_len[:n] + j, slots, seqlen, j + 1, moves, speech, tickets, kept, held)
+
+    def _moved_outputs(self, row: int, row_slots: RowSlots, steps: list[GroupStep]) -> None:
+        """Outputs a full step moved to other slots: their ring entries follow."""
+        width, sinks, prompt = int(self.window[row]), int(self.sinks[row]), int(self.prompt_len[row])
+        if not width:
+            return
+        for g, step in enumerate(steps):
+            i = row_slots.pos[g, step.move_dst] - prompt  # outputs among the moved entries
+            keep = i >= sinks
+            self.ring[g, row, (i[keep] - sinks) % width] = step.move_dst[keep]
 
     def account(self, rows: np.ndarray, kept: np.ndarray, held: np.ndarray, seconds: float) -> None:
         """Rows `rows` finished a step that kept `kept` of their KV, held `held` entries and took
@@ -171,7 +199,12 @@ class RowTable:
         moved = None
         if row != last:
             arrays = (*self.ints.values(), self.prompt_len, self.step, self.anchor, self.kept, self.pending)
-            self.busy[row], self.count[:, row] = self.busy[last], self.count[:, last]
+            self.kinds[row], self.count[:, row], self.ring[:, row] = (
+                self.kinds[last],
+                self.count[:, last],
+                self.ring[:, last],
+            )
+            self.window[row], self.sinks[row] = self.window[last], self.sinks[last]
             for array in (*arrays, self.kept_last, self.peak, self.steps, self.seconds, self.tickets):
                 array[row] = array[last]
             self.history[row] = self.history[last]
