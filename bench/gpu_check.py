@@ -252,9 +252,8 @@ def main() -> None:
         print(f"{'PASS' if check.ok else 'FAIL'} {check.name}: {check.detail}")
     name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu (dry run)"
     print(f"\ndevice {name}, {str(dtype).removeprefix('torch.')}, copy bandwidth {bandwidth / 1e9:.0f} GB/s")
-    print(
-        f"prompt {sum(setup.prompt)} tokens ({setup.prompt[1]} speech); {time.perf_counter() - started:.0f} s"
-    )
+    took = time.perf_counter() - started
+    print(f"prompt {sum(setup.prompt)} tokens ({setup.prompt[1]} speech); checks and table took {took:.0f} s")
     print("{:>5} {:<26} {:>9} {:>8} {:>8} {:>6} {:>8} {:>6} {:>7} {:>7}".format(*HEADER))
     print("\n".join(lines))
     raise SystemExit(0 if all(c.ok for c in checks) else 1)
