@@ -37,9 +37,11 @@ from gpu_parts import (
     sync,
 )
 
+from engine.decode.attention import make_attention
 from engine.decode.config import EngineConfig
 from engine.decode.engine import MurmurDecoder
 from engine.decode.eviction import PRESETS, EvictionConfig, LayerRange
+from engine.decode.fused import rope
 from engine.decode.loop_guard import LoopGuardConfig
 from engine.decode.step import ModelParts
 
@@ -251,7 +253,11 @@ def main() -> None:
     for check in checks:
         print(f"{'PASS' if check.ok else 'FAIL'} {check.name}: {check.detail}")
     name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu (dry run)"
+    parts = ModelParts.from_model(model)
+    backend = make_attention("auto", parts.attention_shape, device).name
+    glue = "compiled" if MurmurDecoder(model).fused.glue.rope is not rope else "plain"
     print(f"\ndevice {name}, {str(dtype).removeprefix('torch.')}, copy bandwidth {bandwidth / 1e9:.0f} GB/s")
+    print(f"attention {backend}, glue {glue}, CUDA graphs {'on' if device.type == 'cuda' else 'emulated'}")
     took = time.perf_counter() - started
     print(f"prompt {sum(setup.prompt)} tokens ({setup.prompt[1]} speech); checks and table took {took:.0f} s")
     print("{:>5} {:<26} {:>9} {:>8} {:>8} {:>6} {:>8} {:>6} {:>7} {:>7}".format(*HEADER))
