@@ -20,6 +20,7 @@ precision it is one `rms_norm` with the weight applied before rounding (within o
 from __future__ import annotations
 
 import importlib.util
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -69,10 +70,27 @@ class Glue:
         plain = device.type != "cuda" or importlib.util.find_spec("triton") is None
         if name == "plain" or (name == "auto" and plain):
             return cls(rms_norm, rope, silu_mul)
-        compile_ = torch.compile
-        return cls(
-            compile_(rms_norm, dynamic=True), compile_(rope, dynamic=True), compile_(silu_mul, dynamic=True)
-        )
+        return cls(_Compiled(rms_norm), _Compiled(rope), _Compiled(silu_mul))
+
+
+class _Compiled:
+    """`torch.compile(fn)`, falling back to `fn` itself (with a warning) if compiling fails, so a
+    device whose compiler stack is broken still decodes, on the plain glue."""
+
+    def __init__(self, fn: Callable[..., torch.Tensor]) -> None:
+        self.fn, self.compiled = fn, torch.compile(fn, dynamic=True)
+
+    def __call__(self, *args: object) -> torch.Tensor:
+        if self.compiled is not None:
+            try:
+                out: torch.Tensor = self.compiled(*args)
+                return out
+            except Exception as exc:  # inductor/triton failures have no common type
+                warnings.warn(
+                    f"compiled {self.fn.__name__} failed ({exc!r}); using the plain one", stacklevel=2
+                )
+                self.compiled = None
+        return self.fn(*args)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

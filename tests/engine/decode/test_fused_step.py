@@ -57,3 +57,20 @@ def test_compiled_glue_chooses_the_tokens_the_plain_glue_chooses():
         config = EngineConfig(max_batch=2, glue=glue, emulate_graphs=True, loop=NO_LOOPS)
         tokens[glue] = {r.id: r.token_ids for r in MurmurDecoder(model, config).decode(requests)}
     assert tokens["compiled"] == tokens["plain"]
+
+
+def test_a_glue_that_fails_to_compile_falls_back_to_the_plain_one(monkeypatch):
+    def broken(fn, **kwargs):
+        def run(*args):
+            raise RuntimeError("no compiler here")
+
+        return run
+
+    monkeypatch.setattr(torch, "compile", broken)
+    model = tiny_qwen2()
+    requests = make_requests([40, 47], 10)
+    plain = {r.id: r.token_ids for r in MurmurDecoder(model, EngineConfig(loop=NO_LOOPS)).decode(requests)}
+    with pytest.warns(UserWarning, match="using the plain one"):
+        config = EngineConfig(loop=NO_LOOPS, glue="compiled")
+        fallback = {r.id: r.token_ids for r in MurmurDecoder(model, config).decode(requests)}
+    assert fallback == plain
