@@ -14,7 +14,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: setup system demo test test-all lint bench clean-venv app-bundle
+.PHONY: setup system demo test test-all lint bench gpu-check clean-venv app-bundle
 
 setup: system $(STAMP)
 
@@ -46,6 +46,10 @@ test-all: setup
 VARIANT ?= default
 app-bundle: setup
 	VARIANT=$(VARIANT) PY=$(BIN)/python packaging/build.sh
+
+# one H100/H200: correctness checks, then decode speed against the bandwidth roofline (< 8 min)
+gpu-check: setup
+	$(BIN)/python bench/gpu_check.py
 
 lint: setup
 	$(BIN)/ruff check engine app tests bench

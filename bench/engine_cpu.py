@@ -9,6 +9,7 @@ with grouped-query SDPA (equal-length rows, no eviction, no refill, no loop guar
 adds a batch whose speech spans differ (540-600 prompt tokens), as VAD chunks do: HF must pad.
 
     .venv/bin/python bench/engine_cpu.py [--threads 2] [--repeats 3]
+    .venv/bin/python bench/engine_cpu.py --host     # host CPU time per step at batch 16, per policy
 """
 
 from __future__ import annotations
@@ -123,9 +124,14 @@ def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tenso
     return x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin
 
 
-def engine_decode(model: Qwen2ForCausalLM, requests: list[DecodeRequest], eviction: EvictionConfig) -> list:
+def engine_decode(
+    model: Qwen2ForCausalLM, requests: list[DecodeRequest], eviction: EvictionConfig, host: list[float]
+) -> list:
+    """The engine's results; `host` gets the run's host milliseconds per step (median)."""
     config = EngineConfig(max_batch=len(requests), eviction=eviction, loop=LoopGuardConfig(enabled=False))
-    results: list[DecodeResult] = sorted(MurmurDecoder(model, config).decode(requests), key=lambda r: r.id)
+    decoder = MurmurDecoder(model, config)
+    results: list[DecodeResult] = sorted(decoder.decode(requests), key=lambda r: r.id)
+    host.append(decoder.stats.host_ms_median)
     return results
 
 
@@ -146,10 +152,12 @@ def compare(model: Qwen2ForCausalLM, requests: list[DecodeRequest], label: str, 
         _row(label, "plain loop", plain_s, hf_s, None, len(requests))
         _check(plain_tokens == hf_tokens, "plain loop")
     for name, eviction in EVICTION.items():
-        seconds, results = best_time(lambda: engine_decode(model, requests, eviction), repeats)  # noqa: B023
+        host: list[float] = []
+        seconds, results = best_time(lambda: engine_decode(model, requests, eviction, host), repeats)  # noqa: B023
         if name == "none":
             _check([r.token_ids for r in results] == hf_tokens, "murmur")
-        _row(label, f"murmur {name}", seconds, hf_s, results[0].stats.kv_kept_fraction, len(requests))
+        kept = results[0].stats.kv_kept_fraction
+        _row(label, f"murmur {name}", seconds, hf_s, kept, len(requests), min(host))
 
 
 def main() -> None:
@@ -160,19 +168,57 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--ragged", action="store_true", help="also a batch of 8 with unequal prompts")
+    parser.add_argument("--host", action="store_true", help="only the host work per step at batch 16")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    if args.host:
+        host_per_step()
+        return
     model = build_model()
     print(
         f"model: 4 layers, 256 wide, 8/2 heads, FFN 1024, vocab 4096; prompt {sum(PROMPT)}, {NEW_TOKENS} new"
     )
     print(f"torch {torch.__version__}, {args.threads} threads, best of {args.repeats}\n")
-    print(f"{'batch':<9} {'decoder':<20} {'total s':>8} {'ms/tok':>8} {'tok/s':>8} {'vs HF':>6} {'kept':>6}")
+    header = ("batch", "decoder", "total s", "ms/tok", "tok/s", "vs HF", "kept", "host ms")
+    print("{:<9} {:<20} {:>8} {:>8} {:>8} {:>6} {:>6} {:>8}".format(*header))
     for batch in (int(b) for b in args.batches.split(",")):
         compare(model, build_requests(batch), str(batch), args.repeats)
     if args.ragged:
         compare(model, build_requests(8, ragged=True), "8 ragged", args.repeats)
     print("\ntokens identical to HF generate: plain loop and murmur (eviction off), every batch")
+    print("host ms: the engine's host work per decode step (plan, input preparation, settling the")
+    print("tokens; median over the run's steps, best run), the part a GPU would wait for")
+
+
+def host_per_step(rows: int = 16, steps: int = 400) -> None:
+    """The engine's host CPU time per decode step at batch `rows`, loop guard on, per policy.
+
+    A 1-layer, 32-wide model keeps the model's own math from evicting the host's data from the CPU
+    caches between steps, as on a GPU, where the host only queues the step.
+    """
+    torch.manual_seed(0)
+    config = Qwen2Config(
+        vocab_size=4096,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=4096,
+    )
+    model = Qwen2ForCausalLM(config).eval()
+    g = torch.Generator().manual_seed(1)
+    head, speech, _ = PROMPT
+    requests = [
+        DecodeRequest(i, torch.randn(sum(PROMPT), 32, generator=g), (head, head + speech), steps)
+        for i in range(rows)
+    ]
+    print(f"host CPU ms per decode step, batch {rows}, {steps} steps, loop guard on (median, mean):")
+    for name, eviction in EVICTION.items():
+        decoder = MurmurDecoder(model, EngineConfig(max_batch=rows, eviction=eviction))
+        list(decoder.decode(requests))
+        stats = decoder.stats
+        print(f"  {name:<24} {stats.host_ms_median:6.3f} {stats.host_ms_per_step:6.3f}")
 
 
 def _check(same: bool, what: str) -> None:
@@ -180,12 +226,21 @@ def _check(same: bool, what: str) -> None:
         raise SystemExit(f"{what} tokens differ from HF generate")
 
 
-def _row(label: str, name: str, seconds: float, hf_seconds: float, kept: float | None, batch: int) -> None:
+def _row(
+    label: str,
+    name: str,
+    seconds: float,
+    hf_seconds: float,
+    kept: float | None,
+    batch: int,
+    host_ms: float | None = None,
+) -> None:
     tokens = batch * NEW_TOKENS
     kept_text = f"{kept:6.1%}" if kept is not None else f"{'-':>6}"
+    host_text = f"{host_ms:8.3f}" if host_ms is not None else f"{'-':>8}"
     print(
         f"{label:<9} {name:<20} {seconds:8.3f} {1000 * seconds / NEW_TOKENS:8.2f} {tokens / seconds:8.0f} "
-        f"{hf_seconds / seconds:5.1f}x {kept_text}"
+        f"{hf_seconds / seconds:5.1f}x {kept_text} {host_text}"
     )
 
 

@@ -10,7 +10,10 @@ the layers) and `__call__` once per layer. Backends, by name (`ATTENTION`):
 - `flash-attn`: `flash_attn_with_kvcache` with `cache_seqlens` (CUDA, package `flash-attn`).
 - `flashinfer`: FlashInfer batch decode, each row one page of the store (CUDA, package `flashinfer`).
 
-`auto` picks flashinfer, then flash-attn, on CUDA when installed, and sdpa otherwise. The optional
+`auto` picks flash-attn on CUDA with float16/bfloat16 when the package is installed (the `[gpu]`
+extra), and sdpa otherwise; FlashInfer is opt-in and runs eagerly (its `plan` is host work done
+before the step, so its steps are never captured). `reads_lengths`: the kernel takes each row's
+length itself, so a captured step serves every length (no length bucket, no mask). The optional
 packages are imported only when chosen.
 """
 
@@ -35,6 +38,7 @@ class AttentionShape:
 
 class Attention(Protocol):
     name: str
+    reads_lengths: bool
 
     def prepare(self, seqlen: torch.Tensor, length: int, ragged: bool, capacity: int) -> None:
         """Per-step setup: visible slots per row (n,), their maximum, whether they differ, capacity C."""
@@ -47,6 +51,7 @@ class Attention(Protocol):
 
 class SdpaFold:
     name = "sdpa"
+    reads_lengths = False
 
     def __init__(self, shape: AttentionShape) -> None:
         self.shape = shape
@@ -69,6 +74,7 @@ class SdpaFold:
 
 class FlashAttn:
     name = "flash-attn"
+    reads_lengths = True
 
     def __init__(self, shape: AttentionShape) -> None:
         from flash_attn import flash_attn_with_kvcache
@@ -91,6 +97,7 @@ class FlashAttn:
 
 class FlashInferDecode:
     name = "flashinfer"
+    reads_lengths = True
 
     def __init__(self, shape: AttentionShape, device: torch.device) -> None:
         import flashinfer
@@ -139,7 +146,7 @@ def make_attention(name: str, shape: AttentionShape, device: torch.device) -> At
     if name not in ATTENTION:
         raise ValueError(f"unknown attention backend {name!r}; choose one of: {', '.join(ATTENTION)}")
     if name == "auto":
-        name = next(n for n in ("flashinfer", "flash-attn", "sdpa") if available(n, device, shape.dtype))
+        name = "flash-attn" if available("flash-attn", device, shape.dtype) else "sdpa"
     if not available(name, device, shape.dtype):
         raise ValueError(
             f"attention backend {name!r} needs CUDA, float16/bfloat16 and the {_PACKAGES[name]} package"

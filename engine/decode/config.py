@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from engine.decode.attention import ATTENTION
 from engine.decode.eviction import EvictionConfig
+from engine.decode.fused import GLUE
 from engine.decode.loop_guard import LoopGuardConfig
 
 
@@ -32,8 +33,11 @@ class EngineConfig:
     repetition_penalty: float = 1.0  # the base decoding mode (1.0: plain greedy)
     attention: str = "auto"  # one of attention.ATTENTION
     cuda_graphs: bool = True  # replay captured decode steps on CUDA (sdpa and flash-attn backends)
+    emulate_graphs: bool = False  # run the captured-step path eagerly on any device (tests, dry runs)
+    glue: str = "auto"  # one of fused.GLUE: compiled elementwise glue on CUDA, plain elsewhere
     loop: LoopGuardConfig = field(default_factory=LoopGuardConfig)
     kv_memory_limit: int | None = None  # bytes the KV store may take; None: what the device gives
+    kv_slots: int | None = None  # slots per row to reserve (longest chunk); None: first batch's need
 
     def __post_init__(self) -> None:
         if self.max_batch < 1:
@@ -46,6 +50,10 @@ class EngineConfig:
             )
         if self.kv_memory_limit is not None and self.kv_memory_limit < 1:
             raise ValueError("the KV memory limit must be positive")
+        if self.kv_slots is not None and self.kv_slots < 1:
+            raise ValueError("the reserved KV slots must be positive")
+        if self.glue not in GLUE:
+            raise ValueError(f"unknown glue {self.glue!r}; choose one of: {', '.join(GLUE)}")
         options = {"sink": self.sink, "window": self.window, "delay": self.delay, "rate": self.speech_rate}
         options |= {"speech_sink": self.speech_sink, "layers": self.speech_layers}
         options |= {"look_back": self.look_back, "look_ahead": self.look_ahead}

@@ -2,9 +2,13 @@
 
 `MurmurDecoder.decode` takes any number of `DecodeRequest`s (read lazily) and yields a
 `DecodeResult` for each as soon as it finishes. It runs a `Scheduler` over at most
-`config.max_batch` rows; when the device runs out of memory it gives the unfinished requests back
-to the queue and continues with half the batch, and reports `OutOfMemoryError` only when a single
-row does not fit. Results already yielded are never recomputed.
+`config.max_batch` rows. The model's projections are fused for decoding once, when the decoder is
+built (`fused.py`). When the device runs out of memory the batch is abandoned — every unfinished
+row goes back to the queue to resume after the tokens it has already produced — the failed store
+is released (no reference left, then `empty_cache`), and decoding continues with half the batch;
+it grows back when the rows in flight would fit twice over. A request that needs more slots than
+the store was sized with is handled the same way, without halving. Only when a single row does not
+fit is `OutOfMemoryError` reported. Results already yielded are never recomputed.
 """
 
 from __future__ import annotations
@@ -12,17 +16,43 @@ from __future__ import annotations
 import gc
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
 from engine.decode.api import DecodeRequest, DecodeResult, SegmentBoundary, SpeechAnchor
 from engine.decode.config import EngineConfig
+from engine.decode.fused import FusedModel
+from engine.decode.kv_store import StoreTooSmall
 from engine.decode.sampling import DecodeMode
-from engine.decode.scheduler import Scheduler
+from engine.decode.scheduler import GrowBatch, Scheduler
 from engine.decode.step import ModelParts
 from engine.decode.work import WorkQueue
 from engine.errors import OutOfMemoryError
+
+
+@dataclass(slots=True)
+class RunStats:
+    """What the last `decode` call did: decode steps, host CPU time per step (planning, input
+    preparation, settling tokens: thread CPU time, so other work on the machine does not count),
+    graph capture seconds, the batch sizes it ran with."""
+
+    steps: int = 0
+    host_times: list[float] = field(default_factory=list)  # per step: CPU seconds of host work
+    capture_seconds: float = 0.0  # capturing steps as CUDA graphs (and compiling their glue)
+    batches: list[int] = field(default_factory=list)
+
+    @property
+    def host_ms_per_step(self) -> float:
+        """Mean host milliseconds per step."""
+        return 1000 * sum(self.host_times) / max(len(self.host_times), 1)
+
+    @property
+    def host_ms_median(self) -> float:
+        """Median host milliseconds per step (robust to the machine's other work)."""
+        ordered = sorted(self.host_times)
+        return 1000 * ordered[len(ordered) // 2] if ordered else 0.0
 
 
 class MurmurDecoder:
@@ -40,32 +70,60 @@ class MurmurDecoder:
     ) -> None:
         self.parts = model if isinstance(model, ModelParts) else ModelParts.from_model(model)
         self.config = config or EngineConfig()
+        self.fused = FusedModel.from_parts(self.parts.backbone, self.parts.device, self.config.glue)
         self.eos = tuple(int(t) for t in eos_token_ids)
         self.segment_boundary = segment_boundary
         self.speech_anchor = speech_anchor
+        self.stats = RunStats()
 
     def decode(
         self, requests: Iterable[DecodeRequest], cancel: threading.Event | None = None
     ) -> Iterator[DecodeResult]:
         queue = WorkQueue(requests, DecodeMode(repetition_penalty=self.config.repetition_penalty))
-        rows = self.config.max_batch
+        rows, self.stats = self.config.max_batch, RunStats()
         while True:
-            scheduler = Scheduler(
-                self.parts, self.config, rows, queue, self.eos, self.segment_boundary, self.speech_anchor
-            )
+            scheduler: Scheduler | None = self._scheduler(rows, queue)
+            self.stats.batches.append(rows)
             try:
                 yield from scheduler.run(cancel)
                 return
             except torch.OutOfMemoryError as exc:
-                queue.push_front(scheduler.in_flight())
-                del scheduler
-                _free_memory(self.parts.device)
                 if rows == 1:
                     raise OutOfMemoryError(
                         "the device ran out of memory decoding even one chunk at a time; "
                         "try shorter chunks, KV eviction, or a device with more memory"
                     ) from exc
                 rows = max(1, rows // 2)
+            except GrowBatch:
+                rows = min(2 * rows, self.config.max_batch)
+            except StoreTooSmall:
+                pass
+            finally:
+                self._account(scheduler)
+            queue.push_front(scheduler.in_flight())
+            scheduler = None  # the last reference to the failed store: free it before the next one
+            _free_memory(self.parts.device)
+
+    def _scheduler(self, rows: int, queue: WorkQueue) -> Scheduler:
+        grow = rows < self.config.max_batch
+        return Scheduler(
+            self.parts,
+            self.fused,
+            self.config,
+            rows,
+            queue,
+            self.eos,
+            self.segment_boundary,
+            self.speech_anchor,
+            grow,
+        )
+
+    def _account(self, scheduler: Scheduler | None) -> None:
+        if scheduler is not None:
+            self.stats.steps += scheduler.steps
+            self.stats.host_times += scheduler.host_times
+            graphs = scheduler.runner.graphs
+            self.stats.capture_seconds += graphs.capture_seconds if graphs is not None else 0.0
 
 
 def _free_memory(device: torch.device) -> None:

@@ -1,25 +1,42 @@
-"""CUDA graphs of the decode step: one capture per (row bucket, attention-length bucket).
+"""Captured decode steps: one per row bucket (flash-attn) or per (row bucket, length bucket) (SDPA).
 
-On CUDA a step is hundreds of small kernels, and launching them one by one from Python costs more
+On CUDA a step is a few hundred small kernels, and launching them one by one from Python costs more
 than the GPU needs to run them. `StepGraphs` captures `decode_step` once per shape and replays it:
 rows are padded up to a bucket (1, 2, 4, 8, then multiples of 16) with idle rows that write their
-own slot 0 and see one slot, and the attention length is rounded up to a multiple of 256 with a key
-mask, so a run needs only a handful of graphs. Per-step inputs are copied into static buffers;
-entry moves, speech copies and token choice stay outside the graph. Graphs share one memory pool and are
-dropped when the store is reallocated. The eager `decode_step` is always the reference.
+own slot 0 and see one slot. Attention that reads each row's length itself (flash-attn) needs no
+length in the key; SDPA's length is rounded up to a multiple of 256 with a key mask. Per-step inputs
+(positions, and write slots and visible lengths per layer group) are copied into static buffers.
+The step's entry moves and speech copies run inside the graph too: their (rows, src, dst) lists are
+padded to a power of two (at least 64) with self-copies of the store's scratch slot (the last one,
+which no row uses) and the padded sizes join the key. Token choice stays outside the graph.
+
+The contract: every tensor a captured step reads or writes is registered (`inputs`) and its storage
+is recorded at capture; the store replaces its tensors only in `allocate`/`ensure`, which bump its
+`generation`, and a changed generation empties the cache (`graphs`) before anything reads it.
+`contract_holds` states it; `EmulatedCapture` runs the same static-buffer path eagerly (any device)
+and refuses to replay a step whose inputs moved. The eager `decode_step` is always the reference.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
+import numpy as np
 import torch
 
 from engine.decode.attention import Attention
+from engine.decode.fused import FusedModel
 from engine.decode.kv_store import KVStore
 from engine.decode.step import ModelParts, StepInputs, decode_step
 
 LENGTH_BUCKET = 256
+TRANSFER_BUCKET = 64  # fewest entries a captured step moves (padding is cheap, captures are not)
+Transfer = tuple[np.ndarray, np.ndarray, np.ndarray]  # (rows, src, dst) of one layer group
+Step = Callable[[], torch.Tensor]
+Inputs = Callable[[], dict[str, torch.Tensor]]  # the registered inputs as they are now
 
 
 def row_bucket(n: int, rows: int) -> int:
@@ -30,71 +47,203 @@ def row_bucket(n: int, rows: int) -> int:
     return min(-(-n // 16) * 16, rows)
 
 
+class Replay(Protocol):
+    def replay(self) -> torch.Tensor:
+        """Run the captured step; its logits (rows, V)."""
+        ...
+
+
+class CudaCapture:
+    """`torch.cuda.CUDAGraph` capture; all graphs share one memory pool."""
+
+    def __init__(self) -> None:
+        self.pool: tuple[int, int] | None = None
+
+    def __call__(self, step: Step, inputs: Inputs) -> Replay:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up (compiles glue): writes what the replay will write
+            step()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, pool=self.pool):
+            logits = step()
+        self.pool = graph.pool()
+        return _CudaReplay(graph, logits)
+
+
 @dataclass(frozen=True, slots=True, eq=False)
-class _Captured:
+class _CudaReplay:
     graph: torch.cuda.CUDAGraph
     logits: torch.Tensor  # (rows, V), written by every replay
+
+    def replay(self) -> torch.Tensor:
+        self.graph.replay()
+        return self.logits
+
+
+class EmulatedCapture:
+    """Runs the captured step's code eagerly on every replay, on any device, and checks that none
+    of its registered inputs was reallocated since "capture" (a real graph would read freed memory)."""
+
+    def __call__(self, step: Step, inputs: Inputs) -> Replay:
+        return _EmulatedReplay(step, inputs, storages(inputs()))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _EmulatedReplay:
+    step: Step
+    inputs: Inputs
+    recorded: dict[str, int]
+
+    def replay(self) -> torch.Tensor:
+        now = storages(self.inputs())
+        moved = [name for name, ptr in self.recorded.items() if now.get(name) != ptr]
+        if moved:
+            raise RuntimeError(f"a captured step's inputs were reallocated: {', '.join(moved)}")
+        return self.step()
+
+
+def storages(inputs: dict[str, torch.Tensor]) -> dict[str, int]:
+    return {name: t.untyped_storage().data_ptr() for name, t in inputs.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class _Key:
+    rows: int  # row bucket
+    span: int  # attention length bucket; -1 where the kernel reads each row's length
+    moves: tuple[int, ...]  # per group: padded size of the entry moves (0: none)
+    speech: tuple[int, ...]  # per group: padded size of the speech copies (0: none)
+
+
+def _span(length: int, capacity: int) -> int:
+    return min(-(-length // LENGTH_BUCKET) * LENGTH_BUCKET, capacity)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Entry:
+    replay: Replay
+    inputs: dict[str, int]  # storage of every registered input at capture
 
 
 class StepGraphs:
     def __init__(
         self,
         parts: ModelParts,
+        model: FusedModel,
         store: KVStore,
         attention: Attention,
         tokens: torch.Tensor,
         layer_group: tuple[int, ...],
+        group_layers: list[torch.Tensor],
+        capture: Callable[[Step, Inputs], Replay],
     ) -> None:
-        self.parts, self.store, self.attention = parts, store, attention
+        self.parts, self.model, self.store, self.attention = parts, model, store, attention
+        self.capture, self.layer_group, self.group_layers = capture, layer_group, group_layers
+        self._transfers: dict[tuple[str, int, int], torch.Tensor] = {}  # (kind, group, size) → (3, size)
         self.tokens = tokens  # (B,) the runner's persistent "token each row feeds" buffer
-        rows, device = store.rows, store.device
+        rows, device, groups = store.rows, store.device, max(layer_group) + 1
         self.positions = torch.zeros(rows, dtype=torch.int64, device=device)  # (B,)
-        self.layer_group = layer_group
-        groups = max(layer_group) + 1
         self.slots = torch.zeros(groups, rows, dtype=torch.int64, device=device)  # (G, B)
         self.seqlen = torch.ones(groups, rows, dtype=torch.int64, device=device)  # (G, B)
-        self.graphs: dict[tuple[int, int], _Captured] = {}
-        self.pool: tuple[int, int] | None = None
-        self.store_at = store.k.data_ptr()
+        self.capture_seconds = 0.0  # spent capturing (and compiling the glue on first use)
+        self._graphs: dict[_Key, _Entry] = {}
+        self._generation = store.generation
+
+    @property
+    def graphs(self) -> dict[_Key, _Entry]:
+        """The captured steps, by key; emptied as soon as the store has been reallocated."""
+        if self.store.generation != self._generation:
+            self._graphs.clear()
+            self._generation = self.store.generation
+        return self._graphs
+
+    def inputs(self) -> dict[str, torch.Tensor]:
+        """Every tensor a captured step reads or writes, by name."""
+        return {
+            "tokens": self.tokens,
+            "positions": self.positions,
+            "slots": self.slots,
+            "seqlen": self.seqlen,
+            "kv": self.store.kv,
+            "sk": self.store.sk,
+            "sv": self.store.sv,
+            "offsets": self.store.offsets,
+            **{f"layers{g}": layers for g, layers in enumerate(self.group_layers)},
+            **{f"{kind}{g}/{size}": buf for (kind, g, size), buf in self._transfers.items()},
+        }
+
+    def contract_holds(self) -> bool:
+        """No captured step would read or write a tensor that has been reallocated since capture."""
+        now = storages(self.inputs())  # inputs registered later (new transfer sizes) leave old steps alone
+        return all(
+            now.get(name) == ptr for entry in self.graphs.values() for name, ptr in entry.inputs.items()
+        )
 
     def run(
-        self, positions: torch.Tensor, slots: torch.Tensor, seqlen: torch.Tensor, length: int
+        self,
+        positions: torch.Tensor,
+        slots: torch.Tensor,
+        seqlen: torch.Tensor,
+        length: int,
+        moves: tuple[Transfer | None, ...] = (),
+        speech: tuple[Transfer | None, ...] = (),
     ) -> torch.Tensor:
-        """Logits (n, V) of rows 0..n-1, like `decode_step` with these inputs (slots, seqlen: (G, n))."""
+        """Logits (n, V) of rows 0..n-1, like the transfers then `decode_step` with these inputs
+        (slots, seqlen: (G, n); per group the (rows, src, dst) entry moves and speech copies)."""
         n = positions.shape[0]
         rows = row_bucket(n, self.store.rows)
-        span = min(-(-length // LENGTH_BUCKET) * LENGTH_BUCKET, self.store.capacity)
-        if self.store.k.data_ptr() != self.store_at:  # the store grew: captured addresses are stale
-            self.graphs.clear()
-            self.store_at = self.store.k.data_ptr()
         self.positions[:n], self.slots[:, :n], self.seqlen[:, :n] = positions, slots, seqlen
         self.positions[n:rows], self.slots[:, n:rows], self.seqlen[:, n:rows] = 0, 0, 1  # idle rows
-        captured = self.graphs.get((rows, span)) or self._capture(rows, span)
-        captured.graph.replay()
-        return captured.logits[:n]
+        span = -1 if self.attention.reads_lengths else _span(length, self.store.capacity)
+        key = _Key(rows, span, self._fill("move", moves), self._fill("speech", speech))
+        entry = self.graphs.get(key) or self._capture(key)
+        return entry.replay.replay()[:n]
 
-    def _step(self, rows: int, span: int) -> torch.Tensor:
+    def _fill(self, kind: str, transfers: tuple[Transfer | None, ...]) -> tuple[int, ...]:
+        """Copy each group's transfer list into its padded static buffer; the padded sizes."""
+        sizes = []
+        for group, transfer in enumerate(transfers):
+            count = 0 if transfer is None else int(transfer[0].size)
+            size = 0 if count == 0 else max(TRANSFER_BUCKET, 1 << (count - 1).bit_length())
+            sizes.append(size)
+            if size:
+                host = np.zeros((3, size), dtype=np.int64)  # padding: row 0, scratch slot
+                host[1:, count:] = self.store.capacity - 1
+                if kind == "speech":
+                    host[1, count:] = 0  # speech index 0 → the scratch slot
+                host[:, :count] = transfer
+                self._buffer(kind, group, size).copy_(torch.from_numpy(host), non_blocking=True)
+        return tuple(sizes)
+
+    def _buffer(self, kind: str, group: int, size: int) -> torch.Tensor:
+        found = self._transfers.get((kind, group, size))
+        if found is None:
+            found = torch.zeros(3, size, dtype=torch.int64, device=self.store.device)
+            self._transfers[kind, group, size] = found
+        return found
+
+    def _step(self, key: _Key) -> torch.Tensor:
+        for kind, sizes in (("move", key.moves), ("speech", key.speech)):
+            for group, size in enumerate(sizes):
+                if size:
+                    rows, src, dst = self._buffer(kind, group, size)
+                    transfer = self.store.move if kind == "move" else self.store.copy_speech
+                    transfer(self.group_layers[group], rows, src, dst)
         inputs = StepInputs(
-            tokens=self.tokens[:rows],
-            positions=self.positions[:rows],
-            write=tuple(self.store.flat_index(s[:rows]) for s in self.slots),
-            seqlen=self.seqlen[:, :rows],
-            length=span,
+            tokens=self.tokens[: key.rows],
+            positions=self.positions[: key.rows],
+            write=tuple(self.store.flat_index(s[: key.rows]) for s in self.slots),
+            seqlen=self.seqlen[:, : key.rows],
+            length=key.span if key.span > 0 else self.store.capacity,
             ragged=(True,) * self.slots.shape[0],
             layer_group=self.layer_group,
         )
-        return decode_step(self.parts, self.store, self.attention, inputs)
+        return decode_step(self.parts, self.model, self.store, self.attention, inputs)
 
-    def _capture(self, rows: int, span: int) -> _Captured:
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):  # warm-up: writes the same entries the replay will write
-            self._step(rows, span)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=self.pool):
-            logits = self._step(rows, span)
-        self.pool = graph.pool()
-        captured = _Captured(graph, logits)
-        self.graphs[(rows, span)] = captured
-        return captured
+    def _capture(self, key: _Key) -> _Entry:
+        started = time.perf_counter()
+        entry = _Entry(self.capture(lambda: self._step(key), self.inputs), storages(self.inputs()))
+        self.graphs[key] = entry
+        self.capture_seconds += time.perf_counter() - started
+        return entry

@@ -49,32 +49,56 @@ class Loop:
 
 
 class LoopDetector:
-    """Trailing period-p match counts for rows 0..B-1: run (B, P)."""
+    """Trailing period-p match counts for rows 0..B-1: run (B, P).
+
+    Each row also keeps its last P tokens, newest first (`recent`), so an update compares the new
+    token with them directly instead of gathering them from the history; a row that was `reset`
+    (admitted, possibly with output already produced) reads them from the history on its first
+    update.
+    """
 
     def __init__(self, rows: int, config: LoopGuardConfig) -> None:
         periods = np.arange(1, config.max_period + 1)
         self.periods = periods  # (P,)
         self.need = np.maximum(config.min_tokens, config.min_repeats * periods) - periods  # (P,)
         self.run = np.zeros((rows, config.max_period), dtype=np.int64)  # (B, P)
+        self.recent = np.full((rows, config.max_period), -1, dtype=np.int64)  # (B, P) newest first
+        self.stale = np.ones(rows, dtype=bool)  # `recent` must be read from the history
 
     def reset(self, row: int) -> None:
         self.run[row] = 0
+        self.stale[row] = True
 
     def move_row(self, src: int, dst: int) -> None:
-        self.run[dst] = self.run[src]
+        self.run[dst], self.recent[dst], self.stale[dst] = self.run[src], self.recent[src], self.stale[src]
 
-    def update(self, history: np.ndarray, index: np.ndarray, tokens: np.ndarray) -> np.ndarray:
-        """Rows 0..n-1 appended `tokens` (n,) at `index` (n,); `history` (≥n, G) holds their tokens.
+    def update(
+        self, history: np.ndarray, index: np.ndarray, tokens: np.ndarray, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Rows 0..n-1 (or `rows`) appended `tokens` (n,) at `index` (n,); `history` (≥n, G) holds
+        the tokens of every row.
 
         Returns the rows now looping.
         """
-        n = tokens.shape[0]
-        back = index[:, None] - self.periods[None, :]  # (n, P)
-        prev = np.take_along_axis(history[:n], np.maximum(back, 0), axis=1)
-        match = (back >= 0) & (prev == tokens[:, None])
-        run = np.where(match, self.run[:n] + 1, 0)
-        self.run[:n] = run
-        return np.flatnonzero((run >= self.need[None, :]).any(axis=1))
+        at = slice(0, tokens.shape[0]) if rows is None else rows
+        stale = self.stale[at]
+        if stale.any():
+            self._read(history, index, np.arange(self.run.shape[0])[at], stale)
+        recent = self.recent[at]
+        match = recent == tokens[:, None]  # (n, P): the token p back equals the new one
+        run = np.where(match, self.run[at] + 1, 0)
+        self.run[at] = run
+        self.recent[at] = np.concatenate((tokens[:, None], recent[:, :-1]), axis=1)
+        looping = np.flatnonzero((run >= self.need[None, :]).any(axis=1))
+        return looping if rows is None else rows[looping]
+
+    def _read(self, history: np.ndarray, index: np.ndarray, rows: np.ndarray, stale: np.ndarray) -> None:
+        """Fill `recent` of the stale rows with the tokens before their new one."""
+        for k in np.flatnonzero(stale).tolist():
+            row, i = int(rows[k]), int(index[k])
+            back = i - self.periods  # (P,)
+            self.recent[row] = np.where(back >= 0, history[row, np.maximum(back, 0)], -1)
+            self.stale[row] = False
 
     def loop(self, row: int, index: int) -> Loop:
         """The repeated stretch ending at `index` in a row that `update` reported."""

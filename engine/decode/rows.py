@@ -4,8 +4,11 @@ Occupied rows are always the prefix 0..n-1 (a freed row takes the last row's pla
 runs on a plain slice of every buffer. Each row's slot map (`slots.RowSlots`) says where its
 entries live per layer group; `plan` turns one step of every row into what the device needs:
 positions, write slots and visible lengths per group, and the entries each group moves or brings
-back. Kept/logical KV (summed over layers, the authors' `compression_stats`) is tracked per row:
-its mean over steps and its value at the row's latest step.
+back. A plan never depends on the tokens the previous step chose, so the next step can be queued
+before they are read; a step's rows are named by `tickets` (one per occupancy), so its tokens and
+costs reach the right rows even after rows left or moved. Kept/logical KV (summed over layers, the
+authors' `compression_stats`) is tracked per row, counted when a step's tokens are read
+(`account`): its mean over steps and its value at the row's latest step.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.decode.slots import GroupStep, RowSlots
+from engine.decode.slots import FULL, QUIET, RING, GroupStep, RowSlots
 from engine.decode.work import Cost, Work
 
 Transfer = tuple[np.ndarray, np.ndarray, np.ndarray]  # (rows, src, dst) of one layer group
@@ -28,6 +31,9 @@ class StepPlan:
     chosen: np.ndarray  # (n,) index of the token the step chooses
     moves: tuple[Transfer | None, ...]  # per group: live entries moved into holes (src, dst slots)
     speech: tuple[Transfer | None, ...]  # per group: speech indices brought back → slots
+    tickets: np.ndarray  # (n,) which occupancy of each row the step ran for
+    kept: np.ndarray  # (n,) kept / logical KV entries of the step, all layers
+    held: np.ndarray  # (n,) entries held after the step, all layers
 
 
 class RowTable:
@@ -46,6 +52,15 @@ class RowTable:
         self.steps = np.zeros(rows, dtype=np.int64)
         self.seconds = np.zeros(rows)  # decode time while in the batch
         self.history = np.zeros((rows, 0), dtype=np.int64)  # (B, G) generated tokens
+        self.tickets = np.zeros(rows, dtype=np.int64)  # a number per occupancy, never reused
+        self._issued = 0
+        self.kinds = np.zeros((rows, 0), dtype=np.int8)  # (B, max_new) `RowSlots.step_kinds`
+        self.count = np.zeros((1, rows), dtype=np.int64)  # (G, B) entries each group holds
+        self.pending = np.zeros(rows, dtype=np.int64)  # quiet and ring steps not yet replayed in `slots`
+        self.ring = np.zeros((1, rows, 0), dtype=np.int64)  # (G, B, W) slot of each output ring entry
+        self.window = np.zeros(rows, dtype=np.int64)  # output window W (0: outputs kept)
+        self.sinks = np.zeros(rows, dtype=np.int64)  # output sinks
+        self.weights = np.ones(1, dtype=np.int64)  # (G,) layers per group
 
     def occupy(self, work: Work, slots: RowSlots, tokens: list[int], anchor: int = -1) -> int:
         """Put work into the first free row; `tokens` are its output so far, `slots` its imported
@@ -57,12 +72,31 @@ class RowTable:
             grown[:, : self.history.shape[1]] = self.history
             self.history = grown
         self.history[row, : len(tokens)] = tokens
+        if self.kinds.shape[1] < layout.max_new_tokens:
+            grown_kinds = np.zeros((self.rows, layout.max_new_tokens), dtype=np.int8)
+            grown_kinds[:, : self.kinds.shape[1]] = self.kinds
+            self.kinds = grown_kinds
+        self.kinds[row, : layout.max_new_tokens] = slots.step_kinds()
+        if self.count.shape[0] != layout.groups:
+            self.count = np.zeros((layout.groups, self.rows), dtype=np.int64)
+            self.ring = np.zeros((layout.groups, self.rows, 0), dtype=np.int64)
+        if self.ring.shape[2] < layout.out_window:
+            grown_ring = np.zeros((layout.groups, self.rows, layout.out_window), dtype=np.int64)
+            grown_ring[:, :, : self.ring.shape[2]] = self.ring
+            self.ring = grown_ring
+        self.ring[:, row, : layout.out_window] = slots.ring_slots(len(tokens) - 1)
+        self.window[row], self.sinks[row] = layout.out_window, layout.n_sink
+        self.weights = np.bincount(np.asarray(layout.layer_group), minlength=layout.groups)
+        self._none: tuple[None, ...] = (None,) * layout.groups
+        self.count[:, row], self.pending[row] = slots.n, 0
         self.prompt_len[row], self.step[row] = layout.prompt_len, len(tokens) - 1
         self.ints["length"][row], self.ints["max_new"][row] = len(tokens), layout.max_new_tokens
         self.anchor[row] = anchor
         self.kept[row] = self.kept_last[row] = self.steps[row] = self.seconds[row] = self.peak[row] = 0
         self.work[row] = work
         self.slots[row] = slots
+        self._issued += 1
+        self.tickets[row] = self._issued
         return row
 
     def row_slots(self, row: int) -> RowSlots:
@@ -78,39 +112,85 @@ class RowTable:
         kept = (float(self.kept[row]), int(self.steps[row]), float(self.kept_last[row]), int(self.peak[row]))
         return Cost(0.0, float(self.seconds[row]), *kept)
 
-    def plan(self) -> StepPlan:
-        """The next step of rows 0..n-1 (call once per step)."""
-        n = self.n
-        j = self.step[:n]
-        steps = [self.row_slots(r).advance(int(j[r]), int(self.anchor[r])) for r in range(n)]
-        groups = len(steps[0])
-        flat = [x for s in steps for g in s for x in (g.write, g.length)]
-        table = np.array(flat, dtype=np.int64).reshape(n, groups, 2)
-        slots, seqlen = table[:, :, 0].T, table[:, :, 1].T  # (G, n) each
-        layer_counts = self.row_slots(0).layer_counts
-        held = layer_counts @ seqlen  # (n,) entries over all layers
-        self.peak[:n] = np.maximum(self.peak[:n], held)
-        kept = held / layer_counts.sum() / (self.prompt_len[:n] + j + 1)
-        self.kept[:n] += kept
-        self.kept_last[:n] = kept
-        self.steps[:n] += 1
-        busy = [any(g.move_src.size or g.speech_src.size for g in s) for s in steps]
-        if any(busy):
-            moves = tuple(_transfer([s[g] for s in steps], "move") for g in range(groups))
-            speech = tuple(_transfer([s[g] for s in steps], "speech") for g in range(groups))
-        else:
-            moves = speech = (None,) * groups
-        return StepPlan(self.prompt_len[:n] + j, slots, seqlen, j + 1, moves, speech)
+    def need(self) -> tuple[int, int]:
+        """Slots and speech slots per row that rows 0..n-1 need ((0, 0) when empty)."""
+        layouts = [self.row_slots(r).layout for r in range(self.n)]
+        slots = max((layout.capacity for layout in layouts), default=0)
+        speech = max((layout.speech_len if layout.follows else 0 for layout in layouts), default=0)
+        return slots, speech
 
-    def append(self, tokens: np.ndarray, eos: np.ndarray) -> None:
-        """Rows 0..n-1 chose `tokens` (n,); those where `eos` is set end without appending."""
+    def plan(self) -> StepPlan:
+        """The next step of rows 0..n-1; advances their step (call once per step)."""
+        n = self.n
+        j = self.step[:n].copy()
+        kind = self.kinds[np.arange(n), np.minimum(j, self.kinds.shape[1] - 1)]
+        count, pending = self.count[:, :n], self.pending[:n]  # views, advanced in place
+        slots = count.copy()  # a quiet step writes each group's next slot and holds one more
+        window, sinks = self.window[:n], self.sinks[:n]
+        index = np.where(window > 0, (j - sinks) % np.maximum(window, 1), 0)  # output j's ring entry
+        in_ring = (window > 0) & (j >= sinks)
+        if (kind == QUIET).all():
+            count += 1
+            pending += 1
+        else:
+            count[:, kind == QUIET] += 1
+            pending[kind != FULL] += 1
+            ring = np.flatnonzero(kind == RING)  # the leaving output's slot, which output j takes
+            slots[:, ring] = self.ring[:, ring, index[ring]]
+        moving = []
+        for r in np.flatnonzero(kind == FULL).tolist():
+            row_slots = self.row_slots(r)
+            if pending[r]:
+                row_slots.catch_up(int(j[r]), self.kinds[r, j[r] - pending[r] : j[r]])
+                pending[r] = 0
+            steps = row_slots.advance(int(j[r]), int(self.anchor[r]))
+            slots[:, r] = [s.write for s in steps]
+            count[:, r] = [s.length for s in steps]
+            if any(s.move_src.size or s.speech_src.size for s in steps):
+                moving.append((r, steps))
+                self._moved_outputs(r, row_slots, steps)
+        rows = np.flatnonzero(in_ring)
+        self.ring[:, rows, index[rows]] = slots[:, rows]
+        seqlen = count.copy()
+        held = self.weights @ seqlen  # (n,) entries held, all layers
+        kept = held / self.weights.sum() / (self.prompt_len[:n] + j + 1)
+        groups = range(seqlen.shape[0])
+        moves = tuple(_transfer(moving, g, "move") for g in groups) if moving else self._none
+        speech = tuple(_transfer(moving, g, "speech") for g in groups) if moving else self._none
+        self.step[:n] += 1
+        tickets = self.tickets[:n].copy()
+        return StepPlan(self.prompt_len[:n] + j, slots, seqlen, j + 1, moves, speech, tickets, kept, held)
+
+    def _moved_outputs(self, row: int, row_slots: RowSlots, steps: list[GroupStep]) -> None:
+        """Outputs a full step moved to other slots: their ring entries follow."""
+        width, sinks, prompt = int(self.window[row]), int(self.sinks[row]), int(self.prompt_len[row])
+        if not width:
+            return
+        for g, step in enumerate(steps):
+            i = row_slots.pos[g, step.move_dst] - prompt  # outputs among the moved entries
+            keep = i >= sinks
+            self.ring[g, row, (i[keep] - sinks) % width] = step.move_dst[keep]
+
+    def account(self, rows: np.ndarray, kept: np.ndarray, held: np.ndarray, seconds: float) -> None:
+        """Rows `rows` finished a step that kept `kept` of their KV, held `held` entries and took
+        `seconds`."""
+        self.peak[rows] = np.maximum(self.peak[rows], held)
+        self.kept[rows] += kept
+        self.kept_last[rows] = kept
+        self.steps[rows] += 1
+        self.seconds[rows] += seconds
+
+    def append(self, tokens: np.ndarray, eos: np.ndarray, valid: np.ndarray | None = None) -> None:
+        """Rows 0..n-1 chose `tokens` (n,); those where `eos` is set end without appending, and
+        those not `valid` (admitted after the step was queued) did not take part."""
         n = self.n
         length = self.ints["length"][:n]
         keep = ~eos & (length < self.ints["max_new"][:n])
+        if valid is not None:
+            keep &= valid
         rows = np.flatnonzero(keep)
         self.history[rows, length[rows]] = tokens[rows]
         length[rows] += 1
-        self.step[:n] += 1
 
     def release(self, row: int) -> int | None:
         """Free a row; the last occupied row moves into it. Returns the row that moved, if any."""
@@ -118,8 +198,14 @@ class RowTable:
         self.n = last
         moved = None
         if row != last:
-            arrays = (*self.ints.values(), self.prompt_len, self.step, self.anchor, self.kept)
-            for array in (*arrays, self.kept_last, self.peak, self.steps, self.seconds):
+            arrays = (*self.ints.values(), self.prompt_len, self.step, self.anchor, self.kept, self.pending)
+            self.kinds[row], self.count[:, row], self.ring[:, row] = (
+                self.kinds[last],
+                self.count[:, last],
+                self.ring[:, last],
+            )
+            self.window[row], self.sinks[row] = self.window[last], self.sinks[last]
+            for array in (*arrays, self.kept_last, self.peak, self.steps, self.seconds, self.tickets):
                 array[row] = array[last]
             self.history[row] = self.history[last]
             self.work[row], self.slots[row] = self.work[last], self.slots[last]
@@ -128,13 +214,15 @@ class RowTable:
         return moved
 
 
-def _transfer(steps: list[GroupStep], kind: str) -> Transfer | None:
-    """Concatenate one group's per-row moves (or speech copies) into (rows, src, dst)."""
-    pairs = [(s.move_src, s.move_dst) if kind == "move" else (s.speech_src, s.speech_dst) for s in steps]
-    counts = np.array([src.size for src, _ in pairs])
+def _transfer(moving: list[tuple[int, list[GroupStep]]], group: int, kind: str) -> Transfer | None:
+    """Concatenate group `group`'s moves (or speech copies) of the rows that have any into
+    (rows, src, dst)."""
+    steps = [(row, s[group]) for row, s in moving]
+    pairs = [(s.move_src, s.move_dst) if kind == "move" else (s.speech_src, s.speech_dst) for _, s in steps]
+    counts = np.array([src.size for src, _ in pairs], dtype=np.int64)
     if counts.sum() == 0:
         return None
-    rows = np.repeat(np.arange(len(pairs)), counts)
+    rows = np.repeat(np.array([row for row, _ in steps], dtype=np.int64), counts)
     src = np.concatenate([src for src, _ in pairs]).astype(np.int64)
     dst = np.concatenate([dst for _, dst in pairs]).astype(np.int64)
     return rows, src, dst

@@ -1,10 +1,13 @@
 """The device side of a batch: the KV store, the attention backend, the sampler, each row's last token.
 
-`admit` prefills one request with the HF forward, imports the KV entries its first decode step may
-see into a row of the store (per layer group, as its `RowSlots` says), and chooses its first token.
-`step` turns a host `StepPlan` into tensors, moves entries into the holes the step's evictions left
-(and brings speech back, for `speech-follow`), runs `decode_step` for rows 0..n-1 and returns the
-chosen tokens to the host — the one synchronisation per step. Everything runs under
+`reserve` sizes the store once for the rows about to be admitted (their need plus headroom, as far
+as free memory allows); a later request that does not fit raises `StoreTooSmall` instead of growing
+it. `admit` prefills one request with the HF forward, imports the KV entries its first decode step
+may see into a row of the store (per layer group, as its `RowSlots` says), and chooses its first
+token. `launch` turns a host `StepPlan` into tensors, moves entries into the holes the step's
+evictions left (and brings speech back, for `speech-follow`), queues `decode_step` (or its captured
+replay) for rows 0..n-1 and the token choice, and starts a non-blocking copy of the chosen tokens
+into pinned host memory; `PendingTokens.read` waits for that copy. Everything runs under
 `torch.inference_mode`.
 """
 
@@ -12,14 +15,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from engine.decode.attention import make_attention
 from engine.decode.config import EngineConfig
-from engine.decode.graphs import StepGraphs
-from engine.decode.kv_store import KVStore
+from engine.decode.fused import FusedModel
+from engine.decode.graphs import CudaCapture, EmulatedCapture, StepGraphs
+from engine.decode.kv_store import KVStore, StoreTooSmall, round_up
 from engine.decode.layout import RowLayout
 from engine.decode.prefill import prefill
 from engine.decode.rows import StepPlan
@@ -27,13 +32,33 @@ from engine.decode.sampling import DecodeMode, Sampler, row_key
 from engine.decode.step import ModelParts, StepInputs, decode_step
 from engine.decode.work import Work
 
+HEADROOM = 1.25  # slots reserved beyond the first batch's need, when memory allows
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PendingTokens:
+    """Tokens chosen by a queued step, on their way to pinned host memory."""
+
+    host: torch.Tensor  # (n,) int64, pinned on CUDA
+    done: torch.cuda.Event | None  # None: already there (CPU)
+
+    def read(self) -> np.ndarray:
+        if self.done is not None:
+            self.done.synchronize()
+        return self.host.numpy()
+
 
 class Runner:
     def __init__(
-        self, parts: ModelParts, config: EngineConfig, rows: int, layer_group: tuple[int, ...]
+        self,
+        parts: ModelParts,
+        model: FusedModel,
+        config: EngineConfig,
+        rows: int,
+        layer_group: tuple[int, ...],
     ) -> None:
         shape = parts.attention_shape
-        self.parts, self.device = parts, parts.device
+        self.parts, self.model, self.config, self.device = parts, model, config, parts.device
         self.store = KVStore(
             len(parts.layers),
             shape.kv_heads,
@@ -51,10 +76,35 @@ class Runner:
             torch.tensor([i for i, g in enumerate(layer_group) if g == group], device=self.device)
             for group in range(max(layer_group) + 1)
         ]
-        graphs = config.cuda_graphs and self.device.type == "cuda" and self.attention.name != "flashinfer"
-        self.graphs = (
-            StepGraphs(parts, self.store, self.attention, self.last, layer_group) if graphs else None
-        )
+        cuda = self.device.type == "cuda"
+        self._host = [torch.zeros(rows, dtype=torch.int64, pin_memory=cuda) for _ in range(2)]  # (B,) ×2
+        self._launched = 0
+        self.prep_seconds = 0.0  # CPU seconds turning plans into device inputs
+        self.graphs: StepGraphs | None = None
+        capture = None
+        if config.emulate_graphs:
+            capture = EmulatedCapture()
+        elif config.cuda_graphs and cuda and self.attention.name != "flashinfer":
+            capture = CudaCapture()
+        if capture is not None:
+            self.graphs = StepGraphs(
+                parts, model, self.store, self.attention, self.last, layer_group, self.group_layers, capture
+            )
+
+    def reserve(self, layouts: Sequence[RowLayout]) -> None:
+        """Size the store for `layouts` on first use; afterwards only check that they fit."""
+        need = max(layout.capacity for layout in layouts) + 1  # + the scratch slot, which no row uses
+        speech = max(layout.speech_len if layout.follows else 0 for layout in layouts)
+        if self.store.capacity:
+            if not self.store.fits(need, speech):
+                raise StoreTooSmall(need, speech)
+            return
+        hint = self.config.kv_slots or 0
+        roomy = round_up(max(int(need * HEADROOM), hint), 64), round_up(int(speech * HEADROOM), 64)
+        if self.store.nbytes(*roomy) <= self._free_bytes():
+            self.store.allocate(*roomy)
+        else:
+            self.store.allocate(need, speech)
 
     @torch.inference_mode()
     def admit(self, row: int, work: Work, layout: RowLayout, held: list[np.ndarray]) -> tuple[int, float]:
@@ -81,16 +131,19 @@ class Runner:
         self.sampler.reset_row(row, list(tokens))
 
     @torch.inference_mode()
-    def step(self, plan: StepPlan) -> np.ndarray:
-        """Run one step for rows 0..n-1; returns the tokens they chose (n,)."""
+    def launch(self, plan: StepPlan) -> PendingTokens:
+        """Queue one step for rows 0..n-1; the tokens they chose (n,) arrive in the result."""
+        started = time.thread_time()
         n, groups = plan.positions.shape[0], plan.slots.shape[0]
-        self._transfer(plan)
+        if self.graphs is None:
+            self._transfer(plan)
         host = np.concatenate([plan.positions[None], plan.slots, plan.seqlen, plan.chosen[None]])
         moved = torch.from_numpy(host).to(self.device, non_blocking=True)  # (2G + 2, n)
         positions, slots, seqlen, chosen = moved[0], moved[1 : 1 + groups], moved[1 + groups : -1], moved[-1]
         length = int(plan.seqlen.max())
+        self.prep_seconds += time.thread_time() - started
         if self.graphs is not None:
-            logits = self.graphs.run(positions, slots, seqlen, length)
+            logits = self.graphs.run(positions, slots, seqlen, length, plan.moves, plan.speech)
         else:
             inputs = StepInputs(
                 tokens=self.last[:n],
@@ -101,11 +154,18 @@ class Runner:
                 ragged=tuple(bool(row.min() != length) for row in plan.seqlen),
                 layer_group=self.layer_group,
             )
-            logits = decode_step(self.parts, self.store, self.attention, inputs)  # (n, V)
+            logits = decode_step(self.parts, self.model, self.store, self.attention, inputs)  # (n, V)
         tokens = self.sampler.choose(logits, 0, chosen)
         self.sampler.note(tokens)
         self.last[:n] = tokens
-        return tokens.cpu().numpy()
+        out = self._host[self._launched % 2][:n]
+        self._launched += 1
+        out.copy_(tokens, non_blocking=True)
+        if self.device.type != "cuda":
+            return PendingTokens(out, None)
+        done = torch.cuda.Event()
+        done.record()
+        return PendingTokens(out, done)
 
     def _transfer(self, plan: StepPlan) -> None:
         """Fill the holes the step's evictions left, then bring speech back, group by group."""
@@ -123,6 +183,20 @@ class Runner:
         self.store.move_row(src, dst)
         self.sampler.move_row(src, dst)
         self.last[dst] = self.last[src]
+
+    def fits(self, rows: int, capacity: int, speech_capacity: int) -> bool:
+        """Whether a store of `rows` rows with this need (and headroom) would fit in place of this one."""
+        roomy = round_up(int(capacity * HEADROOM), 64), round_up(int(speech_capacity * HEADROOM), 64)
+        held = self.store.nbytes(self.store.capacity, self.store.speech_capacity)
+        free = self._free_bytes() if self.config.kv_memory_limit is not None else self._free_bytes() + held
+        return self.store.nbytes(*roomy, rows=rows) <= free
+
+    def _free_bytes(self) -> int:
+        if self.config.kv_memory_limit is not None:
+            return self.config.kv_memory_limit
+        if self.device.type == "cuda":
+            return int(torch.cuda.mem_get_info(self.device)[0])
+        return 1 << 62
 
 
 def _sync(device: torch.device) -> None:

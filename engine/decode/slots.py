@@ -19,10 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from engine.decode.layout import IntArray, RowLayout, speech_at
 
 _EMPTY = np.zeros(0, dtype=np.int64)
+QUIET, RING, FULL = 0, 1, 2  # step kinds (`RowSlots.step_kinds`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,59 @@ class RowSlots:
             self.held.append(positions)
             _, lo, hi = layout.speech(g, resume - 1, anchor)
             self.bounds.append((int(lo), int(hi)))
+
+    def step_kinds(self) -> NDArray[np.int8]:
+        """(max_new_tokens,) what step j does: `QUIET` only appends the fed token (its write slot
+        is each group's count, which grows by one); `RING` only overwrites the output leaving the
+        window with the fed one (same slot, same count); `FULL` changes the speech it keeps.
+        `RowTable.plan` does quiet and ring steps for all rows at once; `catch_up` replays them here."""
+        layout = self.layout
+        j = np.arange(layout.max_new_tokens)
+        if layout.anchored:  # the bounds follow the tokens read: never known in advance
+            return np.full(j.shape, FULL, dtype=np.int8)
+        moves = np.zeros(j.shape, dtype=bool)
+        for g in range(layout.groups):
+            _, lo, hi = layout.speech(g, j)
+            _, lo_before, hi_before = layout.speech(g, j - 1)
+            moves |= (lo != lo_before) | (hi != hi_before)
+        drops = (j - layout.out_window >= layout.n_sink) if layout.out_window else np.zeros(j.shape, bool)
+        return np.where(moves, FULL, np.where(drops, RING, QUIET)).astype(np.int8)
+
+    def ring_slots(self, j: int) -> IntArray:
+        """(G, W) slots of the outputs in the window when step j begins, by ring index
+        `(i - n_sink) mod W` (-1: not generated yet); (G, 0) without an output window."""
+        layout, width = self.layout, self.layout.out_window
+        out = np.full((layout.groups, width), -1, dtype=np.int64)
+        if width:
+            i = np.arange(max(layout.n_sink, j - width), j)  # outputs held past the sinks
+            out[:, (i - layout.n_sink) % width] = self.slot[:, layout.prompt_len + i]
+        return out
+
+    def catch_up(self, j: int, kinds: NDArray[np.int8]) -> None:
+        """Apply the quiet and ring steps `j - len(kinds) .. j - 1` (their kinds, in order)."""
+        start, layout = j - kinds.size, self.layout
+        bounds = np.flatnonzero(np.diff(kinds)) + 1
+        for run in np.split(np.arange(start, j), bounds):
+            if run.size and kinds[run[0] - start] == QUIET:
+                self._append(layout.prompt_len + run)
+            else:
+                for chunk in np.array_split(run, -(-run.size // max(layout.out_window, 1))):
+                    self._overwrite(layout.prompt_len + chunk, layout.out_window)
+
+    def _append(self, fed: IntArray) -> None:
+        for g in range(self.layout.groups):
+            n = int(self.n[g])
+            self.pos[g, n : n + fed.size] = fed
+            self.slot[g, fed] = np.arange(n, n + fed.size)
+            self.n[g] = n + fed.size
+
+    def _overwrite(self, fed: IntArray, width: int) -> None:
+        """Fed positions (at most `width` of them) take the slots of the ones leaving the window."""
+        gone = fed - width
+        for g in range(self.layout.groups):
+            targets = self.slot[g, gone]
+            self.slot[g, gone] = -1
+            self.pos[g, targets], self.slot[g, fed] = fed, targets
 
     def advance(self, j: int, anchor: int = -1) -> list[GroupStep]:
         """Slot changes of step `j` in every group (call once per step, in order)."""

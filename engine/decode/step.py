@@ -1,10 +1,11 @@
-"""One decode step for rows 0..n-1, written over the model's own modules.
+"""One decode step for rows 0..n-1, over the model's own weights fused for decoding.
 
-Per layer: input_layernorm → q/k/v projections → RoPE at each row's absolute position → write the
-new key and value into the store → attention over the row's visible prefix → o_proj and residual →
-post_attention_layernorm → MLP and residual; then the final norm and lm_head. Only the glue (the
-residuals, RoPE, the store write and the attention call) is ours; the math is the model's.
-`ModelParts` names the modules a decoder-only model exposes (Qwen2-style).
+Per layer: RMSNorm → q|k|v in one GEMM → RoPE at each row's absolute position (q, k and v at once,
+see `fused.py`) → the new key and value into the store in one write → attention over the row's
+visible prefix → o_proj with the residual → RMSNorm → gate|up in one GEMM → SiLU·up → down_proj
+with the residual; then the final norm and lm_head. The weights and their values are the model's;
+the prefill and every reference use its stock modules. `ModelParts` names the modules a decoder-only
+model exposes (Qwen2-style).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import torch
 from torch import nn
 
 from engine.decode.attention import Attention, AttentionShape
+from engine.decode.fused import FusedModel
 from engine.decode.kv_store import KVStore
 
 
@@ -75,58 +77,50 @@ class StepInputs:
 
     tokens: torch.Tensor  # (n,) the token each row feeds
     positions: torch.Tensor  # (n,) its absolute position
-    write: tuple[torch.Tensor, ...]  # per layer group: (n·Hkv,) flat store indices of its key and value
+    write: tuple[torch.Tensor, ...]  # per layer group: (n, 2, Hkv) store indices (`KVStore.flat_index`)
     seqlen: torch.Tensor  # (G, n) visible slots after the write, per layer group
-    length: int  # max(seqlen)
+    length: int  # max(seqlen), or the store capacity where the attention reads `seqlen` itself
     ragged: tuple[bool, ...]  # per layer group: seqlen differs from `length` somewhere
     layer_group: tuple[int, ...]  # group of each layer
 
 
-def rotate(x: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> torch.Tensor:
-    """RoPE on x (n, H, D); cos (n, 1, D); `signed_sin` is sin with its first half negated.
+def head_tables(
+    cos: torch.Tensor, sin: torch.Tensor, rotated: int, plain: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-head RoPE tables (n, rotated + plain, D) from HF's (n, 1, D): the plain heads (v) get
+    cos 1 and sin 0, which leaves them exactly as they are; sin has its first half negated."""
+    n, _, dim = cos.shape
+    half = dim // 2
+    signed = torch.cat((-sin[..., :half], sin[..., half:]), dim=-1)
+    ones = torch.ones(n, plain, dim, dtype=cos.dtype, device=cos.device)
+    cos_t = torch.cat((cos.expand(n, rotated, dim), ones), dim=1)
+    sin_t = torch.cat((signed.expand(n, rotated, dim), torch.zeros_like(ones)), dim=1)
+    return cos_t, sin_t
 
-    HF's `x·cos + rotate_half(x)·sin` with rotate_half(x) = [-x2, x1] equals
-    `x·cos + roll(x, D/2)·[-sin1, sin2]` bit for bit (moving a sign is exact), in four ops.
-    """
-    return x * cos + x.roll(x.shape[-1] // 2, dims=-1) * signed_sin
 
-
-def decode_step(parts: ModelParts, store: KVStore, attention: Attention, inp: StepInputs) -> torch.Tensor:
+def decode_step(
+    parts: ModelParts, model: FusedModel, store: KVStore, attention: Attention, inp: StepInputs
+) -> torch.Tensor:
     """Logits (n, V) float32 of the next token of rows 0..n-1 (entries already moved into place)."""
+    shape, glue = parts.attention_shape, model.glue
     h = parts.embed(inp.tokens)  # (n, d)
+    n, hq, dim = h.shape[0], shape.q_heads, shape.head_dim
     cos, sin = parts.backbone.rotary_emb(h, inp.positions[:, None])  # (n, 1, D) each
-    half = sin.shape[-1] // 2
-    sin = torch.cat((-sin[..., :half], sin[..., half:]), dim=-1)  # signed, see `rotate`
+    cos, sin = head_tables(cos, sin, hq + shape.kv_heads, shape.kv_heads)  # (n, Hq + 2·Hkv, D)
     prepared = -1
-    for index, layer in enumerate(parts.layers):
+    for index, layer in enumerate(model.layers):
         group = inp.layer_group[index]
         if group != prepared:  # visible lengths differ between layer groups
             attention.prepare(inp.seqlen[group], inp.length, inp.ragged[group], store.capacity)
             prepared = group
-        x = layer.input_layernorm(h)
-        h = h + _self_attention(layer.self_attn, x, cos, sin, store, index, attention, inp.write[group])
-        h = h + layer.mlp(layer.post_attention_layernorm(h))
-    h = parts.backbone.norm(h)
+        x = glue.norm(h, layer.input_norm, layer.eps)
+        qkv = torch.addmm(layer.qkv_bias, x, layer.qkv_t).view(n, -1, dim)  # (n, Hq + 2·Hkv, D)
+        rotated = glue.rope(qkv, cos, sin)  # q and k rotated, v unchanged
+        store.write_kv(index, rotated[:, hq:], inp.write[group])
+        out = attention(rotated[:, :hq], *store.layer(index))  # (n, Hq, D)
+        h = torch.addmm(h, out.reshape(n, -1), layer.o_t)  # residual + o_proj
+        x = glue.norm(h, layer.post_norm, layer.eps)
+        h = torch.addmm(h, glue.silu_mul(torch.mm(x, layer.gate_up_t)), layer.down_t)  # residual + MLP
+    h = glue.norm(h, model.final_norm, model.final_eps)
     logits: torch.Tensor = parts.lm_head(h)
     return logits.float()
-
-
-def _self_attention(
-    attn: nn.Module,
-    x: torch.Tensor,  # (n, d)
-    cos: torch.Tensor,
-    sin: torch.Tensor,
-    store: KVStore,
-    layer: int,
-    attention: Attention,
-    write: torch.Tensor,
-) -> torch.Tensor:
-    n, dim = x.shape[0], attn.head_dim
-    q = attn.q_proj(x).view(n, -1, dim)  # (n, Hq, D)
-    k = attn.k_proj(x).view(n, -1, dim)  # (n, Hkv, D)
-    v = attn.v_proj(x).view(n, -1, dim)  # (n, Hkv, D)
-    q, k = rotate(q, cos, sin), rotate(k, cos, sin)
-    store.write(layer, k, v, write)
-    out = attention(q, store.k[layer], store.v[layer])  # (n, Hq, D)
-    projected: torch.Tensor = attn.o_proj(out.reshape(n, -1))
-    return projected

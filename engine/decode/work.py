@@ -57,6 +57,10 @@ class Work:
             cost=self.cost + cost,
         )
 
+    def resumed(self, tokens: tuple[int, ...], cost: Cost) -> Work:
+        """This work, to continue after `tokens` (its output so far) when its batch is abandoned."""
+        return replace(self, prefix=tokens, cost=self.cost + cost)
+
     def spent(self, cost: Cost) -> Work:
         return replace(self, cost=self.cost + cost)
 
@@ -90,6 +94,15 @@ class WorkQueue:
             return self._front.popleft()
         request = next(self._new, None)
         return None if request is None else Work(request, self._mode)
+
+    def waiting(self) -> bool:
+        """Whether any work waits (reads at most one more request)."""
+        if not self._front:
+            request = next(self._new, None)
+            if request is None:
+                return False
+            self._front.append(Work(request, self._mode))
+        return True
 
     def push_front(self, works: Iterable[Work]) -> None:
         self._front.extendleft(reversed(list(works)))

@@ -66,3 +66,20 @@ def test_flash_backends_agree_with_sdpa_in_bf16(name):
     other = decode(model, requests, attention=name)
     agree = sum(a == b for i in sdpa for a, b in zip(sdpa[i], other[i], strict=True))
     assert agree >= 0.9 * sum(len(t) for t in sdpa.values())
+
+
+def test_captured_inputs_keep_their_storage_on_cuda(model, monkeypatch):
+    from engine.decode.runner import Runner
+
+    launch, checked = Runner.launch, []
+
+    def checked_launch(self, plan):
+        out = launch(self, plan)
+        assert self.graphs is not None and self.graphs.contract_holds()
+        checked.append(len(self.graphs.graphs))
+        return out
+
+    monkeypatch.setattr(Runner, "launch", checked_launch)
+    requests = cuda_requests([40, 47, 35, 52, 30], [30, 12, 30, 20, 30])
+    decode(model, requests, max_batch=2, eviction=BOTH, cuda_graphs=True)
+    assert checked and max(checked) >= 1

@@ -1,5 +1,6 @@
 """Running the decoder: results stream out as rows finish, cancel stops between steps, and running
-out of memory means a smaller batch (a typed error only when one row does not fit)."""
+out of memory means a smaller batch whose rows resume where they were and which grows back when
+memory allows (a typed error only when one row does not fit)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,68 @@ def test_out_of_memory_retries_with_a_smaller_batch_and_loses_nothing(model):
     tight = EngineConfig(max_batch=4, kv_memory_limit=2 * ROW_BYTES + 1)  # two rows fit, four do not
     got = {r.id: r.token_ids for r in MurmurDecoder(model, tight).decode(requests)}
     assert got == expected
+
+
+SLOT_BYTES = 2 * 2 * 2 * 16 * 8  # one slot of one row: K and V, 2 layers, 2 KV heads, head 16, float64
+LIMIT = 3 * 192 * SLOT_BYTES  # 4 rows of 128 slots fit, 4 rows of 192 do not, 2 rows of 192 do
+
+
+def record_prefixes(monkeypatch) -> list[int]:
+    """Lengths of the outputs every admission resumed after (0: a fresh start)."""
+    import engine.decode.runner as runner
+
+    prefixes: list[int] = []
+    original = runner.prefill
+
+    def spy(parts, embeds, prefix=()):
+        prefixes.append(len(prefix))
+        return original(parts, embeds, prefix)
+
+    monkeypatch.setattr(runner, "prefill", spy)
+    return prefixes
+
+
+def test_out_of_memory_mid_decode_resumes_rows_after_their_tokens(model, monkeypatch):
+    # four short rows fill the store; the long fifth one does not fit it, nor does a store of
+    # four long rows fit the memory: the batch halves and the short rows resume where they were
+    requests = make_requests([30, 32, 34, 36, 120], [8, 30, 30, 30, 30])
+    expected = {r.id: r.token_ids for r in MurmurDecoder(model, EngineConfig(max_batch=4)).decode(requests)}
+    prefixes = record_prefixes(monkeypatch)
+    decoder = MurmurDecoder(model, EngineConfig(max_batch=4, kv_memory_limit=LIMIT))
+    got = {r.id: r.token_ids for r in decoder.decode(requests)}
+    assert got == expected
+    assert decoder.stats.batches[:3] == [4, 4, 2]  # sized for short rows, re-sized, halved
+    assert sorted(p for p in prefixes if p)[:3] == [8, 8, 8]  # three rows resumed after 8 tokens
+
+
+def test_a_failed_store_is_gone_before_the_next_one_is_allocated(model, monkeypatch):
+    import weakref
+
+    from engine.decode.kv_store import KVStore
+
+    stores: list[weakref.ref] = []
+    alive: list[int] = []
+    allocate = KVStore.allocate
+
+    def spy(self, capacity, speech_capacity=0):
+        alive.append(sum(ref() is not None for ref in stores))  # earlier stores still referenced
+        stores.append(weakref.ref(self))
+        return allocate(self, capacity, speech_capacity)
+
+    monkeypatch.setattr(KVStore, "allocate", spy)
+    requests = make_requests([30, 32, 34, 36, 120], [8, 30, 30, 30, 30])
+    list(MurmurDecoder(model, EngineConfig(max_batch=4, kv_memory_limit=LIMIT)).decode(requests))
+    assert len(alive) >= 3 and not any(alive)  # re-sized and halved, never two stores at once
+
+
+def test_a_halved_batch_grows_back_once_the_rows_in_flight_fit_twice(model):
+    requests = make_requests([120, 30, 31, 32, 33, 34, 35, 36], 40)
+    expected = {r.id: r.token_ids for r in MurmurDecoder(model, EngineConfig(max_batch=4)).decode(requests)}
+    decoder = MurmurDecoder(model, EngineConfig(max_batch=4, kv_memory_limit=LIMIT))
+    got = {r.id: r.token_ids for r in decoder.decode(requests)}
+    assert got == expected
+    assert decoder.stats.batches[0] == 4 and 2 in decoder.stats.batches
+    assert decoder.stats.batches[-1] == 4
 
 
 def test_out_of_memory_with_a_single_row_is_a_typed_error(model):

@@ -1,0 +1,26 @@
+"""bench/engine_ops.py: the eager decode step stays within its operator budget per layer."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[3] / "bench" / "engine_ops.py"
+
+
+def test_a_decode_step_issues_at_most_14_operators_and_4_gemms_per_layer():
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--dtype", "bfloat16"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    ops = int(re.search(r"ops per layer per step: (\d+)", done.stdout).group(1))
+    gemms = int(re.search(r"GEMMs per layer: (\d+)", done.stdout).group(1))
+    assert ops <= 14 and gemms == 4
