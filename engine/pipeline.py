@@ -23,7 +23,7 @@ from typing import Any
 
 from engine.audio.chunking import ChunkingConfig, energy_quietest, plan_chunks
 from engine.audio.io import load_audio
-from engine.audio.vad import SileroVad, SpeechDetector, VadConfig
+from engine.audio.vad import PauseDetector, SileroVad, SpeechDetector, VadConfig
 from engine.backends import create_backend
 from engine.backends.base import Backend, check_cancel
 from engine.progress import format_clock
@@ -124,18 +124,28 @@ class Pipeline:
         # 2) voice activity (reported at once, so stage times count the work before its first block)
         check_cancel(cancel)
         report(Progress(Stage.VAD, 0, recording.duration))
-        speech = self.detector.detect(
-            recording,
-            lambda done, total: report(Progress(Stage.VAD, done, total)),
-            cancel,
-        )
+        speech, pauses = self._detect(recording, report, cancel)
         # 3) chunks of at most the chunk size, cut in silence (or one chunk in single-pass mode)
         if self.config.single_pass:
             chunks = [single_chunk(recording, speech, self.backend.max_chunk_seconds)]
         else:
-            chunks = plan_chunks(speech, self.chunking, recording.duration, energy_quietest(recording))
+            quietest = energy_quietest(recording)
+            chunks = plan_chunks(speech, self.chunking, recording.duration, quietest, pauses)
         report(Progress(Stage.CHUNK, 1, 1, f"{len(chunks)} chunks"))
         return Prepared(recording, tuple(speech), tuple(chunks))
+
+    def _detect(
+        self, recording: Recording, report: ProgressCallback, cancel: threading.Event | None
+    ) -> tuple[list[SpeechSegment], list[float]]:
+        """Speech segments, and for a backend that packs its windows at short pauses
+        (`packs_at_pauses`, whisper) the pauses inside speech the detector saw."""
+        def progress(done: float, total: float) -> None:
+            report(Progress(Stage.VAD, done, total))
+
+        packs = getattr(self.backend, "packs_at_pauses", False) and not self.config.single_pass
+        if packs and isinstance(self.detector, PauseDetector):
+            return self.detector.detect_with_pauses(recording, progress, cancel)
+        return self.detector.detect(recording, progress, cancel), []
 
     def load(
         self,

@@ -3,7 +3,10 @@
 Contract of `plan_chunks`:
 - every chunk lasts at most `max_seconds`; chunks are ordered and never overlap;
 - every speech segment lies inside exactly one chunk, except a single speech run longer than
-  `max_seconds`, which is first split at its quietest points into consecutive pieces;
+  `max_seconds`, which is first split at its quietest points into consecutive pieces, and,
+  only when `pauses` are given (short pauses the VAD saw inside speech, for windows such as
+  whisper's), a segment that does not fit in the chunk being filled, which is cut at the latest
+  such pause that keeps the chunk within `FILL_SECONDS` (each side at least `MIN_PIECE` seconds);
 - silence between chunks is skipped; a little of it (`pad_seconds`) is kept at each edge when
   there is room, so word onsets and tails are not clipped;
 - times stay absolute seconds.
@@ -11,6 +14,7 @@ Contract of `plan_chunks`:
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,6 +23,8 @@ import numpy as np
 
 from engine.types import Chunk, Recording, SpeechSegment
 
+MIN_PIECE = 1.0  # seconds: the shortest piece a cut at a pause may leave on either side
+FILL_SECONDS = 25.0  # a cut at a pause fills a chunk to at most this (whisper drops words in full windows)
 QuietestPoint = Callable[[float, float], float]  # (from, to) seconds → the quietest time between them
 
 
@@ -39,11 +45,12 @@ def plan_chunks(
     config: ChunkingConfig,
     duration: float,
     quietest: QuietestPoint | None = None,
+    pauses: Sequence[float] = (),
 ) -> list[Chunk]:
     """Merge speech segments greedily into chunks (see the module contract)."""
     room = config.max_seconds - 2 * config.pad_seconds  # speech allowed per chunk, pads included
     pieces = [p for seg in sorted(speech) for p in split_long_run(seg, room, quietest)]
-    spans = _merge_greedy(pieces, room)
+    spans = _merge_greedy(pieces, room, sorted(pauses))
     return [
         Chunk(index=i, start=start, end=end, speech=tuple(segs))
         for i, (start, end, segs) in enumerate(_pad(spans, config.pad_seconds, duration))
@@ -67,16 +74,29 @@ def split_long_run(
 
 
 def _merge_greedy(
-    pieces: Sequence[SpeechSegment], max_seconds: float
+    pieces: Sequence[SpeechSegment], max_seconds: float, pauses: Sequence[float] = ()
 ) -> list[tuple[float, float, list[SpeechSegment]]]:
     spans: list[tuple[float, float, list[SpeechSegment]]] = []
     for piece in pieces:
+        if spans and max(spans[-1][1], piece.end) - spans[-1][0] > max_seconds:
+            cut = _fill_cut(piece, spans[-1][0] + min(max_seconds, FILL_SECONDS), pauses)
+            if cut is not None:
+                start, end, segs = spans[-1]
+                spans[-1] = (start, cut, [*segs, SpeechSegment(piece.start, cut)])
+                piece = SpeechSegment(cut, piece.end)
         if spans and max(spans[-1][1], piece.end) - spans[-1][0] <= max_seconds:
             start, end, segs = spans[-1]
             spans[-1] = (start, max(end, piece.end), [*segs, piece])
         else:
             spans.append((piece.start, piece.end, [piece]))
     return spans
+
+
+def _fill_cut(piece: SpeechSegment, limit: float, pauses: Sequence[float]) -> float | None:
+    """The latest pause inside `piece` at or before `limit` that leaves `MIN_PIECE` on each side."""
+    hi = min(limit, piece.end - MIN_PIECE)
+    i = bisect.bisect_right(pauses, hi) - 1
+    return pauses[i] if i >= 0 and pauses[i] >= piece.start + MIN_PIECE else None
 
 
 def _pad(

@@ -17,8 +17,9 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -52,12 +53,25 @@ class VadConfig:
     min_speech_ms: int = 250
     min_silence_ms: int = 500
     speech_pad_ms: int = 30
+    pause_ms: int = 160  # the shortest silence inside speech that may cut a short model window
 
     def __post_init__(self) -> None:
         if not 0.0 < self.threshold < 1.0:
             raise ValueError(f"VAD threshold must be in (0, 1), got {self.threshold}")
-        if min(self.min_speech_ms, self.min_silence_ms, self.speech_pad_ms) < 0:
+        if min(self.min_speech_ms, self.min_silence_ms, self.speech_pad_ms, self.pause_ms) < 0:
             raise ValueError("VAD durations must be non-negative")
+
+
+@runtime_checkable
+class PauseDetector(Protocol):
+    """A `SpeechDetector` that also reports short pauses inside speech (see `SileroVad`)."""
+
+    def detect_with_pauses(
+        self,
+        recording: Recording,
+        on_progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+    ) -> tuple[list[SpeechSegment], list[float]]: ...
 
 
 class SileroVad:
@@ -75,6 +89,27 @@ class SileroVad:
     ) -> list[SpeechSegment]:
         probs = self.speech_probabilities(recording, on_progress, cancel)
         return self.segments_from_probabilities(probs, recording.duration)
+
+    def detect_with_pauses(
+        self,
+        recording: Recording,
+        on_progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+    ) -> tuple[list[SpeechSegment], list[float]]:
+        """Speech segments as `detect` draws them, and the middle of every pause of at least
+        `pause_ms` between the shorter speech runs the same probabilities give (seconds)."""
+        probs = self.speech_probabilities(recording, on_progress, cancel)
+        cfg = self.config
+        runs = speech_runs(
+            probs.tolist(),
+            round(recording.duration * VAD_RATE),
+            threshold=cfg.threshold,
+            min_speech_ms=cfg.min_speech_ms,
+            min_silence_ms=cfg.pause_ms,
+            pad_ms=0,
+        )
+        pauses = [(a[1] + b[0]) / 2 / VAD_RATE for a, b in pairwise(runs)]
+        return self.segments_from_probabilities(probs, recording.duration), pauses
 
     def speech_probabilities(
         self,

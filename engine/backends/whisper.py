@@ -76,6 +76,7 @@ class WhisperBackend:
     default_chunk_seconds = 30.0
     max_chunk_seconds = 30.0  # whisper's encoder window
     labels_speakers = False
+    packs_at_pauses = True  # windows filled up to short pauses inside speech (engine.audio.chunking)
 
     def __init__(self, config: WhisperConfig | None = None) -> None:
         self.config = config or WhisperConfig()

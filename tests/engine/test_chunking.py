@@ -87,3 +87,38 @@ def test_no_speech_gives_no_chunks():
 def test_invalid_chunking_settings_are_rejected(bad):
     with pytest.raises(ValueError):
         ChunkingConfig(**bad)
+
+
+def test_short_pauses_fill_a_window_without_splitting_anything_else():
+    speech = [SpeechSegment(1, 10), SpeechSegment(12, 40), SpeechSegment(42, 50)]
+    config = ChunkingConfig(max_seconds=30, pad_seconds=0.2)
+    plain = plan_chunks(speech, config, duration=60)
+    filled = plan_chunks(speech, config, duration=60, pauses=[20.0, 24.5, 28.5, 45.0])
+    assert len(plain) == 3 and len(filled) == 2
+    # the run that did not fit is cut at the latest pause that fills the first window to ≤ 25 s
+    assert [(p.start, p.end) for p in filled[0].speech] == [(1, 10), (12, 24.5)]
+    assert [(p.start, p.end) for p in filled[1].speech] == [(24.5, 40), (42, 50)]
+    assert filled[0].end == filled[1].start == 24.5  # cut at the pause itself, no padding across it
+    assert all(c.duration <= 30 + 1e-9 for c in filled)
+
+
+def test_a_pause_too_close_to_either_end_of_a_run_is_not_used():
+    speech = [SpeechSegment(1, 20), SpeechSegment(22, 40)]
+    config = ChunkingConfig(max_seconds=30, pad_seconds=0.2)
+    chunks = plan_chunks(speech, config, duration=60, pauses=[22.5])
+    assert [len(c.speech) for c in chunks] == [1, 1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(layout=speech_layouts(), data=st.data())
+def test_chunks_cut_at_pauses_still_cover_all_speech_once_and_stay_bounded(layout, data):
+    speech, duration = layout
+    pauses = sorted(data.draw(st.lists(st.floats(0, max(duration, 1)), max_size=60)))
+    chunks = plan_chunks(speech, ChunkingConfig(max_seconds=30), duration, pauses=pauses)
+    assert all(c.duration <= 30 + 1e-6 for c in chunks)
+    assert all(a.end <= b.start + 1e-9 for a, b in pairwise(chunks))
+    covered = sum(p.duration for c in chunks for p in c.speech)
+    assert covered == pytest.approx(sum(s.duration for s in speech), abs=1e-6)
+    for c in chunks:
+        assert all(_inside(p, c.start, c.end) for p in c.speech)
+        assert all(p.duration >= 0 for p in c.speech)

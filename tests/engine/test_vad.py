@@ -113,3 +113,12 @@ def test_speech_segments_match_silero_s_own_rule_without_needing_torch(
         )  # fmt: skip
         assert ours == [(t["start"], t["end"]) for t in silero] and len(ours) > 1
 
+
+
+def test_pauses_inside_speech_lie_in_the_detected_speech_and_segments_are_unchanged(demo16k):
+    vad = SileroVad()
+    speech, pauses = vad.detect_with_pauses(demo16k)
+    assert speech == vad.detect(demo16k)  # the diarizer's segments do not change
+    inside = [p for p in pauses if any(s.start < p < s.end for s in speech)]
+    assert len(inside) >= 10  # the demo's turns hold many short pauses the 500 ms rule does not cut
+    assert pauses == sorted(pauses)
