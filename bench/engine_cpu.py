@@ -41,18 +41,17 @@ EVICTION = {
 }
 
 
-def build_model(seed: int = 0) -> Qwen2ForCausalLM:
+BENCH_DIMS = dict(
+    hidden_size=256, intermediate_size=1024, num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=2
+)
+HOST_DIMS = dict(  # 1 layer, 32 wide: the model's math leaves the host's data in the CPU caches
+    hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1
+)
+
+
+def build_model(dims: dict[str, int] = BENCH_DIMS, seed: int = 0, **extra: float) -> Qwen2ForCausalLM:
     torch.manual_seed(seed)
-    config = Qwen2Config(
-        vocab_size=4096,
-        hidden_size=256,
-        intermediate_size=1024,
-        num_hidden_layers=4,
-        num_attention_heads=8,
-        num_key_value_heads=2,
-        initializer_range=0.1,
-        max_position_embeddings=4096,
-    )
+    config = Qwen2Config(vocab_size=4096, max_position_embeddings=4096, **dims, **extra)
     return Qwen2ForCausalLM(config).eval()
 
 
@@ -174,7 +173,7 @@ def main() -> None:
     if args.host:
         host_per_step()
         return
-    model = build_model()
+    model = build_model(initializer_range=0.1)
     print(
         f"model: 4 layers, 256 wide, 8/2 heads, FFN 1024, vocab 4096; prompt {sum(PROMPT)}, {NEW_TOKENS} new"
     )
@@ -196,17 +195,7 @@ def host_per_step(rows: int = 16, steps: int = 400) -> None:
     A 1-layer, 32-wide model keeps the model's own math from evicting the host's data from the CPU
     caches between steps, as on a GPU, where the host only queues the step.
     """
-    torch.manual_seed(0)
-    config = Qwen2Config(
-        vocab_size=4096,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=4096,
-    )
-    model = Qwen2ForCausalLM(config).eval()
+    model = build_model(HOST_DIMS)
     g = torch.Generator().manual_seed(1)
     head, speech, _ = PROMPT
     requests = [
