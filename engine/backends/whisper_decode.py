@@ -204,7 +204,7 @@ def decode_accurate(
     `JOIN_GAP` apart form one clip, conditioned on the text before it, so the decoder's own
     windows (not our chunk edges) cut the speech, and each word goes to the chunk that holds its
     middle; otherwise every chunk is a clip decoded on its own (the fast path's repair), and a
-    segment goes to the clip it starts in."""
+    segment goes to the clip whose window decoded it."""
     import ctranslate2
 
     if not chunks:
@@ -225,7 +225,7 @@ def decode_accurate(
     for seg in segments:
         check_cancel(cancel)
         for word in _words(seg) or [Word(float(seg.start), float(seg.end), seg.text.strip())]:
-            at = (word.start + word.end) / 2 if joined else float(seg.start) + 1e-3  # clip of its own
+            at = (word.start + word.end) / 2 if joined else _window_time(seg)  # clip of its own
             while current + 1 < len(chunks) and at >= chunks[current].end:
                 yield _result(chunks[current], found, words, time.perf_counter() - started)
                 current, found, words, started = current + 1, [], [], time.perf_counter()
@@ -233,6 +233,14 @@ def decode_accurate(
         found.append(seg)
     for k in range(current, len(chunks)):
         yield _result(chunks[k], found if k == current else [], words if k == current else [], 0.0)
+
+
+def _window_time(seg: Any) -> float:
+    """A time inside the clip whose window decoded `seg`: the window's start frame (`seek`, never
+    before its clip's start rounded to a frame) plus half a frame. A segment's own start can lie
+    before its clip when clips touch (words aligned a little early), which would hand it to the
+    chunk before."""
+    return (seg.seek + 0.5) / FRAMES_PER_SECOND
 
 
 def _spans(chunks: Sequence[Chunk]) -> list[tuple[float, float]]:

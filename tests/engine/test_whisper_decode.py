@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from engine.backends.whisper import WhisperBackend, WhisperConfig
-from engine.backends.whisper_decode import compression_ratio, problems, uncovered
-from engine.types import Chunk, ChunkResult, Segment, SpeechSegment, Word
+from engine.backends.whisper_decode import (
+    DecodeOptions,
+    compression_ratio,
+    decode_accurate,
+    problems,
+    uncovered,
+)
+from engine.types import Chunk, ChunkResult, Recording, Segment, SpeechSegment, Word
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "meeting.flac"
 
@@ -52,6 +60,42 @@ def test_a_repetition_loop_is_recognised():
     plain = "We saved a lot of money by moving to the new provider."
     assert compression_ratio(looping) > 2.4 > compression_ratio(plain)
     assert "loop" in problems(_result(_spread(0.0, 20.0), looping), 1.0, typical_rate=3.0)
+
+
+class _Sequential:
+    """faster-whisper's sequential `transcribe` as the repair sees it: one segment per clip, decoded
+    by a window starting at the clip's first frame, its words aligned `early` seconds before it."""
+
+    def __init__(self, early: float) -> None:
+        self.early = early
+
+    def transcribe(self, samples, clip_timestamps, **_options):
+        bounds = list(zip(clip_timestamps[::2], clip_timestamps[1::2], strict=True))
+        segments = []
+        for k, (a, b) in enumerate(bounds):
+            start = a - self.early
+            words = [
+                SimpleNamespace(start=start + i, end=start + i + 0.8, word=f" clip{k}w{i}", probability=0.9)
+                for i in range(int(b - a))
+            ]
+            text = "".join(w.word for w in words)
+            segments.append(SimpleNamespace(seek=round(a * 100), start=start, end=b, text=text, words=words,
+                                            tokens=[0] * len(words)))  # fmt: skip
+        return iter(segments), None
+
+
+def test_a_repaired_chunk_keeps_its_own_words_when_they_align_before_its_start():
+    """Chunks cut at a short pause touch; a repair's words aligned a little before the later
+    chunk's start still belong to it, not to the chunk before (that doubled the text)."""
+    first = Chunk(0, 0.154, 25.184, (SpeechSegment(0.154, 25.184),))
+    second = Chunk(1, 25.184, 49.68, (SpeechSegment(25.184, 49.68),))
+    recording = Recording(np.zeros(50 * 16000, dtype=np.float32), 16000)
+    options = DecodeOptions(language="en", beam_size=1, batch_size=8, hotwords=None)
+    model = _Sequential(early=0.15)
+    results = list(decode_accurate(model, recording, [first, second], options, joined=False))
+    texts = [" ".join(w.text for s in r.segments for w in s.words) for r in results]
+    assert texts[0].split() == [f"clip0w{i}" for i in range(25)]
+    assert texts[1].split() == [f"clip1w{i}" for i in range(24)]
 
 
 def test_quality_must_be_fast_or_accurate():
