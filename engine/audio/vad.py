@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -34,6 +35,7 @@ FRAME = 512  # silero frame at 16 kHz (32 ms)
 CONTEXT = 64  # samples of the previous frame silero prepends to each frame
 BLOCK_FRAMES = 18750  # 600 s at 16 kHz per block
 SILERO_MODEL = "silero_vad_16k_sequence.onnx"
+MAX_THREADS = 4  # the model's per-frame layers run in parallel; the result does not depend on it
 
 ProgressFn = Callable[[float, float], None]  # (seconds done, seconds total)
 
@@ -54,12 +56,15 @@ class VadConfig:
     min_silence_ms: int = 500
     speech_pad_ms: int = 30
     pause_ms: int = 160  # the shortest silence inside speech that may cut a short model window
+    threads: int = 0  # ONNX threads; 0: the CPUs this process may use, at most MAX_THREADS
 
     def __post_init__(self) -> None:
         if not 0.0 < self.threshold < 1.0:
             raise ValueError(f"VAD threshold must be in (0, 1), got {self.threshold}")
         if min(self.min_speech_ms, self.min_silence_ms, self.speech_pad_ms, self.pause_ms) < 0:
             raise ValueError("VAD durations must be non-negative")
+        if self.threads < 0:
+            raise ValueError(f"VAD threads must be 0 (automatic) or more, got {self.threads}")
 
 
 @runtime_checkable
@@ -153,13 +158,18 @@ class SileroVad:
                 path = silero_model()
                 options = ort.SessionOptions()
                 options.inter_op_num_threads = 1
-                options.intra_op_num_threads = 1
+                options.intra_op_num_threads = self.config.threads or _usable_cpus(MAX_THREADS)
                 self._session = ort.InferenceSession(
                     str(path), sess_options=options, providers=["CPUExecutionProvider"]
                 )
             except Exception as exc:  # missing wheel data or a broken onnxruntime
                 raise ModelLoadError(f"could not load the silero VAD model: {exc}") from exc
         return self._session
+
+
+def _usable_cpus(most: int) -> int:
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(most, cpus))
 
 
 def silero_model() -> Path:

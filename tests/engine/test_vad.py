@@ -54,6 +54,18 @@ def test_vad_defaults_are_500_ms_of_silence_and_250_ms_of_speech():
     assert (cfg.min_silence_ms, cfg.min_speech_ms) == (500, 250)
 
 
+def test_speech_probabilities_do_not_depend_on_the_vad_thread_count(demo16k):
+    one = SileroVad(VadConfig(threads=1)).speech_probabilities(demo16k)
+    two = SileroVad(VadConfig(threads=2)).speech_probabilities(demo16k)
+    assert len(one) == -(-len(demo16k.samples) // 512)  # one per 32 ms frame, the last one padded
+    np.testing.assert_array_equal(one, two)
+
+
+def test_vad_threads_must_not_be_negative():
+    with pytest.raises(ValueError, match="threads"):
+        VadConfig(threads=-1)
+
+
 def test_silence_has_no_speech():
     assert SileroVad().detect(Recording(np.zeros(16000 * 5, np.float32), 16000)) == []
 
