@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QApplication
-from qt_helpers import make_store, open_demo, wait_until
+from qt_helpers import make_store, open_demo, show_transcript, wait_until
 
 from app.main_window import MainWindow
 from app.settings import SettingsStore
@@ -79,3 +79,12 @@ def demo_run(qapp: QApplication, tmp_path_factory: pytest.TempPathFactory) -> De
 @pytest.fixture
 def demo_transcript(demo_run: DemoRun) -> Transcript:
     return demo_run.transcript
+
+
+@pytest.fixture
+def demo_window(make_window: Callable[..., MainWindow], demo_transcript: Transcript) -> MainWindow:
+    """A window with the demo open and its transcript shown."""
+    window = make_window()
+    open_demo(window)
+    show_transcript(window, demo_transcript)
+    return window

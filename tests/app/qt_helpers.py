@@ -9,8 +9,11 @@ from pathlib import Path
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
+from app import commands
+from app import speakers as sp
 from app.main_window import MainWindow
 from app.settings import SettingsStore
+from engine.types import Transcript
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "meeting.flac"
 
@@ -33,3 +36,8 @@ def make_store(folder: Path) -> SettingsStore:
 def open_demo(window: MainWindow, path: Path = DEMO) -> None:
     assert window.open_path(path)
     wait_until(lambda: not window.session.busy and window.session.prepared is not None)
+
+
+def show_transcript(window: MainWindow, transcript: Transcript) -> None:
+    """Put `transcript` in the window as a finished run would, its speakers named after it."""
+    commands.set_document(window.model, transcript, sp.book_from_transcript(transcript), "Transcribe")

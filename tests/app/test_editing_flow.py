@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QLineEdit
-from qt_helpers import open_demo
 
 from app import commands
 from app import speakers as sp
@@ -15,11 +14,8 @@ from app.transcript_model import SPEAKER, TEXT, CurrentRole
 
 
 @pytest.fixture
-def window(make_window, demo_transcript):
-    w = make_window()
-    open_demo(w)
-    commands.set_document(w.model, demo_transcript, sp.book_from_transcript(demo_transcript), "Transcribe")
-    return w
+def window(demo_window):
+    return demo_window
 
 
 def test_selecting_a_line_shows_it_on_the_waveform_and_a_click_selects_back(window, qtbot):

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import docx
 import pytest
-from qt_helpers import DEMO, make_store, open_demo, wait_until
+from qt_helpers import DEMO, make_store, open_demo, show_transcript, wait_until
 
 from app import commands
-from app import speakers as sp
 from app.project import RecoveryStore
 from app.settings import TranscribeSettings
 from app.widgets.export_dialog import ExportDialog
@@ -30,7 +29,7 @@ def edited(make_window, demo_transcript, tmp_path: Path):
     w = make_window()
     w.set_settings(TranscribeSettings(batch_size=4, context=("Alice",)))
     open_demo(w, audio)
-    commands.set_document(w.model, demo_transcript, sp.book_from_transcript(demo_transcript), "Transcribe")
+    show_transcript(w, demo_transcript)
     alice, bob = w.edit.new_speaker(), w.edit.new_speaker()
     commands.set_speaker(w.model, range(0, 10), alice.id)
     commands.set_speaker(w.model, range(10, w.model.rowCount()), bob.id)

@@ -6,19 +6,14 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QItemSelectionModel
-from qt_helpers import open_demo, wait_until
+from qt_helpers import wait_until
 
-from app import commands
-from app import speakers as sp
 from app.settings import TranscribeSettings
 
 
 @pytest.fixture
-def window(make_window, demo_transcript):
-    w = make_window()
-    open_demo(w)
-    commands.set_document(w.model, demo_transcript, sp.book_from_transcript(demo_transcript), "Transcribe")
-    return w
+def window(demo_window):
+    return demo_window
 
 
 def test_selected_lines_are_transcribed_again_as_one_undoable_step(window):
