@@ -120,6 +120,9 @@ class GenerationStats:
     kv_kept_fraction: float | None = None  # mean over decode steps of kept/logical KV, when evicting
     kv_kept_last: float | None = None  # kept/logical KV at the last step (the paper's "kept %")
     kv_peak_entries: int | None = None  # most KV entries (all layers) held at once by the engine
+    # speech evicted before the transcript had written it (share of the chunk's speech tokens; seconds)
+    speech_lost_fraction: float | None = None
+    speech_lost_seconds: float | None = None
     retries: int = 0
 
 

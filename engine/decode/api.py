@@ -6,7 +6,7 @@ token budget. A `Decoder` — the reference HF `generate` path or Murmur's own e
 `DecodeResult` per request, as soon as that request finishes, in any order. Decoders know nothing
 about text; an adapter may hand them a `SegmentBoundary` so that loop recovery can roll a row back
 to its last complete output segment, and a `SpeechAnchor` so that eviction can follow the audio
-position its transcript has reached.
+position its transcript has reached (and the engine can measure speech evicted before it was transcribed).
 """
 
 from __future__ import annotations
@@ -24,12 +24,20 @@ from engine.types import FinishReason, GenerationStats
 SegmentBoundary = Callable[[Sequence[int]], int]
 
 
-class AnchorTracker(Protocol):
-    """Reads one row's output as it grows and says how far into the audio its transcript is."""
+@dataclass(frozen=True, slots=True)
+class SegmentTimes:
+    """One complete transcript segment as written, in speech tokens from the request's first speech
+    token (seconds × the model's speech-token rate; None: the field is missing or unreadable)."""
 
-    def feed(self, token_ids: Sequence[int]) -> int | None:
-        """Read further generated tokens; the speech index (tokens from the start of the request's
-        speech) that the furthest complete segment so far ends at, or None before any."""
+    start: float | None
+    end: float | None = None
+
+
+class AnchorTracker(Protocol):
+    """Reads one row's output as it grows and reports the transcript segments it completes."""
+
+    def feed(self, token_ids: Sequence[int]) -> Sequence[SegmentTimes]:
+        """Read further generated tokens; the segments that closed among them, in order."""
         ...
 
 

@@ -11,9 +11,10 @@ A policy turns a request into a `RowLayout` (see `layout.py` for the exact sets)
 - `both`: `output` and `speech` together (the authors' `speech_stream`);
 - `speech-follow`: a window of `speech_window` speech tokens following the audio at `speech_rate`
   tokens per step after `delay` steps (brings tokens back in; needs a copy of the speech KV);
-- `speech-anchor`: speech sinks plus everything from `look_back` tokens before the furthest audio
-  position a complete transcript segment has reached (its `End` time × the model's speech-token
-  rate); the last `look_ahead` tokens always stay; nothing is evicted before the first timestamp.
+- `speech-anchor`: speech sinks plus everything from `look_back` tokens before the anchor, the
+  minimum Start of the last few plausible transcript segments (`anchor.py`: guarded against
+  overlapping turns, wrong, inverted and out-of-chunk times; read with a one-step lag); the last
+  `look_ahead` tokens always stay; nothing is evicted before the anchor has enough segments.
 
 `layers` gives per-layer ranges for the speech rule (like the authors' `--speech_layer_config`):
 a range's values override the policy's, and layers outside every range keep all speech.
@@ -142,6 +143,10 @@ class EvictionConfig:
     @property
     def evicts(self) -> bool:
         return self.policy != "none"
+
+    @property
+    def evicts_speech(self) -> bool:
+        return self.policy not in ("none", "output")
 
     @property
     def anchored(self) -> bool:

@@ -12,7 +12,7 @@ group, its first `sinks` tokens and the range `[lo, hi)` a `SpeechRule` gives (s
 - `follow`: a window of `window` tokens after the sinks, at the start for `delay` steps, then
   advancing `rate` tokens per step until it reaches the end (it brings tokens back in);
 - `anchor`: everything from `front` on, `front = clip(anchor − back, sinks, S − ahead)` where
-  `anchor` is the furthest speech index a complete transcript segment has reached (−1: none yet).
+  `anchor` is the speech index the transcript no longer needs audio before (`anchor.py`; −1: none yet).
 
 `lo` and `hi` never decrease. Functions take numpy arrays of steps so the planner can evaluate
 whole runs; `RowLayout` binds a request's lengths to the rules of its layer groups.
@@ -144,6 +144,11 @@ class RowLayout:
 
     def speech(self, group: int, j: ArrayLike, anchor: ArrayLike = -1) -> tuple[int, IntArray, IntArray]:
         return self.rules[group].bounds(j, self.speech_len, anchor)
+
+    def speech_kept(self, j: int, anchor: int = -1) -> list[tuple[int, int, int]]:
+        """(sinks, lo, hi) of every evicting group at step j, in plain ints."""
+        length = self.speech_len
+        return [(min(r.sink, length), *speech_at(r, j, length, anchor)) for r in self.rules if r.evicts]
 
     def counts(self, group: int, j: ArrayLike, anchor: ArrayLike = -1) -> IntArray:
         """Entries a step holds in one group (its visible prefix length)."""

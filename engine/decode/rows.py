@@ -45,7 +45,8 @@ class RowTable:
         self.prompt_len = np.zeros(rows, dtype=np.int64)
         self.step = np.zeros(rows, dtype=np.int64)  # j: index of the output token the next step feeds
         self.ints = {"length": np.zeros(rows, dtype=np.int64), "max_new": np.zeros(rows, dtype=np.int64)}
-        self.anchor = np.full(rows, -1, dtype=np.int64)  # furthest speech index a segment reached
+        self.anchor = np.full(rows, -1, dtype=np.int64)  # speech anchor the next step uses
+        self.applied = np.full(rows, -1, dtype=np.int64)  # anchor the row's slots were last moved to
         self.kept = np.zeros(rows)  # Σ kept/logical over this row's steps
         self.kept_last = np.zeros(rows)  # kept/logical at its latest step
         self.peak = np.zeros(rows, dtype=np.int64)  # most entries held at once, all layers
@@ -91,7 +92,7 @@ class RowTable:
         self.count[:, row], self.pending[row] = slots.n, 0
         self.prompt_len[row], self.step[row] = layout.prompt_len, len(tokens) - 1
         self.ints["length"][row], self.ints["max_new"][row] = len(tokens), layout.max_new_tokens
-        self.anchor[row] = anchor
+        self.anchor[row], self.applied[row] = anchor, slots.anchor
         self.kept[row] = self.kept_last[row] = self.steps[row] = self.seconds[row] = self.peak[row] = 0
         self.work[row] = work
         self.slots[row] = slots
@@ -124,6 +125,7 @@ class RowTable:
         n = self.n
         j = self.step[:n].copy()
         kind = self.kinds[np.arange(n), np.minimum(j, self.kinds.shape[1] - 1)]
+        kind = np.where(self.anchor[:n] != self.applied[:n], FULL, kind)  # an anchor moved
         count, pending = self.count[:, :n], self.pending[:n]  # views, advanced in place
         slots = count.copy()  # a quiet step writes each group's next slot and holds one more
         window, sinks = self.window[:n], self.sinks[:n]
@@ -144,6 +146,7 @@ class RowTable:
                 row_slots.catch_up(int(j[r]), self.kinds[r, j[r] - pending[r] : j[r]])
                 pending[r] = 0
             steps = row_slots.advance(int(j[r]), int(self.anchor[r]))
+            self.applied[r] = row_slots.anchor
             slots[:, r] = [s.write for s in steps]
             count[:, r] = [s.length for s in steps]
             if any(s.move_src.size or s.speech_src.size for s in steps):
@@ -198,14 +201,15 @@ class RowTable:
         self.n = last
         moved = None
         if row != last:
-            arrays = (*self.ints.values(), self.prompt_len, self.step, self.anchor, self.kept, self.pending)
+            arrays = (*self.ints.values(), self.prompt_len, self.step, self.anchor, self.applied)
             self.kinds[row], self.count[:, row], self.ring[:, row] = (
                 self.kinds[last],
                 self.count[:, last],
                 self.ring[:, last],
             )
             self.window[row], self.sinks[row] = self.window[last], self.sinks[last]
-            for array in (*arrays, self.kept_last, self.peak, self.steps, self.seconds, self.tickets):
+            rest = (self.pending, self.kept, self.kept_last, self.peak, self.steps, self.seconds)
+            for array in (*arrays, *rest, self.tickets):
                 array[row] = array[last]
             self.history[row] = self.history[last]
             self.work[row], self.slots[row] = self.work[last], self.slots[last]

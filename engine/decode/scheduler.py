@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
-from engine.decode.api import AnchorTracker, DecodeResult, SegmentBoundary, SpeechAnchor
+from engine.decode.anchor import RowReader
+from engine.decode.api import DecodeResult, SegmentBoundary, SpeechAnchor
 from engine.decode.config import EngineConfig
 from engine.decode.eviction import make_policy
 from engine.decode.fused import FusedModel
@@ -66,8 +67,8 @@ class Scheduler:
         self.config, self.queue, self.boundary, self.grow = config, queue, boundary, grow
         if config.policy.anchored and anchor is None:
             raise ValueError("the speech-anchor eviction policy needs the model adapter's timestamp reader")
-        self.anchor = anchor if config.policy.anchored else None
-        self.trackers: list[AnchorTracker | None] = [None] * rows
+        self.anchor = anchor if config.policy.evicts_speech else None  # read: to anchor and to measure
+        self.readers: list[RowReader | None] = [None] * rows
         self.base = DecodeMode(repetition_penalty=config.repetition_penalty)
         self.policy = make_policy(config.policy)
         self.layers = len(parts.layers)
@@ -100,7 +101,7 @@ class Scheduler:
     def in_flight(self) -> list[Work]:
         """Work held by the rows now, each to resume after the tokens it has produced."""
         table = self.table
-        return [self._work(r).resumed(table.tokens(r), table.cost(r)) for r in range(table.n)]
+        return [self._work(r).resumed(table.tokens(r), self._cost(r)) for r in range(table.n)]
 
     def _room_to_grow(self) -> bool:
         full = self.table.n == self.table.rows
@@ -119,16 +120,16 @@ class Scheduler:
                 self.queue.push_front(works)
                 raise
             for index, (work, layout) in enumerate(zip(works, layouts, strict=True)):
-                tracker = self.anchor() if self.anchor is not None else None
-                anchor = _read(tracker, work.prefix, -1)
-                slots = RowSlots(layout, len(work.prefix), anchor)
+                reader = self._reader(layout, work.prefix)
+                resume = len(work.prefix)
+                slots = RowSlots(layout, resume, reader.anchor_before(resume - 1) if reader else -1)
                 try:
                     first, seconds = self.runner.admit(self.table.n, work, layout, slots.held)
                 except torch.OutOfMemoryError:
                     self.queue.push_front(works[index:])
                     raise
                 work = work.spent(Cost(prefill_seconds=seconds))
-                yield from self._occupy(work, slots, first, tracker, anchor)
+                yield from self._occupy(work, slots, first, reader)
 
     def _layout(self, work: Work) -> RowLayout:
         request = work.request
@@ -136,23 +137,37 @@ class Scheduler:
             request.prompt_length, request.speech_span, request.max_new_tokens, self.layers
         )
 
+    def _reader(self, layout: RowLayout, prefix: tuple[int, ...]) -> RowReader | None:
+        """A row's transcript reader, having read its output so far (None: the policy reads none)."""
+        if self.anchor is None:
+            return None
+        reader = RowReader(self.anchor(), layout.speech_len, layout.speech_kept)
+        reader.prime(prefix)
+        return reader
+
     def _occupy(
-        self, work: Work, slots: RowSlots, first: int, tracker: AnchorTracker | None, anchor: int
+        self, work: Work, slots: RowSlots, first: int, reader: RowReader | None
     ) -> Iterator[DecodeResult]:
         tokens = (*work.prefix, first)
+        if reader is not None and first not in self.eos:
+            reader.feed(first, len(work.prefix) - 1)
+        harm = Cost(lost=reader.harm.lost_tokens) if reader is not None else Cost()
         if first in self.eos:
-            yield work.result(work.prefix, FinishReason.EOS, Cost(), self._evicts)
+            yield work.result(work.prefix, FinishReason.EOS, harm, self._evicts)
         elif len(tokens) >= work.request.max_new_tokens:
-            yield work.result(tokens, FinishReason.LENGTH, Cost(), self._evicts)
+            yield work.result(tokens, FinishReason.LENGTH, harm, self._evicts)
         else:
-            row = self.table.occupy(work, slots, list(tokens), _read(tracker, [first], anchor))
-            self.trackers[row] = tracker
+            anchor = reader.anchor_before(len(tokens) - 1) if reader is not None else -1
+            row = self.table.occupy(work, slots, list(tokens), anchor)
+            self.readers[row] = reader
             if self.detector is not None:
                 self.detector.reset(row)
 
     # 2) step
     def _launch(self) -> _Launched:
         started, prepared = time.thread_time(), self.runner.prep_seconds
+        if self.anchor is not None and self.config.policy.anchored:
+            self._set_anchors()
         plan = self.table.plan()
         planned = time.thread_time() - started
         launched = _Launched(plan, self.runner.launch(plan), len(self.host_times))
@@ -163,9 +178,8 @@ class Scheduler:
     def _may_run_ahead(self) -> bool:
         """Whether the next step may be queued before this one's tokens are read: not while a row
         waits to switch back to the base mode (it must see its switch before its next step), nor
-        when eviction follows the transcript's timestamps (the plan then depends on the tokens)."""
-        if self.anchor is not None:
-            return False
+        A step follows the anchor read before its fed token (a one-step lag), so anchors never hold
+        the next step back."""
         return not any(w is not None and w.revert_after is not None for w in self.table.work[: self.table.n])
 
     # 3) settle
@@ -187,10 +201,11 @@ class Scheduler:
         self.table.account(rows, kept, held, started - self._settled)
         self._settled = started
         eos = (tokens[:, None] == self.eos[None, :]).any(axis=1)  # (n,)
+        before = self.table.ints["length"][:n].copy()
         self.table.append(tokens, eos, valid)
-        if self.anchor is not None:
-            self._read_anchors(tokens)
         length = self.table.ints["length"][:n]
+        if self.anchor is not None:
+            self._read(tokens, np.flatnonzero(length > before), before)
         full = ~eos & (length >= self.table.ints["max_new"][:n])
         if valid is not None:
             full &= valid
@@ -214,7 +229,7 @@ class Scheduler:
     def _finish(self, row: int, reason: FinishReason, tokens: tuple[int, ...] | None = None) -> DecodeResult:
         work = self._work(row)
         out = self.table.tokens(row) if tokens is None else tokens
-        result = work.result(out, reason, self.table.cost(row), self._evicts)
+        result = work.result(out, reason, self._cost(row), self._evicts)
         self._release(row)
         return result
 
@@ -231,7 +246,7 @@ class Scheduler:
         if work.retries >= len(retries):
             return self._finish(row, FinishReason.LOOP, work.salvage)
         resume = tokens[: rollback_point(tokens, loop, self.boundary)]
-        self.queue.push_front([work.retry(resume, retries[work.retries], loop.start, self.table.cost(row))])
+        self.queue.push_front([work.retry(resume, retries[work.retries], loop.start, self._cost(row))])
         self._release(row)
         return None
 
@@ -250,20 +265,33 @@ class Scheduler:
                 work = self.table.work[row] = _reverted(work, self.base)
                 self.runner.set_mode(row, work, self.base, tokens)
 
-    def _read_anchors(self, tokens: np.ndarray) -> None:
-        """Feed each row's new token to its timestamp reader; anchors only move forward."""
+    def _read(self, tokens: np.ndarray, rows: np.ndarray, index: np.ndarray) -> None:
+        """Feed the rows' new tokens (output `index[r]`, chosen by step `index[r] - 1`) to their readers."""
+        for row in rows.tolist():
+            reader = self.readers[row]
+            if reader is not None:
+                reader.feed(int(tokens[row]), int(index[row]) - 1)
+
+    def _set_anchors(self) -> None:
+        """Each row's next step uses the anchor read from the tokens before the one it feeds."""
         for row in range(self.table.n):
-            tracker = self.trackers[row]
-            self.table.anchor[row] = _read(tracker, [int(tokens[row])], int(self.table.anchor[row]))
+            reader = self.readers[row]
+            if reader is not None:
+                self.table.anchor[row] = reader.anchor_before(int(self.table.step[row]))
 
     def _release(self, row: int) -> None:
         moved = self.table.release(row)
-        self.trackers[row] = self.trackers[moved] if moved is not None else None
+        self.readers[row] = self.readers[moved] if moved is not None else None
         if moved is not None:
-            self.trackers[moved] = None
+            self.readers[moved] = None
             self.runner.move_row(moved, row)
             if self.detector is not None:
                 self.detector.move_row(moved, row)
+
+    def _cost(self, row: int) -> Cost:
+        reader = self.readers[row]
+        cost = self.table.cost(row)
+        return cost if reader is None else replace(cost, lost=reader.harm.lost_tokens)
 
     def _work(self, row: int) -> Work:
         work = self.table.work[row]
@@ -274,14 +302,6 @@ class Scheduler:
     @property
     def _evicts(self) -> bool:
         return self.config.policy.evicts
-
-
-def _read(tracker: AnchorTracker | None, tokens: Sequence[int], anchor: int) -> int:
-    """The anchor after reading `tokens` (the furthest so far; -1: none)."""
-    if tracker is None or not tokens:
-        return anchor
-    found = tracker.feed(tokens)
-    return anchor if found is None else max(anchor, int(found))
 
 
 def _with_salvage(work: Work, kept: tuple[int, ...]) -> Work:

@@ -43,6 +43,7 @@ class RowSlots:
     def __init__(self, layout: RowLayout, resume: int, anchor: int = -1) -> None:
         """The row as imported for step `resume` (it holds what step `resume - 1` saw)."""
         self.layout = layout
+        self.anchor = anchor  # the anchor its speech bounds were last moved to
         total = layout.prompt_len + layout.max_new_tokens
         capacity = max(layout.capacity, 1)
         self.pos = np.full((layout.groups, capacity), -1, dtype=np.int64)  # position in each slot
@@ -64,11 +65,11 @@ class RowSlots:
         """(max_new_tokens,) what step j does: `QUIET` only appends the fed token (its write slot
         is each group's count, which grows by one); `RING` only overwrites the output leaving the
         window with the fed one (same slot, same count); `FULL` changes the speech it keeps.
+        An anchored group's bounds follow the tokens read, so they are planned as if the anchor stood
+        still; `RowTable.plan` makes a step `FULL` when the row's anchor moved.
         `RowTable.plan` does quiet and ring steps for all rows at once; `catch_up` replays them here."""
         layout = self.layout
         j = np.arange(layout.max_new_tokens)
-        if layout.anchored:  # the bounds follow the tokens read: never known in advance
-            return np.full(j.shape, FULL, dtype=np.int8)
         moves = np.zeros(j.shape, dtype=bool)
         for g in range(layout.groups):
             _, lo, hi = layout.speech(g, j)
@@ -116,6 +117,7 @@ class RowSlots:
     def advance(self, j: int, anchor: int = -1) -> list[GroupStep]:
         """Slot changes of step `j` in every group (call once per step, in order)."""
         layout = self.layout
+        self.anchor = anchor
         i = j - layout.out_window
         gone_output = [layout.prompt_len + i] if layout.out_window and i >= layout.n_sink else []
         return [self._group(g, j, anchor, gone_output) for g in range(layout.groups)]

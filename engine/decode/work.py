@@ -24,6 +24,7 @@ class Cost:
     steps: int = 0
     kept_last: float = 0.0  # kept/logical KV at the latest step
     peak: int = 0  # most KV entries held at once, all layers
+    lost: int = 0  # speech tokens evicted before the transcript had written them (each attempt re-reads all)
 
     def __add__(self, other: Cost) -> Cost:
         return Cost(
@@ -33,6 +34,7 @@ class Cost:
             self.steps + other.steps,
             other.kept_last if other.steps else self.kept_last,
             max(self.peak, other.peak),
+            max(self.lost, other.lost),
         )
 
 
@@ -76,9 +78,14 @@ class Work:
             kv_kept_fraction=kept,
             kv_kept_last=last,
             kv_peak_entries=total.peak if total.steps else None,
+            speech_lost_fraction=self._lost_fraction(total) if evicts else None,
             retries=self.retries,
         )
         return DecodeResult(self.request.id, tokens, reason, stats)
+
+    def _lost_fraction(self, cost: Cost) -> float:
+        start, end = self.request.speech_span
+        return cost.lost / (end - start) if end > start else 0.0
 
 
 class WorkQueue:

@@ -1,16 +1,16 @@
-"""How far into its audio a reply has got, read from the `End` times it writes as it goes.
+"""The transcript segments a reply completes, read as its tokens arrive, as speech-token times.
 
-`speech_anchor(tokenizer, tokens_per_second)` is an `engine.decode.api.SpeechAnchor` for the
-`speech-anchor` eviction policy: each row gets a `TimestampTracker` that reads the row's tokens as
-they come (the engine already reads them back every step), keeps the text since the last complete
-segment object, and, each time an object closes, turns its `End` time (its `Start` when it has no
-end) into a speech index: seconds × the model's speech-token rate, which the backend reads from the
-checkpoint (`speech_token_rate`). Objects that are cut off or hold no time move nothing.
+`speech_anchor(tokenizer, tokens_per_second)` is an `engine.decode.api.SpeechAnchor`: each row gets a
+`TimestampTracker` that reads the row's tokens as they come (the engine already reads them back every
+step), keeps the text since the last complete segment object, and, each time an object closes,
+reports its `Start` and `End` times as speech indices (seconds × the model's speech-token rate, which
+the backend reads from the checkpoint: `speech_token_rate`). The engine decides what to do with
+them (`engine.decode.anchor`: the `speech-anchor` policy's guarded anchor, and the speech evicted
+before it was transcribed). Objects that are cut off report nothing; a missing time is None.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -18,7 +18,7 @@ from typing import Any
 from engine.backends.vibevoice.config import SAMPLE_RATE
 from engine.backends.vibevoice.jsonscan import scan_objects
 from engine.backends.vibevoice.parsing import parse_time
-from engine.decode.api import SpeechAnchor
+from engine.decode.api import SegmentTimes, SpeechAnchor
 
 _END_KEYS = ("end", "endtime")
 _START_KEYS = ("start", "starttime")
@@ -53,37 +53,34 @@ class TimestampTracker:
     def __init__(self, text: TokenText, tokens_per_second: float) -> None:
         self.text, self.rate = text, tokens_per_second
         self.pending = ""  # reply text after the last complete object
-        self.anchor: int | None = None
 
-    def feed(self, token_ids: Sequence[int]) -> int | None:
+    def feed(self, token_ids: Sequence[int]) -> list[SegmentTimes]:
         closes = False
         for token in token_ids:
             piece = self.text(int(token))
             self.pending += piece
             closes = closes or "}" in piece
-        if closes:
-            self._read_closed()
-        return self.anchor
+        return self._read_closed() if closes else []
 
-    def _read_closed(self) -> None:
+    def _read_closed(self) -> list[SegmentTimes]:
         complete = [o for o in scan_objects(self.pending) if o.closed]
         if not complete:
-            return
-        for obj in complete:
-            seconds = _time(obj.value) if obj.value is not None else None
-            if seconds is not None and seconds >= 0:
-                index = math.floor(seconds * self.rate)
-                self.anchor = index if self.anchor is None else max(self.anchor, index)
+            return []
         self.pending = self.pending[complete[-1].end :]
+        found = (_times(o.value) for o in complete if o.value is not None)
+        return [SegmentTimes(*(None if t is None else t * self.rate for t in times)) for times in found]
 
 
-def _time(value: dict[str, Any]) -> float | None:
+def _times(value: dict[str, Any]) -> tuple[float | None, float | None]:
     fields = {re.sub(r"[\s_]", "", str(k).lower()): v for k, v in value.items()}
-    for keys in (_END_KEYS, _START_KEYS):
-        for key in keys:
-            seconds = parse_time(fields.get(key))
-            if seconds is not None:
-                return seconds
+    return _first(fields, _START_KEYS), _first(fields, _END_KEYS)
+
+
+def _first(fields: dict[str, Any], keys: tuple[str, ...]) -> float | None:
+    for key in keys:
+        seconds = parse_time(fields.get(key))
+        if seconds is not None:
+            return seconds
     return None
 
 

@@ -117,7 +117,9 @@ class VibeVoiceBackend:
     def _chunk_result(self, loaded: Any, chunk: Chunk, result: Any, encode_seconds: float) -> ChunkResult:
         text = loaded.processor.tokenizer.decode(list(result.token_ids), skip_special_tokens=True)
         prefill = result.stats.prefill_seconds + encode_seconds  # audio encoding counts as prefill
-        stats = dataclasses.replace(result.stats, prefill_seconds=prefill)
+        lost = result.stats.speech_lost_fraction  # share of the chunk's speech tokens
+        lost_seconds = None if lost is None else lost * chunk.duration
+        stats = dataclasses.replace(result.stats, prefill_seconds=prefill, speech_lost_seconds=lost_seconds)
         return ChunkResult(
             chunk=chunk,
             segments=parse_reply(text, chunk.duration),

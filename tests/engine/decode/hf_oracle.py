@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
+from engine.decode.anchor import SpeechAnchor2
 from engine.decode.api import DecodeRequest
 from engine.decode.layout import RowLayout
 
@@ -82,15 +83,14 @@ def hf_generate_batch(
     return [strip_eos(row.tolist(), eos)[: r.max_new_tokens] for row, r in zip(out, requests, strict=True)]
 
 
-def anchors_of(tokens: list[int], tracker_factory) -> list[int]:
-    """Running anchor after each generated token (-1 before any timestamp), as the engine reads it."""
+def anchors_of(tokens: list[int], tracker_factory, speech_len: int) -> list[int]:
+    """The anchor the step feeding output k uses, for every k: read from outputs 0..k-1 by the
+    guarded v2 rule (-1 before it has one): the engine's one-step lag."""
     if tracker_factory is None:
-        return [-1] * len(tokens)
-    tracker, anchor, out = tracker_factory(), -1, []
-    for token in tokens:
-        found = tracker.feed([token])
-        anchor = anchor if found is None else max(anchor, found)
-        out.append(anchor)
+        return [-1] * (len(tokens) + 1)
+    tracker, state, out = tracker_factory(), SpeechAnchor2(speech_len), [-1]
+    for k, token in enumerate(tokens):
+        out.append(state.read(tracker.feed([token]), k + 1))
     return out
 
 
@@ -123,7 +123,7 @@ def hf_masked_greedy(
         else:
             inputs = embeds
         total = inputs.shape[0]
-        anchors = anchors_of(tokens, tracker_factory)
+        anchors = anchors_of(tokens, tracker_factory, layout.speech_len)
         additive = []
         for group in range(layout.groups):
             allowed = visibility_mask(layout, total - layout.prompt_len, group, anchors)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from hf_oracle import hf_generate, hf_generate_batch, hf_masked_greedy, make_requests, tiny_qwen2
 
+from engine.decode.api import SegmentTimes
 from engine.decode.config import EngineConfig
 from engine.decode.engine import MurmurDecoder
 from engine.decode.eviction import EvictionConfig, LayerRange, make_policy
@@ -37,13 +38,19 @@ EVICTIONS = {
 
 
 class ModTracker:
-    """A stand-in timestamp reader: token t closes a segment ending at speech index t mod 37 when
-    t is a multiple of 3 (the engine only sees speech indices; the VibeVoice reader is tested on
-    real text in tests/engine/vibevoice)."""
+    """A stand-in timestamp reader: every token closes a segment, which starts at speech index
+    (tokens read so far + token id mod 3) (the VibeVoice reader is tested on real text in
+    tests/engine/vibevoice)."""
+
+    def __init__(self):
+        self.seen = 0
 
     def feed(self, token_ids):
-        found = [t % 37 for t in token_ids if t % 3 == 0]
-        return max(found) if found else None
+        found = []
+        for t in token_ids:
+            self.seen += 1
+            found.append(SegmentTimes(self.seen + t % 3))
+        return found
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +109,7 @@ def test_with_eviction_tokens_match_hf_under_the_policys_visibility_mask(model, 
 def test_speech_anchor_evicts_nothing_before_the_first_timestamp(model):
     class Silent:
         def feed(self, token_ids):
-            return None
+            return []
 
     request = make_requests([47], 20)[0]
     anchored = decode(model, [request], anchor=Silent, eviction=EVICTIONS["speech-anchor"])[0]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from hf_oracle import make_requests, tiny_qwen2
 
+from engine.decode.api import SegmentTimes
 from engine.decode.config import EngineConfig
 from engine.decode.engine import MurmurDecoder
 from engine.decode.eviction import EvictionConfig, LayerRange, make_policy
@@ -37,11 +38,19 @@ EVICTIONS = {
 
 
 class EveryThird:
-    """A stand-in timestamp reader: token t ends a segment at speech index t mod 37 when 3 | t."""
+    """A stand-in timestamp reader: every token closes a segment, which starts at speech index
+    (tokens read so far + token id mod 3) (the VibeVoice reader is tested on real text in
+    tests/engine/vibevoice)."""
+
+    def __init__(self):
+        self.seen = 0
 
     def feed(self, token_ids):
-        found = [t % 37 for t in token_ids if t % 3 == 0]
-        return max(found) if found else None
+        found = []
+        for t in token_ids:
+            self.seen += 1
+            found.append(SegmentTimes(self.seen + t % 3))
+        return found
 
 
 NO_LOOPS = LoopGuardConfig(enabled=False)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 from engine.backends.vibevoice.anchor import speech_anchor, speech_token_rate
 from engine.backends.vibevoice.tiny import read_clips
 
@@ -18,24 +16,23 @@ def test_the_speech_token_rate_comes_from_the_checkpoint(loaded):
     assert speech_token_rate(loaded.model.config) == 24000 / 3200 == 7.5
 
 
-def test_the_anchor_follows_each_complete_segments_end_token_by_token(loaded):
+def test_the_reader_reports_each_complete_segments_times_token_by_token(loaded):
     tokenizer = loaded.processor.tokenizer
     ids = tokenizer(REPLY, add_special_tokens=False)["input_ids"]
     tracker = speech_anchor(tokenizer, 7.5)()
     seen = [tracker.feed([token]) for token in ids]
+    closed = [(i, s) for i, found in enumerate(seen) for s in found]
     text = [tokenizer.decode(ids[: i + 1]) for i in range(len(ids))]
     first = next(i for i, t in enumerate(text) if 'of you."}' in t)
     second = next(i for i, t in enumerate(text) if '[laughs]"}' in t)
     third = next(i for i, t in enumerate(text) if 'No end time."}' in t)
-    assert set(seen[:first]) == {None}  # nothing before the first complete segment
-    assert seen[first] == math.floor(1.5 * 7.5)
-    assert seen[second - 1] == seen[first]  # a brace inside the text is no segment end
-    assert seen[second] == math.floor(3.25 * 7.5)
-    assert seen[third] == math.floor(3.25 * 7.5)  # no End: its Start, which is not further
-    assert seen[-1] == seen[third]  # a cut-off segment moves nothing
+    assert [i for i, _ in closed] == [first, second, third]  # a brace inside the text is no segment end
+    times = [(0.0, 1.5 * 7.5), (1.5 * 7.5, 3.25 * 7.5), (3.25 * 7.5, None)]
+    assert [(s.start, s.end) for _, s in closed] == times
+    assert all(not found for found in seen[third + 1 :])  # a cut-off segment reports nothing
 
 
-def test_speech_anchor_eviction_runs_through_the_backend_and_evicts_behind_the_transcript(trained_model):
+def test_speech_anchor_loses_no_transcribed_speech_where_front_eviction_loses_some(trained_model):
     from engine.audio.io import load_audio
     from engine.backends import create_backend
     from engine.types import Chunk
@@ -43,13 +40,16 @@ def test_speech_anchor_eviction_runs_through_the_backend_and_evicts_behind_the_t
     audio, _ = read_clips(trained_model)[0]
     recording = load_audio(audio, 24000)
     chunk = Chunk(0, 0.0, recording.duration)
-    options = {"model": str(trained_model), "device": "cpu", "engine": "murmur", "eviction": "speech-anchor"}
-    near = create_backend("vibevoice", **options, speech_sink=2, look_back=4, look_ahead=2)
-    far = create_backend("vibevoice", **options, look_back=10_000)
-    (evicted,) = near.transcribe(recording, [chunk])
-    (kept,) = far.transcribe(recording, [chunk])
-    assert evicted.segments and kept.stats.kv_kept_last == 1.0
-    assert evicted.stats.kv_kept_last is not None and evicted.stats.kv_kept_last < 0.9
+    options = {"model": str(trained_model), "device": "cpu", "engine": "murmur"}
+    anchored = create_backend("vibevoice", **options, eviction="speech-anchor", look_back=4, look_ahead=2)
+    front = create_backend("vibevoice", **options, eviction="speech", speech_sink=2, window=4, delay=1)
+    (safe,) = anchored.transcribe(recording, [chunk])
+    (lossy,) = front.transcribe(recording, [chunk])
+    assert safe.segments and safe.stats.speech_lost_seconds == 0.0
+    # a two-segment reply never gives the anchor its three Starts: nothing is evicted
+    assert safe.stats.kv_kept_last == 1.0
+    assert lossy.stats.speech_lost_seconds is not None and lossy.stats.speech_lost_seconds > 1.0
+    assert lossy.stats.speech_lost_fraction is not None and 0 < lossy.stats.speech_lost_fraction < 1
 
 
 def test_kv_plan_reads_a_saved_checkpoints_shape_and_speech_rate(random_checkpoint, loaded, capsys):

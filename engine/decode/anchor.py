@@ -1,0 +1,138 @@
+"""Where `speech-anchor` may evict up to, and how much speech any policy evicted before it was written.
+
+A row's transcript reader (`api.AnchorTracker`) reports each segment as it closes. `SpeechAnchor2`
+turns that stream into an anchor, a speech index that nothing the transcript will still need lies
+before, built to stay safe when the model writes overlapping, wrong or out-of-chunk times:
+
+- it anchors on segment *Starts*, never Ends: the anchor is the minimum Start over the last
+  `RECENT` accepted segments (a start-ordered transcript never needs audio before it, even when
+  segments overlap); until `RECENT` segments are accepted it stays at the chunk's start;
+- plausibility guards reject a segment whose Start lies outside the chunk, whose End is past the
+  chunk's end (by more than `END_SLACK` tokens) or before its Start;
+- the anchor moves forward only, at most `COVER` speech tokens per output token written since it
+  last moved (a jump the text could not have covered is clipped, never taken whole);
+- the eviction rule keeps `look_back` tokens before it (`layout.SpeechRule`), and a step uses the
+  anchor read from the tokens *before* the one it feeds (a one-step lag), so the next step can be
+  planned before this step's token is read.
+
+Every guard can only evict less. The reader also records, per row, the speech tokens a step had
+already evicted inside the segment it completed (`Harm`): "speech evicted before it was
+transcribed", counted once per token, in any evicting layer group.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.decode.api import AnchorTracker, SegmentTimes
+
+RECENT = 3  # segments whose minimum Start is the anchor
+COVER = 4.0  # speech tokens (≈ 0.53 s) one output token may move the anchor at most
+END_SLACK = 8  # speech tokens an End may lie past the chunk's end (≈ 1 s)
+
+# speech kept at a step: (sinks, lo, hi) per evicting layer group, for step j under anchor a
+KeptAt = Callable[[int, int], Sequence[tuple[int, int, int]]]
+
+
+class SpeechAnchor2:
+    """One row's anchor (−1: none yet) from the segments its transcript completes."""
+
+    def __init__(self, speech_len: int) -> None:
+        self.speech_len = speech_len
+        self.value = -1
+        self.recent: deque[float] = deque(maxlen=RECENT)
+        self.moved_at = 0  # output tokens written when the anchor last moved
+
+    def plausible(self, segment: SegmentTimes) -> bool:
+        start, end = segment.start, segment.end
+        if start is None or not 0 <= start < self.speech_len:
+            return False
+        return end is None or start <= end <= self.speech_len + END_SLACK
+
+    def read(self, segments: Sequence[SegmentTimes], written: int) -> int:
+        """The anchor after `segments` closed, with `written` output tokens written so far."""
+        for segment in segments:
+            if self.plausible(segment):
+                self.recent.append(float(segment.start))  # type: ignore[arg-type]
+        if len(self.recent) < RECENT:
+            return self.value
+        floor = max(self.value, 0)
+        reach = floor + math.floor(COVER * (written - self.moved_at))
+        target = min(math.floor(min(self.recent)), reach)
+        if target > self.value:
+            self.value, self.moved_at = target, written
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class Harm:
+    """Speech a row evicted before its transcript had written it."""
+
+    lost_tokens: int
+    speech_tokens: int
+
+    @property
+    def fraction(self) -> float:
+        return self.lost_tokens / self.speech_tokens if self.speech_tokens else 0.0
+
+
+class RowReader:
+    """A row's transcript reader, its anchor, and its harm meter.
+
+    `feed(token, j)` reads output token `j + 1` (chosen by step `j`); `anchor_before(k)` is the anchor
+    read from the tokens before output `k`, the one the step feeding output `k` uses.
+    """
+
+    def __init__(self, tracker: AnchorTracker, speech_len: int, kept_at: KeptAt | None) -> None:
+        self.tracker, self.kept_at = tracker, kept_at
+        self.anchor = SpeechAnchor2(speech_len)
+        self.anchors: list[int] = []  # anchor after each output token read
+        self.lost = np.zeros(speech_len, dtype=bool)  # (S,) evicted before being written
+
+    def prime(self, tokens: Sequence[int]) -> None:
+        """Read a resumed row's output so far, as if it had been decoded here (output k: step k − 1)."""
+        for k, token in enumerate(tokens):
+            self.feed(token, k - 1)
+
+    def feed(self, token: int, step: int) -> None:
+        segments = self.tracker.feed([token])
+        written = len(self.anchors) + 1
+        if segments and self.kept_at is not None:
+            self._measure(segments, step)
+        self.anchors.append(self.anchor.read(segments, written))
+
+    def anchor_before(self, k: int) -> int:
+        return self.anchors[k - 1] if 0 < k <= len(self.anchors) else -1
+
+    @property
+    def harm(self) -> Harm:
+        return Harm(int(self.lost.sum()), self.lost.size)
+
+    def _measure(self, segments: Sequence[SegmentTimes], step: int) -> None:
+        """Mark the speech of each completed segment that step `step` no longer held."""
+        if self.kept_at is None:
+            return
+        size = self.lost.size
+        kept = self.kept_at(step, self.anchor_before(step))
+        for segment in segments:
+            span = _span(segment, size)
+            if span is None:
+                continue
+            index = np.arange(*span)
+            for sinks, lo, hi in kept:
+                self.lost[index] |= (index >= sinks) & ((index < lo) | (index >= hi))
+
+
+def _span(segment: SegmentTimes, size: int) -> tuple[int, int] | None:
+    """A segment's speech indices, clipped to the chunk (None: it names no audio in the chunk)."""
+    times = [t for t in (segment.start, segment.end) if t is not None]
+    if not times:
+        return None
+    first, last = min(times), max(times)
+    lo, hi = max(math.floor(first), 0), min(max(math.ceil(last), math.floor(first) + 1), size)
+    return (lo, hi) if lo < hi else None
