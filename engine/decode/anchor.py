@@ -136,3 +136,42 @@ def _span(segment: SegmentTimes, size: int) -> tuple[int, int] | None:
     first, last = min(times), max(times)
     lo, hi = max(math.floor(first), 0), min(max(math.ceil(last), math.floor(first) + 1), size)
     return (lo, hi) if lo < hi else None
+
+
+class RowReaders:
+    """The readers of a batch's rows (kept in row order as rows move), for a policy that reads the
+    transcript: `speech-anchor` to anchor, every speech-evicting policy to measure harm."""
+
+    def __init__(self, rows: int, make: Callable[[], AnchorTracker]) -> None:
+        self.make = make
+        self.rows: list[RowReader | None] = [None] * rows
+
+    def reader(self, speech_len: int, kept_at: KeptAt, prefix: Sequence[int]) -> RowReader:
+        """A new row's reader, having read its output so far."""
+        found = RowReader(self.make(), speech_len, kept_at)
+        found.prime(prefix)
+        return found
+
+    def feed(self, tokens: np.ndarray, rows: np.ndarray, index: np.ndarray) -> None:
+        """Rows `rows` read their new token, output `index[r]` (chosen by step `index[r] - 1`)."""
+        for row in rows.tolist():
+            found = self.rows[row]
+            if found is not None:
+                found.feed(int(tokens[row]), int(index[row]) - 1)
+
+    def anchors(self, steps: np.ndarray, out: np.ndarray) -> None:
+        """out[r] = the anchor row r's next step (feeding output `steps[r]`) uses."""
+        for row, step in enumerate(steps.tolist()):
+            found = self.rows[row]
+            if found is not None:
+                out[row] = found.anchor_before(step)
+
+    def lost(self, row: int) -> int | None:
+        found = self.rows[row]
+        return None if found is None else found.harm.lost_tokens
+
+    def release(self, row: int, moved: int | None) -> None:
+        """Row `row` left; the row `moved` (if any) took its place."""
+        self.rows[row] = self.rows[moved] if moved is not None else None
+        if moved is not None:
+            self.rows[moved] = None

@@ -2,13 +2,16 @@
 
 `MurmurDecoder.decode` takes any number of `DecodeRequest`s (read lazily) and yields a
 `DecodeResult` for each as soon as it finishes. It runs a `Scheduler` over at most
-`config.max_batch` rows. The model's projections are fused for decoding once, when the decoder is
-built (`fused.py`). When the device runs out of memory the batch is abandoned — every unfinished
-row goes back to the queue to resume after the tokens it has already produced — the failed store
-is released (no reference left, then `empty_cache`), and decoding continues with half the batch;
-it grows back when the rows in flight would fit twice over. A request that needs more slots than
-the store was sized with is handled the same way, without halving. Only when a single row does not
-fit is `OutOfMemoryError` reported. Results already yielded are never recomputed.
+`config.max_batch` rows; the store holds as many of them as the KV memory budget allows at the
+size each row's eviction policy keeps (`runner.Runner.reserve`). The model's projections are fused
+for decoding once, when the decoder is built (`fused.py`). When the device runs out of memory the
+batch is abandoned — every unfinished row goes back to the queue to resume after the tokens it has
+already produced — the failed store is released (no reference left, then `empty_cache`), and
+decoding continues with half the batch; it grows back when the rows in flight would fit twice over.
+When a row needs more slots than the budget lets the store grow to (`StoreTooSmall`), the rows
+resume the same way in a store re-sized for them (fewer rows of more slots), without halving. Only
+when a single row does not fit is `OutOfMemoryError` reported. Results already yielded are never
+recomputed.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from engine.errors import OutOfMemoryError
 class RunStats:
     """What the last `decode` call did: decode steps, host CPU time per step (planning, input
     preparation, settling tokens: thread CPU time, so other work on the machine does not count),
-    graph capture seconds, the batch sizes it ran with."""
+    graph capture seconds, the rows each batch's store held (the memory budget's choice)."""
 
     steps: int = 0
     host_times: list[float] = field(default_factory=list)  # per step: CPU seconds of host work
@@ -83,7 +86,6 @@ class MurmurDecoder:
         rows, self.stats = self.config.max_batch, RunStats()
         while True:
             scheduler: Scheduler | None = self._scheduler(rows, queue)
-            self.stats.batches.append(rows)
             try:
                 yield from scheduler.run(cancel)
                 return
@@ -105,7 +107,7 @@ class MurmurDecoder:
             _free_memory(self.parts.device)
 
     def _scheduler(self, rows: int, queue: WorkQueue) -> Scheduler:
-        grow = rows < self.config.max_batch
+        grow = True  # a store holding fewer rows than the batch may grow when the rows in flight allow
         return Scheduler(
             self.parts,
             self.fused,
@@ -120,6 +122,7 @@ class MurmurDecoder:
 
     def _account(self, scheduler: Scheduler | None) -> None:
         if scheduler is not None:
+            self.stats.batches.append(scheduler.runner.rows)
             self.stats.steps += scheduler.steps
             self.stats.host_times += scheduler.host_times
             graphs = scheduler.runner.graphs

@@ -35,6 +35,7 @@ class KVStore:
         memory_limit: int | None = None,
     ) -> None:
         self.shape = (layers, rows, kv_heads, 0, head_dim)
+        self.max_rows = rows
         self.dtype, self.device, self.memory_limit = dtype, device, memory_limit
         self.generation = 0
         self._set(self._zeros(2, 0), self._zeros(1, 0), self._zeros(1, 0))
@@ -59,12 +60,17 @@ class KVStore:
     def fits(self, capacity: int, speech_capacity: int = 0) -> bool:
         return capacity <= self.capacity and speech_capacity <= self.speech_capacity
 
-    def allocate(self, capacity: int, speech_capacity: int = 0) -> None:
-        """Fresh zeroed buffers for `capacity` slots and `speech_capacity` speech tokens per row.
+    def allocate(self, capacity: int, speech_capacity: int = 0, rows: int | None = None) -> None:
+        """Fresh zeroed buffers for `capacity` slots and `speech_capacity` speech tokens per row, for
+        `rows` rows (None: as many as before; never more than the store was built with).
 
         The old buffers are released first, so the peak is one store, not two.
         """
         capacity, speech_capacity = round_up(capacity, 64), round_up(speech_capacity, 64)
+        if rows is not None:
+            if not 1 <= rows <= self.max_rows:
+                raise ValueError(f"a store of at most {self.max_rows} rows cannot hold {rows}")
+            self.shape = (self.shape[0], rows, *self.shape[2:])
         self._check_limit(capacity, speech_capacity)
         self._set(self._zeros(2, 0), self._zeros(1, 0), self._zeros(1, 0))
         self._set(self._zeros(2, capacity), self._zeros(1, speech_capacity), self._zeros(1, speech_capacity))

@@ -28,6 +28,10 @@ from numpy.typing import ArrayLike, NDArray
 
 IntArray = NDArray[np.int64]
 SPEECH_KINDS = ("keep", "front", "follow", "anchor")
+# How far the anchor is planned to trail a transcript that moves evenly through the audio, in speech
+# tokens (≈ three 5 s segments at 7.5 tokens/s; at most a quarter of the speech). Rows are sized from
+# this plan; a row whose transcript lags further grows the store (`Runner.make_room`).
+ANCHOR_LAG = 112
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,14 +160,24 @@ class RowLayout:
         system = self.prompt_len - self.speech_len
         return system + sinks + (hi - lo) + outputs_kept(j, self.n_sink, self.out_window)
 
+    def planned_anchor(self, j: ArrayLike) -> IntArray:
+        """The anchor at steps `j` of a transcript that moves evenly through the speech over the
+        row's token budget, `ANCHOR_LAG` behind (−1: none yet)."""
+        j = np.asarray(j, dtype=np.int64)
+        lag = min(ANCHOR_LAG, self.speech_len // 4)
+        ahead = (self.speech_len * (j + 1)) // max(self.max_new_tokens, 1) - lag
+        return np.where(ahead >= 0, ahead, -1)
+
     def peak(self, group: int) -> int:
-        """Most entries the group ever holds, the prompt alone (step -1) included; with no anchor
-        (`anchor` evicts nothing then)."""
-        return int(self.counts(group, np.arange(-1, self.max_new_tokens)).max())
+        """Most entries the group ever holds, the prompt alone (step -1) included; an anchored group
+        under `planned_anchor`."""
+        j = np.arange(-1, self.max_new_tokens)
+        return int(self.counts(group, j, self.planned_anchor(j)).max())
 
     @property
     def capacity(self) -> int:
-        """Slots this row needs in the store."""
+        """Slots this row is sized with in the store: what its policy keeps at most (anchored rows:
+        under the planned anchor; one that keeps more makes room as it goes)."""
         return max(self.peak(g) for g in range(self.groups))
 
     def kept_fraction(self, j: ArrayLike, anchor: ArrayLike = -1) -> NDArray[np.float64]:

@@ -1,14 +1,18 @@
 """The device side of a batch: the KV store, the attention backend, the sampler, each row's last token.
 
-`reserve` sizes the store once for the rows about to be admitted (their need plus headroom, as far
-as free memory allows); a later request that does not fit raises `StoreTooSmall` instead of growing
-it. `admit` prefills one request with the HF forward, imports the KV entries its first decode step
-may see into a row of the store (per layer group, as its `RowSlots` says), and chooses its first
-token. `launch` turns a host `StepPlan` into tensors, moves entries into the holes the step's
-evictions left (and brings speech back, for `speech-follow`), queues `decode_step` (or its captured
-replay) for rows 0..n-1 and the token choice, and starts a non-blocking copy of the chosen tokens
-into pinned host memory; `PendingTokens.read` waits for that copy. Everything runs under
-`torch.inference_mode`.
+`reserve` sizes the store once, from the rows about to be admitted: each row's slots are what its
+policy keeps at most (`RowLayout.capacity`), and the store takes as many rows as its KV memory budget
+(`kv_memory_limit`, or the device's free memory) holds at that size, up to the batch
+(`admission.rows_within`). Between steps `make_room` grows every row's slots in place when a row
+keeps more than planned (an anchored row whose transcript lags) and the budget allows it; otherwise,
+and for a later request that does not fit, it raises `StoreTooSmall` and the decoder resumes the
+rows in a store sized for them. `admit` prefills one request with the HF forward, imports the KV
+entries its first decode step may see into a row of the store (per layer group, as its `RowSlots`
+says), and chooses its first token. `launch` turns a host `StepPlan` into tensors, moves entries
+into the holes the step's evictions left (and brings speech back, for `speech-follow`), queues
+`decode_step` (or its captured replay) for rows 0..n-1 and the token choice, and starts a
+non-blocking copy of the chosen tokens into pinned host memory; `PendingTokens.read` waits for
+that copy. Everything runs under `torch.inference_mode`.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from engine.decode.admission import device_budget, rows_within
 from engine.decode.attention import make_attention
 from engine.decode.config import EngineConfig
 from engine.decode.fused import FusedModel
@@ -31,8 +36,6 @@ from engine.decode.rows import StepPlan
 from engine.decode.sampling import DecodeMode, Sampler, row_key
 from engine.decode.step import ModelParts, StepInputs, decode_step
 from engine.decode.work import Work
-
-HEADROOM = 1.25  # slots reserved beyond the first batch's need, when memory allows
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -91,20 +94,41 @@ class Runner:
                 parts, model, self.store, self.attention, self.last, layer_group, self.group_layers, capture
             )
 
-    def reserve(self, layouts: Sequence[RowLayout]) -> None:
-        """Size the store for `layouts` on first use; afterwards only check that they fit."""
-        need = max(layout.capacity for layout in layouts) + 1  # + the scratch slot, which no row uses
+    @property
+    def rows(self) -> int:
+        """Rows the store holds (before it is sized: the batch)."""
+        return self.store.rows
+
+    def reserve(self, layouts: Sequence[RowLayout], held: int = 0) -> None:
+        """Size the store for `layouts` (rows already holding up to `held` entries) on first use,
+        with as many rows as the budget holds; afterwards only check that they fit."""
+        need = max(max(layout.capacity for layout in layouts), held + 1) + 1  # + the scratch slot
         speech = max(layout.speech_len if layout.follows else 0 for layout in layouts)
         if self.store.capacity:
-            if not self.store.fits(need, speech):
+            if speech > self.store.speech_capacity:
                 raise StoreTooSmall(need, speech)
+            self.make_room(need - 1)  # a longer request: grow in place if the budget allows
             return
-        hint = self.config.kv_slots or 0
-        roomy = round_up(max(int(need * HEADROOM), hint), 64), round_up(int(speech * HEADROOM), 64)
-        if self.store.nbytes(*roomy) <= self._free_bytes():
-            self.store.allocate(*roomy)
-        else:
-            self.store.allocate(need, speech)
+        need = round_up(max(need, self.config.kv_slots or 0), 64)
+        rows = rows_within(self._free_bytes(), self.store.nbytes(need, round_up(speech, 64), rows=1))
+        if rows < 1:
+            raise torch.OutOfMemoryError(f"not even one row of {need} KV slots fits in the memory budget")
+        self.store.allocate(need, speech, min(rows, self.store.max_rows))
+
+    def make_room(self, entries: int) -> None:
+        """Before a step: every row may hold `entries` entries after it (plus the scratch slot).
+        Grows the rows' slots in place by at least an eighth when the budget allows; otherwise raises
+        `StoreTooSmall`."""
+        need = entries + 1
+        if need <= self.store.capacity:
+            return
+        grown = round_up(max(need, self.store.capacity + self.store.capacity // 8), 64)
+        held = self.store.nbytes(self.store.capacity, self.store.speech_capacity)
+        budget = self._free_bytes() + (held if self.config.kv_memory_limit is None else 0)
+        if self.store.nbytes(grown, self.store.speech_capacity) > budget:
+            raise StoreTooSmall(need, self.store.speech_capacity)
+        _sync(self.device)  # no queued step may still read the old buffers
+        self.store.ensure(grown, self.store.speech_capacity)
 
     @torch.inference_mode()
     def admit(self, row: int, work: Work, layout: RowLayout, held: list[np.ndarray]) -> tuple[int, float]:
@@ -185,8 +209,8 @@ class Runner:
         self.last[dst] = self.last[src]
 
     def fits(self, rows: int, capacity: int, speech_capacity: int) -> bool:
-        """Whether a store of `rows` rows with this need (and headroom) would fit in place of this one."""
-        roomy = round_up(int(capacity * HEADROOM), 64), round_up(int(speech_capacity * HEADROOM), 64)
+        """Whether a store of `rows` rows with this need would fit in place of this one."""
+        roomy = round_up(capacity + 1, 64), round_up(speech_capacity, 64)
         held = self.store.nbytes(self.store.capacity, self.store.speech_capacity)
         free = self._free_bytes() if self.config.kv_memory_limit is not None else self._free_bytes() + held
         return self.store.nbytes(*roomy, rows=rows) <= free
@@ -195,7 +219,7 @@ class Runner:
         if self.config.kv_memory_limit is not None:
             return self.config.kv_memory_limit
         if self.device.type == "cuda":
-            return int(torch.cuda.mem_get_info(self.device)[0])
+            return device_budget(int(torch.cuda.mem_get_info(self.device)[0]))
         return 1 << 62
 
 

@@ -4,9 +4,12 @@
     │   step:   one token for every occupied row
     └── settle: EOS / budget → a result; a loop → rolled back and queued again, or a LOOP result
 
-Results are yielded the moment a row finishes, so any number of requests runs with a fixed
-batch. A row that loops only ever costs itself: it leaves its row, and its retry waits in the queue
-like any other request. `cancel` is checked before every step.
+Results are yielded the moment a row finishes, so any number of requests runs with a bounded
+batch. Work comes only through the queue object (`pop`, `waiting`, `push_front`); how many rows
+take it is the KV memory budget's choice at the size each row's policy keeps (`Runner.reserve`),
+and an anchored row that keeps more than planned makes the store grow between steps
+(`Runner.make_room`). A row that loops only ever costs itself: it leaves its row, and its retry
+waits in the queue like any other request. `cancel` is checked before every step.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from engine.decode.anchor import RowReader
+from engine.decode.anchor import RowReader, RowReaders
 from engine.decode.api import DecodeResult, SegmentBoundary, SpeechAnchor
 from engine.decode.config import EngineConfig
 from engine.decode.eviction import make_policy
@@ -67,8 +70,8 @@ class Scheduler:
         self.config, self.queue, self.boundary, self.grow = config, queue, boundary, grow
         if config.policy.anchored and anchor is None:
             raise ValueError("the speech-anchor eviction policy needs the model adapter's timestamp reader")
-        self.anchor = anchor if config.policy.evicts_speech else None  # read: to anchor and to measure
-        self.readers: list[RowReader | None] = [None] * rows
+        self.readers = RowReaders(rows, anchor) if anchor and config.policy.evicts_speech else None
+        self.anchored = config.policy.anchored
         self.base = DecodeMode(repetition_penalty=config.repetition_penalty)
         self.policy = make_policy(config.policy)
         self.layers = len(parts.layers)
@@ -104,32 +107,37 @@ class Scheduler:
         return [self._work(r).resumed(table.tokens(r), self._cost(r)) for r in range(table.n)]
 
     def _room_to_grow(self) -> bool:
-        full = self.table.n == self.table.rows
-        return full and self.runner.fits(2 * self.table.rows, *self.table.need()) and self.queue.waiting()
+        """Whether a store of up to twice the rows (at most the batch) fits the rows' need now."""
+        rows = min(2 * self.runner.rows, self.config.max_batch)
+        full = self.runner.rows < rows and self.table.n == self.runner.rows
+        return full and self.runner.fits(rows, *self.table.need()) and self.queue.waiting()
 
     # 1) refill
     def _refill(self) -> Iterator[DecodeResult]:
-        while self.table.n < self.table.rows:
-            works = [w for w in (self.queue.pop() for _ in range(self.table.rows - self.table.n)) if w]
+        """Free rows take waiting work, as many as the store's rows: the KV memory budget's choice
+        at the size each row's policy keeps (`Runner.reserve`)."""
+        while self.table.n < self.runner.rows:
+            works = [w for w in (self.queue.pop() for _ in range(self.runner.rows - self.table.n)) if w]
             if not works:
                 return
             layouts = [self._layout(w) for w in works]
+            readers = [self._reader(layout, w.prefix) for w, layout in zip(works, layouts, strict=True)]
+            slots = [_slots(w, layout, r) for w, layout, r in zip(works, layouts, readers, strict=True)]
             try:
-                self.runner.reserve(layouts)
+                self.runner.reserve(layouts, max(int(s.n.max()) for s in slots))
             except (torch.OutOfMemoryError, StoreTooSmall):
                 self.queue.push_front(works)
                 raise
-            for index, (work, layout) in enumerate(zip(works, layouts, strict=True)):
-                reader = self._reader(layout, work.prefix)
-                resume = len(work.prefix)
-                slots = RowSlots(layout, resume, reader.anchor_before(resume - 1) if reader else -1)
+            room = self.runner.rows - self.table.n  # the store may hold fewer rows than were taken
+            self.queue.push_front(works[room:])
+            for index, (work, layout, reader) in enumerate(zip(works[:room], layouts, readers, strict=False)):
                 try:
-                    first, seconds = self.runner.admit(self.table.n, work, layout, slots.held)
+                    first, seconds = self.runner.admit(self.table.n, work, layout, slots[index].held)
                 except torch.OutOfMemoryError:
-                    self.queue.push_front(works[index:])
+                    self.queue.push_front(works[index:room])
                     raise
                 work = work.spent(Cost(prefill_seconds=seconds))
-                yield from self._occupy(work, slots, first, reader)
+                yield from self._occupy(work, slots[index], first, reader)
 
     def _layout(self, work: Work) -> RowLayout:
         request = work.request
@@ -139,11 +147,7 @@ class Scheduler:
 
     def _reader(self, layout: RowLayout, prefix: tuple[int, ...]) -> RowReader | None:
         """A row's transcript reader, having read its output so far (None: the policy reads none)."""
-        if self.anchor is None:
-            return None
-        reader = RowReader(self.anchor(), layout.speech_len, layout.speech_kept)
-        reader.prime(prefix)
-        return reader
+        return self.readers.reader(layout.speech_len, layout.speech_kept, prefix) if self.readers else None
 
     def _occupy(
         self, work: Work, slots: RowSlots, first: int, reader: RowReader | None
@@ -159,15 +163,18 @@ class Scheduler:
         else:
             anchor = reader.anchor_before(len(tokens) - 1) if reader is not None else -1
             row = self.table.occupy(work, slots, list(tokens), anchor)
-            self.readers[row] = reader
+            if self.readers is not None:
+                self.readers.rows[row] = reader
             if self.detector is not None:
                 self.detector.reset(row)
 
     # 2) step
     def _launch(self) -> _Launched:
         started, prepared = time.thread_time(), self.runner.prep_seconds
-        if self.anchor is not None and self.config.policy.anchored:
-            self._set_anchors()
+        if self.readers is not None and self.anchored:  # the anchor read before each row's fed token
+            n = self.table.n
+            self.readers.anchors(self.table.step[:n], self.table.anchor[:n])
+            self.runner.make_room(int(self.table.count[:, :n].max()) + 1)  # it may keep one more
         plan = self.table.plan()
         planned = time.thread_time() - started
         launched = _Launched(plan, self.runner.launch(plan), len(self.host_times))
@@ -177,9 +184,8 @@ class Scheduler:
 
     def _may_run_ahead(self) -> bool:
         """Whether the next step may be queued before this one's tokens are read: not while a row
-        waits to switch back to the base mode (it must see its switch before its next step), nor
-        A step follows the anchor read before its fed token (a one-step lag), so anchors never hold
-        the next step back."""
+        waits to switch back to the base mode (it must see its switch before its next step). Anchors
+        never hold it back: a step uses the anchor read before its fed token (a one-step lag)."""
         return not any(w is not None and w.revert_after is not None for w in self.table.work[: self.table.n])
 
     # 3) settle
@@ -204,8 +210,8 @@ class Scheduler:
         before = self.table.ints["length"][:n].copy()
         self.table.append(tokens, eos, valid)
         length = self.table.ints["length"][:n]
-        if self.anchor is not None:
-            self._read(tokens, np.flatnonzero(length > before), before)
+        if self.readers is not None:
+            self.readers.feed(tokens, np.flatnonzero(length > before), before)
         full = ~eos & (length >= self.table.ints["max_new"][:n])
         if valid is not None:
             full &= valid
@@ -241,7 +247,7 @@ class Scheduler:
         loop = self.detector.loop(row, len(tokens) - 1)
         kept = salvage(tokens, loop)
         if len(kept) > len(work.salvage):
-            work = self.table.work[row] = _with_salvage(work, kept)
+            work = self.table.work[row] = replace(work, salvage=kept)
         retries = self.config.loop.retries
         if work.retries >= len(retries):
             return self._finish(row, FinishReason.LOOP, work.salvage)
@@ -262,36 +268,21 @@ class Scheduler:
             else:
                 passed = len(tokens) >= work.revert_after + self.config.loop.min_tokens
             if passed:
-                work = self.table.work[row] = _reverted(work, self.base)
+                work = self.table.work[row] = replace(work, mode=self.base, revert_after=None)
                 self.runner.set_mode(row, work, self.base, tokens)
-
-    def _read(self, tokens: np.ndarray, rows: np.ndarray, index: np.ndarray) -> None:
-        """Feed the rows' new tokens (output `index[r]`, chosen by step `index[r] - 1`) to their readers."""
-        for row in rows.tolist():
-            reader = self.readers[row]
-            if reader is not None:
-                reader.feed(int(tokens[row]), int(index[row]) - 1)
-
-    def _set_anchors(self) -> None:
-        """Each row's next step uses the anchor read from the tokens before the one it feeds."""
-        for row in range(self.table.n):
-            reader = self.readers[row]
-            if reader is not None:
-                self.table.anchor[row] = reader.anchor_before(int(self.table.step[row]))
 
     def _release(self, row: int) -> None:
         moved = self.table.release(row)
-        self.readers[row] = self.readers[moved] if moved is not None else None
+        if self.readers is not None:
+            self.readers.release(row, moved)
         if moved is not None:
-            self.readers[moved] = None
             self.runner.move_row(moved, row)
             if self.detector is not None:
                 self.detector.move_row(moved, row)
 
     def _cost(self, row: int) -> Cost:
-        reader = self.readers[row]
-        cost = self.table.cost(row)
-        return cost if reader is None else replace(cost, lost=reader.harm.lost_tokens)
+        lost = self.readers.lost(row) if self.readers is not None else None
+        return self.table.cost(row) if lost is None else replace(self.table.cost(row), lost=lost)
 
     def _work(self, row: int) -> Work:
         work = self.table.work[row]
@@ -304,9 +295,7 @@ class Scheduler:
         return self.config.policy.evicts
 
 
-def _with_salvage(work: Work, kept: tuple[int, ...]) -> Work:
-    return replace(work, salvage=kept)
-
-
-def _reverted(work: Work, base: DecodeMode) -> Work:
-    return replace(work, mode=base, revert_after=None)
+def _slots(work: Work, layout: RowLayout, reader: RowReader | None) -> RowSlots:
+    """The row as imported for its next step (resumed work: with the anchor its output gives)."""
+    resume = len(work.prefix)
+    return RowSlots(layout, resume, reader.anchor_before(resume - 1) if reader is not None else -1)

@@ -45,7 +45,8 @@ class RowSlots:
         self.layout = layout
         self.anchor = anchor  # the anchor its speech bounds were last moved to
         total = layout.prompt_len + layout.max_new_tokens
-        capacity = max(layout.capacity, 1)
+        # an anchored row may hold more than its planned capacity (its store makes room)
+        capacity = max(total if layout.anchored else layout.capacity, 1)
         self.pos = np.full((layout.groups, capacity), -1, dtype=np.int64)  # position in each slot
         self.slot = np.full((layout.groups, total), -1, dtype=np.int64)  # slot of each position
         self.n = np.zeros(layout.groups, dtype=np.int64)

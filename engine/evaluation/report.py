@@ -33,6 +33,9 @@ class RunFacts:
     generated_tokens: int = 0
     # per chunk decoded with KV eviction: (kept at its last step, mean kept over steps, logical entries)
     kv: tuple[tuple[float, float, int], ...] = ()
+    # per chunk decoded with speech eviction: (seconds of speech evicted before they were transcribed,
+    # chunk seconds)
+    lost: tuple[tuple[float, float], ...] = ()
 
     @property
     def rtf(self) -> float:
@@ -55,6 +58,7 @@ class RunFacts:
             finish_reasons=reasons,
             generated_tokens=int(data.get("generated_tokens", 0)),
             kv=tuple((float(a), float(b), int(c)) for a, b, c in data.get("kv", ())),
+            lost=tuple((float(a), float(b)) for a, b in data.get("lost", ())),
         )
 
 
@@ -123,6 +127,15 @@ class SystemReport:
             "steps_macro": sum(mean for _, mean, _ in chunks) / len(chunks),
         }
 
+    def lost(self) -> dict[str, float] | None:
+        """Speech evicted before it was transcribed, over every chunk decoded with speech eviction
+        (None: none was): seconds in all, and their share of those chunks' audio."""
+        chunks = [c for r in self.scored for c in r.facts.lost]
+        if not chunks:
+            return None
+        seconds, audio = sum(a for a, _ in chunks), sum(b for _, b in chunks)
+        return {"seconds": seconds, "fraction": seconds / audio if audio else 0.0}
+
     @property
     def total_seconds(self) -> float:
         return sum(r.facts.seconds for r in self.recordings)
@@ -147,6 +160,7 @@ class SystemReport:
             "pooled": {m: _count(self.pooled(m)) for m in METRICS},
             "macro": {m: self.macro(m) for m in METRICS},
             "kv_kept": self.kept(),
+            "speech_lost": self.lost(),
             "recordings_scored": len(self.scored),
             "failures": self.failures,
             "total_seconds": self.total_seconds,

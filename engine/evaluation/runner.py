@@ -146,6 +146,7 @@ def _transcribe(pipeline: Any, entry: ManifestEntry, cancel: threading.Event | N
     reasons: Counter[str] = Counter()
     tokens = [0]
     kv: list[tuple[float, float, int]] = []
+    lost: list[tuple[float, float]] = []
 
     def on_progress(p: Progress) -> None:
         if p.stage is Stage.INFER and p.partial is not None:
@@ -156,6 +157,8 @@ def _transcribe(pipeline: Any, entry: ManifestEntry, cancel: threading.Event | N
                 kv.append(
                     (stats.kv_kept_last, stats.kv_kept_fraction, stats.prompt_tokens + stats.generated_tokens)
                 )
+            if stats.speech_lost_seconds is not None:
+                lost.append((stats.speech_lost_seconds, p.partial.chunk.duration))
 
     started = time.perf_counter()
     transcript, failed = None, None
@@ -169,7 +172,7 @@ def _transcribe(pipeline: Any, entry: ManifestEntry, cancel: threading.Event | N
     seconds = time.perf_counter() - started
     duration = transcript.duration if transcript is not None else _duration(entry)
     chunks, finish = sum(reasons.values()), tuple(sorted(reasons.items()))
-    facts = RunFacts(duration, seconds, failed, chunks, finish, tokens[0], tuple(kv))
+    facts = RunFacts(duration, seconds, failed, chunks, finish, tokens[0], tuple(kv), tuple(lost))
     return transcript, facts, pipeline.backend.describe()
 
 

@@ -48,14 +48,15 @@ def system_table(report: SystemReport) -> str:
 def comparison_table(reports: Sequence[SystemReport], baseline: str | None = "single-pass") -> str:
     """The paper-style table: one row per system that ran; skipped systems listed below it."""
     base = next((r for r in reports if r.system.name == baseline and _ran(r)), None)
-    head = ["System", "chunk (s)", *(f"{HEADERS[m]} (%)" for m in METRICS), "kept %", "Total (s)", "Speed-up"]
+    head = ["System", "chunk (s)", *(f"{HEADERS[m]} (%)" for m in METRICS), "kept %", "speech lost"]
+    head += ["Total (s)", "Speed-up"]
     lines = [_row(head), _row(["---"] * len(head))]
     for r in reports:
         if not _ran(r):
             continue
         chunk = "single pass" if r.system.single_pass else _fmt(r.system.chunk_seconds, "{:g}")
         speedup = "baseline" if r is base else _speedup(base, r)
-        cells = [r.system.title, chunk, *(_pooled_macro(r, m) for m in METRICS), _kept(r)]
+        cells = [r.system.title, chunk, *(_pooled_macro(r, m) for m in METRICS), _kept(r), _lost(r)]
         lines.append(_row([*cells, f"{r.total_seconds:.1f}", speedup]))
     lines += ["", NOTE, ""]
     if base is None and baseline:
@@ -72,7 +73,8 @@ def comparison_table(reports: Sequence[SystemReport], baseline: str | None = "si
 NOTE = (
     "Error rates: pooled over recordings / macro mean of per-recording rates. kept %: KV entries "
     "kept at each chunk's last decode step over all it would hold (the paper's measure), pooled over "
-    "chunks / macro mean; `–` without eviction."
+    "chunks / macro mean; `–` without eviction. speech lost: seconds of speech evicted before the "
+    "transcript had written it (share of those chunks' audio); `–` without speech eviction."
 )
 
 
@@ -85,6 +87,13 @@ def _kept(report: SystemReport) -> str:
     if kept is None:
         return "–"
     return f"{100 * kept['last_pooled']:.1f} / {100 * kept['last_macro']:.1f}"
+
+
+def _lost(report: SystemReport) -> str:
+    lost = report.lost()
+    if lost is None:
+        return "–"
+    return f"{lost['seconds']:.1f} s ({100 * lost['fraction']:.1f} %)"
 
 
 def settings_line(report: SystemReport) -> str:
