@@ -1,19 +1,35 @@
 """`murmur kv-plan`: what each eviction policy keeps and costs for one chunk shape, without a model run.
 
-Prints, per policy: kept % at the last step (the paper's measure) and the mean over steps, the
-most KV entries a row holds, KV bytes per row and per batch at that peak (and per row against no
-eviction), and the KV bytes attention reads per step for the batch. The numbers are the ones the
-engine reports for a run of the same shape (`engine.decode.plan`).
+Prints, per policy: kept % at the last step (the paper's measure) and the mean over steps, the share
+of the speech evicted before the transcript reached it (a transcript moving evenly through the
+audio), the most KV entries a row holds, KV bytes per row and per batch at that peak (and per row
+against no eviction), and the KV bytes attention reads per step for the batch. Then, for a 141 GB
+H200 and an 80 GB H100 with the real checkpoint's shapes, the rows each policy's row size admits
+and the steps per second of a memory-bound step at that batch. The numbers are the ones the engine
+reports for a run of the same shape (`engine.decode.plan`). Bad options and unreadable checkpoint
+configs print one line and exit 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
+from engine.cli.eval import guarded
 from engine.cli.eviction_options import add_eviction_arguments, eviction_options
 from engine.decode.eviction import POLICIES, PRESETS, EvictionConfig
-from engine.decode.plan import SHAPES, ModelShape, PolicyPlan, chunk_layout, plan_policy, shape_from_config
+from engine.decode.plan import (
+    GPUS,
+    SHAPES,
+    ModelShape,
+    PolicyPlan,
+    chunk_layout,
+    dtype_bytes,
+    plan_policy,
+    project,
+    shape_from_config,
+)
 
 DEFAULT_POLICIES = (
     "none",
@@ -23,12 +39,17 @@ DEFAULT_POLICIES = (
     "paper-both",
     "speech-anchor",
 )
+DTYPES = ("bfloat16", "float16", "float32")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     model = p.add_mutually_exclusive_group()
     model.add_argument("--model", type=Path, help="checkpoint folder whose config.json gives the shape")
     model.add_argument("--shape", choices=sorted(SHAPES), help="a known model shape (default: qwen2.5-7b)")
+    p.add_argument(
+        "--dtype", choices=DTYPES,
+        help="KV dtype (default: the checkpoint's `dtype`, or bfloat16 for --shape)",
+    )  # fmt: skip
     p.add_argument("--chunk-seconds", type=float, default=300.0, help="audio per chunk (default: 300)")
     p.add_argument(
         "--output-tokens", type=int, default=2700, help="tokens generated per chunk (default: 2700)"
@@ -46,15 +67,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    return guarded(lambda _cancel: _run(args), getattr(args, "cancel", None))
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.output_tokens < 1 or args.batch_size < 1 or not args.chunk_seconds > 0 or args.system_tokens < 0:
-        raise ValueError("chunk seconds, output tokens and batch size must be positive")
+        raise ValueError(
+            "--chunk-seconds, --output-tokens and --batch-size must be positive, --system-tokens not negative"
+        )
     shape = _shape(args)
-    options = eviction_options(args)
-    rows = []
+    options = _config_options(eviction_options(args))
+    plans = []
     for name in args.eviction:
-        config = EvictionConfig.from_options(name, **_config_options(options))
+        config = EvictionConfig.from_options(name, **options)
         layout = chunk_layout(config, shape, args.chunk_seconds, args.output_tokens, args.system_tokens)
-        rows.append(plan_policy(name, layout, shape, args.batch_size))
+        plans.append(plan_policy(name, layout, shape, args.batch_size))
     none = chunk_layout(
         EvictionConfig("none"), shape, args.chunk_seconds, args.output_tokens, args.system_tokens
     )
@@ -64,26 +91,55 @@ def run(args: argparse.Namespace) -> int:
         f"{none.prompt_len} prompt tokens ({none.speech_len} speech at {shape.speech_rate:g}/s), "
         f"{args.output_tokens} generated, batch {args.batch_size}"
     )
-    print(format_table(rows, baseline))
+    print(format_table(plans, baseline))
+    print()
+    print(format_gpus(plans))
+    for plan in plans:
+        if plan.lost > 0:
+            print(
+                f"warning: {plan.name} evicts about {100 * plan.lost:.0f} % of a chunk's speech before "
+                "the transcript reaches it; expect words to be dropped"
+            )
     return 0
 
 
 def format_table(rows: list[PolicyPlan], baseline: PolicyPlan) -> str:
-    head = ("policy", "kept % (last)", "kept % (mean)", "peak entries/row", "KV/row", "vs none", "KV/batch",
-            "attention/step")  # fmt: skip
+    head = ("policy", "kept % (last)", "kept % (mean)", "speech lost %", "peak entries/row", "KV/row",
+            "vs none", "KV/batch", "attention/step")  # fmt: skip
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        cells = (r.name, f"{100 * r.kept_last:.1f}", f"{100 * r.kept_mean:.1f}", f"{r.peak_entries:,}",
-                 _bytes(r.row_bytes), f"{r.row_bytes / baseline.row_bytes:.2f}×", _bytes(r.batch_bytes),
-                 _bytes(r.attention_bytes))  # fmt: skip
+        cells = (r.name, f"{100 * r.kept_last:.1f}", f"{100 * r.kept_mean:.1f}", f"{100 * r.lost:.1f}",
+                 f"{r.peak_entries:,}", _bytes(r.row_bytes), f"{r.row_bytes / baseline.row_bytes:.2f}×",
+                 _bytes(r.batch_bytes), _bytes(r.attention_bytes))  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
+def format_gpus(rows: list[PolicyPlan]) -> str:
+    """Rows admitted and projected decode speed per policy on each GPU in `GPUS`."""
+    head = ["policy"]
+    for gpu in GPUS:
+        head += [f"{gpu.name}: rows", "steps/s", "tokens/s"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [r.name]
+        for gpu in GPUS:
+            p = project(r, gpu)
+            cells += [f"{p.rows}", f"{p.steps_per_second:.1f}", f"{p.tokens_per_second:,.0f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    note = (
+        "Rows: what the GPU's memory less the loaded model (22 GB) and a 10 % reserve holds at each "
+        "policy's row size. Steps/s: an upper bound for a memory-bound step reading the decoder's "
+        "weights and those rows' KV at full HBM bandwidth (4.8 / 3.35 TB/s); not measured."
+    )
+    return "\n".join([*lines, "", note])
+
+
 def _shape(args: argparse.Namespace) -> ModelShape:
-    if args.model is not None:
-        return shape_from_config(args.model)
-    return SHAPES[args.shape or "qwen2.5-7b"]
+    shape = shape_from_config(args.model) if args.model is not None else SHAPES[args.shape or "qwen2.5-7b"]
+    if args.dtype is not None:
+        shape = dataclasses.replace(shape, dtype_bytes=dtype_bytes(args.dtype))
+    return shape
 
 
 def _config_options(options: dict[str, object]) -> dict[str, object]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -28,6 +29,7 @@ from engine.decode.api import DecodeRequest, DecodeResult, SegmentBoundary, Spee
 from engine.decode.config import EngineConfig
 from engine.decode.fused import FusedModel
 from engine.decode.kv_store import StoreTooSmall
+from engine.decode.plan import expected_loss
 from engine.decode.sampling import DecodeMode
 from engine.decode.scheduler import GrowBatch, Scheduler
 from engine.decode.step import ModelParts
@@ -78,6 +80,7 @@ class MurmurDecoder:
         self.segment_boundary = segment_boundary
         self.speech_anchor = speech_anchor
         self.stats = RunStats()
+        _warn_if_lossy(self.config)
 
     def decode(
         self, requests: Iterable[DecodeRequest], cancel: threading.Event | None = None
@@ -127,6 +130,20 @@ class MurmurDecoder:
             self.stats.host_times += scheduler.host_times
             graphs = scheduler.runner.graphs
             self.stats.capture_seconds += graphs.capture_seconds if graphs is not None else 0.0
+
+
+def _warn_if_lossy(config: EngineConfig) -> None:
+    """Warn (once per setting: Python's warning registry) when the eviction settings are expected to
+    evict speech before the transcript has written it."""
+    lost = expected_loss(config.policy)
+    if lost > 0.005:
+        warnings.warn(
+            f"eviction {config.policy.describe()} is expected to evict about {100 * lost:.0f} % of a 300 s "
+            "chunk's speech before the transcript reaches it, so words will be dropped (see `murmur "
+            "kv-plan`); `speech-anchor` or `none` evict nothing that is still to be transcribed",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _free_memory(device: torch.device) -> None:

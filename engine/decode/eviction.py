@@ -144,6 +144,17 @@ class EvictionConfig:
     def evicts(self) -> bool:
         return self.policy != "none"
 
+    def describe(self) -> str:
+        """The policy and the settings it uses, e.g. `speech (sink 32, window 1024, delay 512, rate 8)`."""
+        speech = f"speech sink {self.speech_sink}, window {self.speech_window}, delay {self.delay}"
+        speech += f", rate {self.speech_rate:g}"
+        output = f"sink {self.n_sink}, window {self.output_window}"
+        anchor = f"look-back {self.look_back}, look-ahead {self.look_ahead}"
+        details = {"output": output, "both": f"{output}; {speech}", "speech-anchor": anchor}
+        detail = details.get(self.policy, speech if self.policy != "none" else "")
+        ranges = f"; {len(self.layers)} layer range(s)" if self.layers else ""
+        return f"{self.policy} ({detail}{ranges})" if detail else self.policy
+
     @property
     def evicts_speech(self) -> bool:
         return self.policy not in ("none", "output")

@@ -28,10 +28,10 @@ from numpy.typing import ArrayLike, NDArray
 
 IntArray = NDArray[np.int64]
 SPEECH_KINDS = ("keep", "front", "follow", "anchor")
-# How far the anchor is planned to trail a transcript that moves evenly through the audio, in speech
-# tokens (≈ three 5 s segments at 7.5 tokens/s; at most a quarter of the speech). Rows are sized from
-# this plan; a row whose transcript lags further grows the store (`Runner.make_room`).
-ANCHOR_LAG = 112
+# How far the anchor is planned to trail a transcript that moves evenly through the audio, as a share
+# of the speech (15 s of a 300 s chunk: 112 tokens, about three segments). Rows are sized from this
+# plan; a row whose transcript lags further makes the store grow (`Runner.make_room`).
+ANCHOR_LAG = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,9 +162,9 @@ class RowLayout:
 
     def planned_anchor(self, j: ArrayLike) -> IntArray:
         """The anchor at steps `j` of a transcript that moves evenly through the speech over the
-        row's token budget, `ANCHOR_LAG` behind (−1: none yet)."""
+        row's token budget, a share `ANCHOR_LAG` of the speech behind (−1: none yet)."""
         j = np.asarray(j, dtype=np.int64)
-        lag = min(ANCHOR_LAG, self.speech_len // 4)
+        lag = math.ceil(ANCHOR_LAG * self.speech_len)
         ahead = (self.speech_len * (j + 1)) // max(self.max_new_tokens, 1) - lag
         return np.where(ahead >= 0, ahead, -1)
 

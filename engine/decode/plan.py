@@ -8,12 +8,15 @@ arithmetic the engine's rows follow — and returns what the engine would report
 - the most entries a row holds at once (all layers), KV bytes per row and per batch at that peak
   (the store reserves the largest layer group's slots in every layer, plus the speech copy that
   `speech-follow` needs);
-- the bytes attention reads per step for the batch, averaged over steps.
+- the bytes attention reads per step for the batch, averaged over steps;
+- the share of the speech evicted before the transcript reached it (`lost_fraction`);
+- on a given GPU (`GPUS`), the rows a KV memory budget admits at that row size (the engine's
+  `admission.rows_within`) and the decode steps per second a memory-bound step would run at.
 
 A run of G output tokens has G − 1 decode steps (the last token is never fed back), as in the engine
 and in HF `generate`. `speech-anchor` depends on the timestamps the model writes; the planner
-assumes the transcript advances evenly through the audio (anchor = S·j/G at step j). The module
-imports neither torch nor transformers.
+assumes the transcript advances evenly through the audio, the anchor 5 % of the speech behind it
+(`RowLayout.planned_anchor`). The module imports neither torch nor transformers.
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.decode.admission import device_budget, rows_within
 from engine.decode.eviction import EvictionConfig, make_policy
 from engine.decode.layout import RowLayout
+from engine.errors import ModelLoadError
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,21 +67,43 @@ def shape_from_config(path: Path, sample_rate: int = 24000) -> ModelShape:
     file = path / "config.json" if path.is_dir() else path
     try:
         config = json.loads(file.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"cannot read a model config at {file}: {exc}") from exc
-    text = config.get("text_config", config)
-    heads = int(text["num_attention_heads"])
-    head_dim = int(text.get("head_dim") or text["hidden_size"] // heads)
-    acoustic = config.get("acoustic_tokenizer_encoder_config") or {}
-    hop = acoustic.get("hop_length") or math.prod(acoustic.get("downsampling_ratios") or [3200])
-    dtype = str(text.get("dtype") or config.get("torch_dtype") or "bfloat16")
-    return ModelShape(
-        layers=int(text["num_hidden_layers"]),
-        kv_heads=int(text.get("num_key_value_heads") or heads),
-        head_dim=head_dim,
-        dtype_bytes=4 if "32" in dtype else 2,
-        speech_rate=sample_rate / hop,
-    )
+        if not isinstance(config, dict):
+            raise ValueError("not a JSON object")
+        text = config.get("text_config", config)
+        heads = int(text["num_attention_heads"])
+        head_dim = int(text.get("head_dim") or text["hidden_size"] // heads)
+        acoustic = config.get("acoustic_tokenizer_encoder_config") or {}
+        hop = acoustic.get("hop_length") or math.prod(acoustic.get("downsampling_ratios") or [3200])
+        return ModelShape(
+            layers=int(text["num_hidden_layers"]),
+            kv_heads=int(text.get("num_key_value_heads") or heads),
+            head_dim=head_dim,
+            dtype_bytes=dtype_bytes(checkpoint_dtype(config)),
+            speech_rate=sample_rate / hop,
+        )
+    except OSError as exc:
+        raise ModelLoadError(f"cannot read a model config at {file}: {exc.strerror or exc}") from exc
+    except (ValueError, KeyError, TypeError, AttributeError, ZeroDivisionError) as exc:
+        reason = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise ModelLoadError(f"{file} is not a usable model config ({reason})") from exc
+
+
+def checkpoint_dtype(config: dict) -> str:
+    """The weights' dtype a config names: transformers 5's `dtype` or the older `torch_dtype`, of the
+    whole checkpoint first, then of its language model (bfloat16 when none is named)."""
+    text = config.get("text_config") or {}
+    for where in (config, text):
+        for key in ("dtype", "torch_dtype"):
+            if isinstance(where.get(key), str):
+                return where[key].removeprefix("torch.")
+    return "bfloat16"
+
+
+def dtype_bytes(name: str) -> int:
+    sizes = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4, "float64": 8}
+    if name not in sizes:
+        raise ValueError(f"unknown dtype {name!r}; known: {', '.join(sizes)}")
+    return sizes[name]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +115,11 @@ class PolicyPlan:
     row_bytes: int  # KV bytes reserved per row at the peak
     batch_bytes: int
     attention_bytes: float  # KV bytes attention reads per step, whole batch, mean over steps
+    lost: float = 0.0  # share of the speech evicted before the transcript reached it
+
+    @property
+    def attention_row_bytes(self) -> float:
+        return self.attention_bytes * self.row_bytes / self.batch_bytes if self.batch_bytes else 0.0
 
 
 def chunk_layout(
@@ -108,7 +140,7 @@ def chunk_layout(
 def plan_policy(name: str, layout: RowLayout, shape: ModelShape, batch: int) -> PolicyPlan:
     """What `layout` keeps and costs for a run of `layout.max_new_tokens` output tokens."""
     steps = np.arange(max(layout.max_new_tokens - 1, 1))  # decode steps j = 0 .. G-2
-    anchor = (layout.speech_len * steps) // max(layout.max_new_tokens, 1)
+    anchor = layout.planned_anchor(steps)
     kept = layout.kept_fraction(steps, anchor)
     held = sum(
         layout.layer_group.count(g) * layout.counts(g, steps, anchor).astype(np.float64)
@@ -126,4 +158,59 @@ def plan_policy(name: str, layout: RowLayout, shape: ModelShape, batch: int) -> 
         row_bytes=row_bytes,
         batch_bytes=row_bytes * batch,
         attention_bytes=float(held.mean()) * per_layer_entry * batch,
+        lost=lost_fraction(layout),
     )
+
+
+def lost_fraction(layout: RowLayout) -> float:
+    """Share of the speech some evicting layer group no longer holds at the step the transcript
+    reaches it, for a transcript that moves evenly through the speech over the token budget (speech
+    index i is written at step ⌊i·G/S⌋; `speech-anchor` under its planned anchor)."""
+    length = layout.speech_len
+    if not length:
+        return 0.0
+    i = np.arange(length)
+    j = (i * layout.max_new_tokens) // length  # the step that writes speech index i
+    lost = np.zeros(length, dtype=bool)
+    for g, rule in enumerate(layout.rules):
+        if rule.evicts:
+            sinks, lo, hi = layout.speech(g, j, layout.planned_anchor(j))
+            lost |= (i >= sinks) & ((i < lo) | (i >= hi))
+    return float(lost.mean())
+
+
+def expected_loss(config: EvictionConfig, chunk_seconds: float = 300.0, output_tokens: int = 2730) -> float:
+    """`lost_fraction` of a policy on a VibeVoice-ASR chunk (default: 300 s at the paper's token budget)."""
+    shape = SHAPES["qwen2.5-7b"]
+    return lost_fraction(chunk_layout(config, shape, chunk_seconds, output_tokens))
+
+
+@dataclass(frozen=True, slots=True)
+class Gpu:
+    name: str
+    memory: int  # bytes
+    bandwidth: float  # bytes per second of HBM
+
+
+GPUS = (Gpu("H200 141 GB", 141 * 10**9, 4.8e12), Gpu("H100 80 GB", 80 * 10**9, 3.35e12))
+RESIDENT_BYTES = 22 * 10**9  # VibeVoice-ASR once loaded in bfloat16 (research: ≈ 22 GB)
+STEP_WEIGHT_BYTES = 2 * 7_070_000_000  # Qwen2.5-7B's weights a decode step reads (no embedding table)
+
+
+@dataclass(frozen=True, slots=True)
+class Projection:
+    rows: int  # rows the KV budget admits
+    steps_per_second: float  # a memory-bound step: weights + the rows' KV read at full bandwidth
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.rows * self.steps_per_second
+
+
+def project(plan: PolicyPlan, gpu: Gpu, max_rows: int | None = None) -> Projection:
+    """Rows admitted on `gpu` at `plan`'s row size, and the steps per second of a step that reads
+    the decoder's weights and those rows' KV at the GPU's full bandwidth (an upper bound)."""
+    rows = rows_within(device_budget(gpu.memory - RESIDENT_BYTES), plan.row_bytes)
+    rows = rows if max_rows is None else min(rows, max_rows)
+    read = STEP_WEIGHT_BYTES + rows * plan.attention_row_bytes
+    return Projection(rows, gpu.bandwidth / read)

@@ -14,6 +14,7 @@ from engine.decode.engine import MurmurDecoder
 from engine.decode.eviction import EvictionConfig, LayerRange, make_policy
 from engine.decode.loop_guard import LoopGuardConfig
 from engine.decode.plan import SHAPES, ModelShape, chunk_layout, plan_policy, shape_from_config
+from engine.errors import ModelLoadError
 
 POLICIES = {
     "output": EvictionConfig("output", n_sink=2, output_window=5),
@@ -64,7 +65,7 @@ def test_kv_plan_reproduces_table_3_kept_percent_for_the_authors_output_eviction
             str(window),
         ]
         assert main(args) == 0
-        row = capsys.readouterr().out.strip().splitlines()[-1]
+        row = capsys.readouterr().out.split("\n\n")[0].splitlines()[-1]  # the policy table's row
         kept_last = float(row.split("|")[2])
         assert abs(kept_last - paper) <= 1.0, row
 
@@ -73,7 +74,8 @@ def test_kv_plan_prints_every_policy_and_speech_eviction_takes_less_memory_than_
     assert main(["kv-plan", "--batch-size", "16"]) == 0
     out = capsys.readouterr().out
     assert "2350 prompt tokens (2250 speech at 7.5/s)" in out
-    rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ")}
+    policies = out.split("\n\n")[0]
+    rows = {line.split("|")[1].strip(): line for line in policies.splitlines() if line.startswith("| ")}
     assert {"none", "paper-output", "paper-speech", "paper-both", "speech-anchor"} <= set(rows)
     ratio = float(re.search(r"\| ([0-9.]+)× \|", rows["paper-speech"]).group(1))
     assert ratio < 1.0
@@ -90,8 +92,53 @@ def test_the_shape_and_speech_rate_come_from_a_checkpoint_config(tmp_path):
     }  # fmt: skip
     (tmp_path / "config.json").write_text(json.dumps(config))
     assert shape_from_config(tmp_path) == ModelShape(3, 2, 16, dtype_bytes=4, speech_rate=7.5)
-    with pytest.raises(ValueError, match="cannot read a model config"):
+    with pytest.raises(ModelLoadError, match="cannot read a model config"):
         shape_from_config(tmp_path / "missing")
+
+
+def test_a_transformers_5_float32_checkpoint_is_planned_with_4_byte_kv(tmp_path, capsys):
+    config = {"dtype": "float32", "text_config": {"num_hidden_layers": 2, "num_attention_heads": 2,
+              "hidden_size": 32, "dtype": "bfloat16"}}  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert shape_from_config(tmp_path).dtype_bytes == 4
+    assert main(["kv-plan", "--model", str(tmp_path), "--chunk-seconds", "10"]) == 0
+    assert "4-byte KV" in capsys.readouterr().out
+    assert main(["kv-plan", "--model", str(tmp_path), "--chunk-seconds", "10", "--dtype", "bfloat16"]) == 0
+    assert "2-byte KV" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--batch-size", "0"], "--batch-size must be positive"),
+        (["--model", "/nonexistent"], "cannot read a model config at /nonexistent"),
+        (["--model", "BROKEN"], "is not a usable model config (missing 'num_attention_heads')"),
+        (["--model", "NOTJSON"], "is not a usable model config"),
+    ],
+)
+def test_kv_plan_typos_print_one_line_and_exit_1(tmp_path, capsys, args, message):
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "config.json").write_text('{"text_config": {"hidden_size": 8}}')
+    (tmp_path / "notjson").mkdir()
+    (tmp_path / "notjson" / "config.json").write_text("{oops")
+    paths = {"BROKEN": str(tmp_path / "broken"), "NOTJSON": str(tmp_path / "notjson")}
+    assert main(["kv-plan", *(paths.get(a, a) for a in args)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("murmur: error: ") and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_kv_plan_shows_speech_lost_and_rows_admitted_on_h200_and_h100(capsys):
+    assert main(["kv-plan", "--eviction", "none", "paper-speech", "speech-anchor"]) == 0
+    out = capsys.readouterr().out
+    tables = [line for line in out.splitlines() if line.startswith("| ")]
+    lost = {line.split("|")[1].strip(): float(line.split("|")[4]) for line in tables[1:4]}
+    assert lost["none"] == 0.0 and lost["speech-anchor"] == 0.0 and 30 < lost["paper-speech"] < 40
+    assert "H200 141 GB: rows" in tables[4] and "H100 80 GB: rows" in tables[4]
+    rows = {line.split("|")[1].strip(): line.split("|") for line in tables[5:]}
+    h200, h100 = {k: int(v[2]) for k, v in rows.items()}, {k: int(v[5]) for k, v in rows.items()}
+    assert h200["speech-anchor"] >= 1.25 * h200["none"] and h100["speech-anchor"] >= 1.25 * h100["none"]
+    assert h200["none"] > h100["none"] > 0
+    assert out.count("warning: paper-speech evicts about") == 1 and "warning: speech-anchor" not in out
 
 
 def test_front_speech_eviction_needs_less_kv_memory_per_row_than_none(model):

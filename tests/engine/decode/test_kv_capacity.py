@@ -1,0 +1,106 @@
+"""Evicted tokens become batch capacity: at the same KV bytes the engine admits more rows of a
+policy that keeps less, an anchored row that keeps more than planned makes room (in place, or in a
+re-sized store) without changing a token, and a setting that drops untranscribed speech warns."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from hf_oracle import make_requests, tiny_qwen2
+
+from engine.decode.admission import rows_within
+from engine.decode.api import SegmentTimes
+from engine.decode.config import EngineConfig
+from engine.decode.engine import MurmurDecoder
+from engine.decode.eviction import PRESETS, EvictionConfig, make_policy
+from engine.decode.kv_store import KVStore, round_up
+from engine.decode.loop_guard import LoopGuardConfig
+
+SPEECH, NEW = 120, 150
+PROMPT = 4 + SPEECH + 5
+ANCHOR = EvictionConfig("speech-anchor", speech_sink=2, look_back=4, look_ahead=12)
+SLOT_BYTES = 2 * 2 * 2 * 16 * 8  # K and V, 2 layers, 2 KV heads, head 16, float64
+NO_LOOPS = LoopGuardConfig(enabled=False)
+
+
+class EvenReply:
+    """A segment every 5 tokens, its Start following the speech evenly over the budget."""
+
+    def __init__(self):
+        self.read = 0
+
+    def feed(self, token_ids):
+        out = []
+        for _ in token_ids:
+            self.read += 1
+            if self.read % 5 == 0:
+                out.append(SegmentTimes(SPEECH * (self.read - 5) / NEW))
+        return out
+
+
+class Silent:
+    def feed(self, token_ids):
+        return []
+
+
+@pytest.fixture(scope="module")
+def model():
+    return tiny_qwen2()
+
+
+def store_slots(config: EvictionConfig) -> int:
+    layout = make_policy(config).layout(PROMPT, (4, 4 + SPEECH), NEW, 2)
+    return round_up(layout.capacity + 2, 64)  # + the fed token's room and the scratch slot
+
+
+def decode(model, eviction, count, budget, anchor=EvenReply):
+    config = EngineConfig(max_batch=count, eviction=eviction, kv_memory_limit=budget, loop=NO_LOOPS)
+    decoder = MurmurDecoder(model, config, speech_anchor=anchor)
+    results = {r.id: r for r in decoder.decode(make_requests([PROMPT] * count, NEW))}
+    return decoder, results
+
+
+def test_at_equal_kv_bytes_speech_anchor_admits_at_least_a_quarter_more_rows_than_none(model):
+    budget = 4 * store_slots(EvictionConfig("none")) * SLOT_BYTES
+    none, _ = decode(model, "none", 7, budget)
+    anchored, results = decode(model, ANCHOR, 7, budget)
+    assert none.stats.batches[0] == 4
+    assert anchored.stats.batches[0] == rows_within(budget, store_slots(ANCHOR) * SLOT_BYTES)
+    assert anchored.stats.batches[0] >= 1.25 * none.stats.batches[0]
+    assert all(len(r.token_ids) == NEW and r.stats.speech_lost_fraction == 0.0 for r in results.values())
+    assert max(r.stats.kv_kept_last for r in results.values()) < 0.8  # it did evict
+
+
+def test_an_anchored_row_that_keeps_more_than_planned_grows_the_store_in_place(model, monkeypatch):
+    grown: list[int] = []
+    ensure = KVStore.ensure
+
+    def spy(self, capacity, speech_capacity=0):
+        if capacity > self.capacity:
+            grown.append(capacity)
+        return ensure(self, capacity, speech_capacity)
+
+    monkeypatch.setattr(KVStore, "ensure", spy)
+    _, plain = decode(model, "none", 2, None)
+    decoder, silent = decode(model, ANCHOR, 2, None, anchor=Silent)  # no timestamps: nothing evicted
+    assert {i: r.token_ids for i, r in silent.items()} == {i: r.token_ids for i, r in plain.items()}
+    assert grown and decoder.stats.batches == [2]  # grown between steps, never re-sized
+    assert all(r.stats.kv_kept_last == 1.0 for r in silent.values())
+
+
+def test_when_the_budget_cannot_grow_the_rows_resume_in_a_store_of_fewer_longer_rows(model):
+    budget = 3 * store_slots(ANCHOR) * SLOT_BYTES  # three planned rows; two full rows do not fit
+    _, plain = decode(model, "none", 3, None)
+    decoder, silent = decode(model, ANCHOR, 3, budget, anchor=Silent)
+    assert {i: r.token_ids for i, r in silent.items()} == {i: r.token_ids for i, r in plain.items()}
+    assert decoder.stats.batches[0] == 3 and min(decoder.stats.batches) == 1
+
+
+def test_a_setting_expected_to_drop_untranscribed_speech_warns_once_and_speech_anchor_does_not(model):
+    with pytest.warns(UserWarning, match=r"evict about 34 % of a 300 s chunk's speech before the transcript"):
+        MurmurDecoder(model, EngineConfig(eviction=PRESETS["paper-speech"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        MurmurDecoder(model, EngineConfig(eviction="speech-anchor"))
+        MurmurDecoder(model, EngineConfig(eviction="paper-output"))
