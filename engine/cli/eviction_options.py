@@ -7,6 +7,7 @@ fields of `engine.decode.config.EngineConfig` (and of the VibeVoice backend's en
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 EVICTION_FLAGS = (
@@ -22,7 +23,12 @@ EVICTION_FLAGS = (
 
 
 def add_eviction_arguments(group: Any) -> None:
-    """Add the tuning flags to a parser or argument group."""
+    """Add the tuning flags (and `--kv-memory`) to a parser or argument group."""
+    group.add_argument(
+        "--kv-memory", type=memory_size, metavar="SIZE", dest="kv_memory_limit",
+        help="KV memory budget, e.g. 8GiB or 500MB: rows are admitted while they fit it at the size "
+        "their eviction policy keeps (default: the device's free memory less a reserve)",
+    )  # fmt: skip
     group.add_argument("--sink", type=int, metavar="N", help="output sink tokens kept (default: 4)")
     group.add_argument(
         "--window", type=int, metavar="W", help="tokens per eviction window, output and speech"
@@ -49,6 +55,18 @@ def add_eviction_arguments(group: Any) -> None:
     group.add_argument(
         "--look-ahead", type=int, metavar="N", help="speech-anchor: last speech tokens always kept"
     )
+
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
+
+
+def memory_size(text: str) -> int:
+    """Bytes from `8GiB`, `500MB`, `1.5gb` or a plain number of bytes."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", text)
+    unit = match.group(2).lower() if match else ""
+    if match is None or unit not in _UNITS or float(match.group(1)) * _UNITS[unit] < 1:
+        raise argparse.ArgumentTypeError(f"not a memory size: {text!r} (e.g. 8GiB, 500MB, 1000000)")
+    return int(float(match.group(1)) * _UNITS[unit])
 
 
 def eviction_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from engine.cli.eval import guarded
 from engine.cli.eviction_options import add_eviction_arguments, eviction_options
+from engine.decode.admission import rows_within
 from engine.decode.eviction import POLICIES, PRESETS, EvictionConfig
 from engine.decode.plan import (
     GPUS,
@@ -91,7 +92,7 @@ def _run(args: argparse.Namespace) -> int:
         f"{none.prompt_len} prompt tokens ({none.speech_len} speech at {shape.speech_rate:g}/s), "
         f"{args.output_tokens} generated, batch {args.batch_size}"
     )
-    print(format_table(plans, baseline))
+    print(format_table(plans, baseline, args.kv_memory_limit))
     print()
     print(format_gpus(plans))
     for plan in plans:
@@ -103,14 +104,17 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_table(rows: list[PolicyPlan], baseline: PolicyPlan) -> str:
-    head = ("policy", "kept % (last)", "kept % (mean)", "speech lost %", "peak entries/row", "KV/row",
-            "vs none", "KV/batch", "attention/step")  # fmt: skip
+def format_table(rows: list[PolicyPlan], baseline: PolicyPlan, budget: int | None = None) -> str:
+    """One row per policy; with a KV memory `budget`, the rows it admits at each policy's row size."""
+    head = ["policy", "kept % (last)", "kept % (mean)", "speech lost %", "peak entries/row", "KV/row",
+            "vs none", "KV/batch", "attention/step"]  # fmt: skip
+    head += [f"rows in {_bytes(budget)}"] if budget else []
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        cells = (r.name, f"{100 * r.kept_last:.1f}", f"{100 * r.kept_mean:.1f}", f"{100 * r.lost:.1f}",
+        cells = [r.name, f"{100 * r.kept_last:.1f}", f"{100 * r.kept_mean:.1f}", f"{100 * r.lost:.1f}",
                  f"{r.peak_entries:,}", _bytes(r.row_bytes), f"{r.row_bytes / baseline.row_bytes:.2f}×",
-                 _bytes(r.batch_bytes), _bytes(r.attention_bytes))  # fmt: skip
+                 _bytes(r.batch_bytes), _bytes(r.attention_bytes)]  # fmt: skip
+        cells += [str(rows_within(budget, r.row_bytes))] if budget else []
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

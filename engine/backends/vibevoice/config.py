@@ -24,7 +24,7 @@ ENGINES = ("hf", "murmur", "server")  # server: a VibeVoice vLLM server (server_
 BUDGETS = ("paper", "murmur", "max")
 ENGINE_OPTIONS = (
     "eviction", "sink", "window", "delay", "speech_rate", "speech_sink", "speech_layers", "look_back",
-    "look_ahead", "repetition_penalty",
+    "look_ahead", "repetition_penalty", "kv_memory_limit",
 )  # fmt: skip
 _CUDA_INDEX = re.compile(r"cuda:\d+")
 
@@ -59,6 +59,7 @@ class VibeVoiceConfig:
     look_back: int | None = None
     look_ahead: int | None = None
     repetition_penalty: float | None = None
+    kv_memory_limit: int | None = None  # KV memory budget in bytes (None: the device's free memory)
     # engine="server": an OpenAI-compatible VibeVoice server (the vLLM plugin) does the decoding
     server: str | None = None  # its base URL, e.g. http://gpu-box:8000
     concurrency: int = 8  # requests in flight

@@ -104,3 +104,22 @@ def test_a_setting_expected_to_drop_untranscribed_speech_warns_once_and_speech_a
         warnings.simplefilter("error")
         MurmurDecoder(model, EngineConfig(eviction="speech-anchor"))
         MurmurDecoder(model, EngineConfig(eviction="paper-output"))
+
+
+def test_kv_memory_reaches_the_engine_and_kv_plan_counts_rows_in_it(capsys):
+    from engine.backends.vibevoice.config import VibeVoiceConfig
+    from engine.cli import main
+    from engine.cli.eviction_options import memory_size
+
+    assert memory_size("8GiB") == 8 * 2**30 and memory_size("500MB") == 500 * 10**6
+    assert memory_size("64") == 64
+    options = VibeVoiceConfig(eviction="speech-anchor", kv_memory_limit=memory_size("2GiB")).engine_options
+    assert EngineConfig(**options).kv_memory_limit == 2 * 2**30
+    assert main(["kv-plan", "--kv-memory", "40GiB", "--eviction", "none", "speech-anchor"]) == 0
+    table = capsys.readouterr().out.split("\n\n")[0].splitlines()
+    assert table[1].endswith("| rows in 40.00 GiB |")
+    none, anchored = (int(line.split("|")[-2]) for line in table[3:5])
+    assert none == 40 * 2**30 // ((2350 + 2700) * 28 * 2 * 4 * 128 * 2) and anchored >= 1.25 * none
+    with pytest.raises(SystemExit) as exit_code:
+        main(["kv-plan", "--kv-memory", "lots"])
+    assert exit_code.value.code == 2 and "not a memory size: 'lots'" in capsys.readouterr().err
