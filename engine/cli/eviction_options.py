@@ -46,8 +46,8 @@ def add_eviction_arguments(group: Any) -> None:
     group.add_argument(
         "--speech-layers",
         metavar="JSON",
-        help='per-layer speech settings, e.g. \'[{"start": 14, "end": null, "window": 512}]\'; '
-        "layers outside every range keep all speech",
+        help='per-layer speech settings, e.g. \'[{"start": 0, "end": 20, "keep": true}]\'; '
+        "layers outside every range use the policy's settings (as in the authors' code)",
     )
     group.add_argument(
         "--look-back", type=int, metavar="N", help="speech-anchor: tokens kept before the anchor"

@@ -16,8 +16,12 @@ A policy turns a request into a `RowLayout` (see `layout.py` for the exact sets)
   overlapping turns, wrong, inverted and out-of-chunk times; read with a one-step lag); the last
   `look_ahead` tokens always stay; nothing is evicted before the anchor has enough segments.
 
-`layers` gives per-layer ranges for the speech rule (like the authors' `--speech_layer_config`):
-a range's values override the policy's, and layers outside every range keep all speech.
+`layers` gives per-layer ranges for the speech rule, read as the authors' `--speech_layer_config`
+reads them: a range's values override the policy's, and a layer outside every range follows the
+policy's own settings (so it evicts). Two extensions: a range without `end` runs to the last layer
+(the authors' code needs `end`), and `"keep": true` makes a range keep all its speech (the authors
+have no such key). A keep range saves no memory: the store gives every layer the slots of the
+layer group that holds most.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ KEEP = SpeechRule()
 _RANGE_KEYS = {  # our names and the authors' names of a per-layer range's keys
     "start": "start", "end": "end", "sink": "sink", "window": "window", "delay": "delay",
     "rate": "rate", "speech_sink": "sink", "speech_window": "window", "slide_delay": "delay",
-    "slide_rate": "rate",
+    "slide_rate": "rate", "keep": "keep",
 }  # fmt: skip
 
 
@@ -49,6 +53,7 @@ class LayerRange:
     window: int | None = None
     delay: int | None = None
     rate: float | None = None
+    keep: bool = False  # keep all speech in these layers (ours; the authors' ranges always evict)
 
     def __post_init__(self) -> None:
         if self.start < 0 or (self.end is not None and self.end <= self.start):
@@ -203,7 +208,9 @@ class _Policy:
         if not self.ranges or not self.rule.evicts:
             return self.rule
         found = next((r for r in self.ranges if r.covers(layer)), None)
-        if found is None:
+        if found is None:  # the authors' fallback: the policy's own settings
+            return self.rule
+        if found.keep:
             return SpeechRule()
         given = {"sink": found.sink, "window": found.window, "delay": found.delay, "rate": found.rate}
         return replace(self.rule, **{k: v for k, v in given.items() if v is not None})

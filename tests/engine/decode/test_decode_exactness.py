@@ -25,7 +25,8 @@ EVICTIONS = {
         "speech", speech_sink=3, speech_window=6, delay=2, speech_rate=2, layers=(LayerRange(1, 2, window=9),)
     ),
     "speech-one-layer": EvictionConfig(
-        "speech", speech_sink=2, speech_window=4, delay=1, speech_rate=3, layers=(LayerRange(0, 1),)
+        "speech", speech_sink=2, speech_window=4, delay=1, speech_rate=3,
+        layers=(LayerRange(0, 1, keep=True),),
     ),
     "both": EvictionConfig(
         "both", n_sink=1, output_window=4, speech_sink=2, speech_window=6, delay=2, speech_rate=1

@@ -58,8 +58,10 @@ def brute_visible(
     if policy.layers:
         found = next((r for r in policy.layers if r.covers(layer)), None)
         rule = (
-            EvictionConfig("none")
+            policy  # the authors: a layer outside every range follows the policy
             if found is None
+            else EvictionConfig("none")
+            if found.keep
             else replace(
                 policy,
                 speech_sink=policy.speech_sink if found.sink is None else found.sink,
@@ -109,7 +111,12 @@ def run_rows(layouts: list[RowLayout], resumes: list[int], steps: int, anchor_at
         table.anchor[: table.n] = [anchor_at(int(j)) for j in table.step[: table.n]]
 
 
-ranges = st.sampled_from([(), (LayerRange(0, 1),), (LayerRange(1, None, sink=1, window=3, rate=2),)])
+RANGES = [
+    (LayerRange(0, 1, keep=True),),  # layer 0 keeps its speech, the others follow the policy
+    (LayerRange(1, None, sink=1, window=3, rate=2),),
+    (LayerRange(1, 2),),
+]
+ranges = st.sampled_from([(), *RANGES])
 policies = st.builds(
     EvictionConfig,
     policy=st.sampled_from(["none", "output", "speech", "both", "speech-follow", "speech-anchor"]),
@@ -199,7 +206,7 @@ def test_presets_read_the_paper_both_ways_and_options_override_them():
         EvictionConfig("output", output_window=0)
 
 
-def test_layer_ranges_take_the_authors_json_and_reject_overlaps():
+def test_layer_ranges_mean_what_the_authors_json_means_and_reject_overlaps():
     ranges = parse_layer_ranges('[{"start": 14, "end": null, "speech_window": 256}, {"start": 0, "end": 14}]')
     assert ranges == (LayerRange(0, 14), LayerRange(14, None, window=256))
     config = EvictionConfig.from_options("paper-speech", layers='[{"start": 20, "slide_rate": 4}]')
@@ -207,8 +214,13 @@ def test_layer_ranges_take_the_authors_json_and_reject_overlaps():
         "paper-speech", layers=[{"start": 20, "rate": 4}]
     )  # decoded JSON
     layout = make_policy(config).layout(2350, (60, 2310), 2700, 28)
-    assert layout.groups == 2 and layout.rules[layout.layer_group[0]].kind == "keep"
+    uncovered = layout.rules[layout.layer_group[0]]  # the authors: outside every range, the policy's own
+    assert layout.groups == 2 and (uncovered.kind, uncovered.window, uncovered.delay) == ("front", 1024, 512)
     assert layout.rules[layout.layer_group[27]].rate == 4
+    kept = EvictionConfig.from_options("paper-speech", layers='[{"start": 0, "end": 20, "keep": true}]')
+    layout = make_policy(kept).layout(2350, (60, 2310), 2700, 28)
+    assert layout.rules[layout.layer_group[0]].kind == "keep"
+    assert layout.rules[layout.layer_group[20]].rate == 8
     with pytest.raises(ValueError, match="overlap"):
         parse_layer_ranges('[{"start": 0, "end": 10}, {"start": 5}]')
     with pytest.raises(ValueError, match="unknown layer range key"):

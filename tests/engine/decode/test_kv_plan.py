@@ -23,7 +23,8 @@ POLICIES = {
         "both", n_sink=1, output_window=4, speech_sink=2, speech_window=6, delay=2, speech_rate=1
     ),
     "speech-layers": EvictionConfig(
-        "speech", speech_sink=2, speech_window=4, delay=1, speech_rate=3, layers=(LayerRange(1, None),)
+        "speech", speech_sink=2, speech_window=4, delay=1, speech_rate=3,
+        layers=(LayerRange(0, 1, keep=True),),
     ),
     "speech-follow": EvictionConfig(
         "speech-follow", speech_sink=1, speech_window=8, delay=3, speech_rate=1.5
