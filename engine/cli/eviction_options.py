@@ -19,6 +19,8 @@ EVICTION_FLAGS = (
     "speech_layers",
     "look_back",
     "look_ahead",
+    "output_window",
+    "speech_window",
 )
 
 
@@ -31,8 +33,14 @@ def add_eviction_arguments(group: Any) -> None:
     )  # fmt: skip
     group.add_argument("--sink", type=int, metavar="N", help="output sink tokens kept (default: 4)")
     group.add_argument(
-        "--window", type=int, metavar="W", help="tokens per eviction window, output and speech"
+        "--window", type=int, metavar="W",
+        help="the policy's window in tokens (output: outputs kept; speech policies: speech); "
+        "`both` has two: use --output-window / --speech-window",
+    )  # fmt: skip
+    group.add_argument(
+        "--output-window", type=int, metavar="W", help="recent output tokens kept (default: 1024)"
     )
+    group.add_argument("--speech-window", type=int, metavar="W", help="speech window, tokens (default: 512)")
     group.add_argument(
         "--delay", type=int, metavar="D", help="decode steps before speech eviction (default: 32)"
     )

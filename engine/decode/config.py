@@ -1,6 +1,7 @@
 """The engine's settings: batch size, eviction, decoding mode, attention backend, loop guard.
 
-Fields map one to one onto command-line options (`--eviction`, `--sink`, `--window`, `--delay`,
+Fields map one to one onto command-line options (`--eviction`, `--sink`, `--window`,
+`--output-window`, `--speech-window`, `--delay`,
 `--speech-rate`, `--speech-sink`, `--speech-layers`, `--look-back`, `--look-ahead`,
 `--repetition-penalty`): `eviction` names a
 policy or a preset (or is a full `EvictionConfig`), and the others override its values (None keeps
@@ -23,7 +24,9 @@ class EngineConfig:
     max_batch: int = 16  # rows decoded together; finished rows are refilled with waiting requests
     eviction: str | EvictionConfig = "none"  # a policy ("none", "output", "speech", "both") or preset
     sink: int | None = None  # output sink tokens
-    window: int | None = None  # the policy's window(s), in tokens
+    window: int | None = None  # the policy's window, in tokens (not for `both`: it has two)
+    output_window: int | None = None  # recent outputs kept (output, both)
+    speech_window: int | None = None  # speech window (speech policies, both)
     delay: int | None = None  # decode steps before the speech window moves
     speech_rate: float | None = None  # speech tokens dropped (or moved) per decode step after the delay
     speech_sink: int | None = None  # pinned speech tokens
@@ -57,6 +60,7 @@ class EngineConfig:
         options = {"sink": self.sink, "window": self.window, "delay": self.delay, "rate": self.speech_rate}
         options |= {"speech_sink": self.speech_sink, "layers": self.speech_layers}
         options |= {"look_back": self.look_back, "look_ahead": self.look_ahead}
+        options |= {"output_window": self.output_window, "speech_window": self.speech_window}
         if isinstance(self.eviction, EvictionConfig):
             resolved = self.eviction.overridden(**options)
         else:

@@ -137,10 +137,23 @@ class EvictionConfig:
         layers: str | Sequence[Any] | None = None,
         look_back: int | None = None,
         look_ahead: int | None = None,
+        output_window: int | None = None,
+        speech_window: int | None = None,
     ) -> EvictionConfig:
-        """This config with the given options changed (None keeps a value); `window` sets both windows."""
+        """This config with the given options changed (None keeps a value). `window` is the policy's
+        one window: the output window of `output`, the speech window of the speech policies; `both`
+        has two, so it takes `output_window` and `speech_window` and refuses `window`."""
+        if window is not None and self.policy == "both":
+            raise ValueError(
+                "`both` has an output and a speech window: give --output-window and/or --speech-window "
+                "instead of --window"
+            )
+        if window is not None:
+            output_window, speech_window = (
+                (window, speech_window) if self.policy == "output" else (output_window, window)
+            )
         given = {"n_sink": sink, "delay": delay, "speech_rate": rate, "speech_sink": speech_sink}
-        given |= {"output_window": window, "speech_window": window}
+        given |= {"output_window": output_window, "speech_window": speech_window}
         given |= {"look_back": look_back, "look_ahead": look_ahead}
         given["layers"] = None if layers is None else parse_layer_ranges(layers)
         return replace(self, **{k: v for k, v in given.items() if v is not None})

@@ -24,7 +24,7 @@ ENGINES = ("hf", "murmur", "server")  # server: a VibeVoice vLLM server (server_
 BUDGETS = ("paper", "murmur", "max")
 ENGINE_OPTIONS = (
     "eviction", "sink", "window", "delay", "speech_rate", "speech_sink", "speech_layers", "look_back",
-    "look_ahead", "repetition_penalty", "kv_memory_limit",
+    "look_ahead", "repetition_penalty", "kv_memory_limit", "output_window", "speech_window",
 )  # fmt: skip
 _CUDA_INDEX = re.compile(r"cuda:\d+")
 
@@ -52,6 +52,8 @@ class VibeVoiceConfig:
     eviction: str | None = None  # KV eviction policy or preset
     sink: int | None = None
     window: int | None = None
+    output_window: int | None = None
+    speech_window: int | None = None
     delay: int | None = None
     speech_rate: float | None = None
     speech_sink: int | None = None

@@ -145,8 +145,12 @@ def test_config_rejects_nonsense():
 
 
 def test_config_resolves_eviction_options_like_the_command_line():
-    config = EngineConfig(eviction="both", sink=8, window=512)
-    assert (config.policy.n_sink, config.policy.output_window, config.policy.speech_window) == (8, 512, 512)
+    config = EngineConfig(eviction="both", sink=8, output_window=256, speech_window=512)
+    assert (config.policy.n_sink, config.policy.output_window, config.policy.speech_window) == (8, 256, 512)
+    assert EngineConfig(eviction="output", window=64).policy.output_window == 64
+    assert EngineConfig(eviction="paper-speech", window=1538).policy.speech_window == 1538
+    with pytest.raises(ValueError, match="`both` has an output and a speech window"):
+        EngineConfig(eviction="both", window=512)  # never both windows silently
     assert (config.policy.delay, config.policy.speech_sink) == (32, 32)  # the authors' defaults
     assert replace(config, max_batch=4).policy == config.policy
     assert EngineConfig(eviction="paper-speech-1538").policy.speech_window == 1538

@@ -196,8 +196,8 @@ def test_presets_read_the_paper_both_ways_and_options_override_them():
     assert (PRESETS["paper-speech"].delay, PRESETS["paper-speech"].speech_sink) == (512, 32)
     assert (PRESETS["paper-speech-s512"].delay, PRESETS["paper-speech-s512"].speech_sink) == (32, 512)
     assert PRESETS["paper-speech-1538"].speech_window == 1538 and PRESETS["paper-speech"].speech_rate == 8
-    both = EvictionConfig.from_options("both", sink=8, window=512, delay=256, rate=2.0)
-    assert (both.n_sink, both.output_window, both.speech_window, both.delay) == (8, 512, 512, 256)
+    both = EvictionConfig.from_options("both", sink=8, output_window=256, speech_window=512, delay=256)
+    assert (both.n_sink, both.output_window, both.speech_window, both.delay) == (8, 256, 512, 256)
     assert EvictionConfig.from_options("speech-follow").speech_rate == 1.0
     assert not EvictionConfig.from_options(None).evicts
     with pytest.raises(ValueError, match="unknown eviction policy"):

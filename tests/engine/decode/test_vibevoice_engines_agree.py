@@ -47,7 +47,7 @@ def test_eviction_options_reach_the_engine_through_the_backend(trained):
     recording = load_audio(audio, 24000)
     chunk = Chunk(0, 0.0, recording.duration)
     options = {"model": str(trained), "device": "cpu", "engine": "murmur"}
-    wide = create_backend("vibevoice", **options, eviction="both", window=4096)
+    wide = create_backend("vibevoice", **options, eviction="both", output_window=4096, speech_window=4096)
     narrow = create_backend("vibevoice", **options, eviction="speech", window=8, delay=0, speech_sink=2)
     (kept_all,) = wide.transcribe(recording, [chunk])
     (evicted,) = narrow.transcribe(recording, [chunk])
