@@ -19,8 +19,14 @@ SETTINGS = {
     "none": {},
     "output": {"sink": 2, "window": 16},
     "speech": {"speech_sink": 2, "window": 8, "delay": 4, "speech_rate": 2},
-    "both": {"sink": 2, "output_window": 40, "speech_sink": 2, "speech_window": 8, "delay": 4,
-             "speech_rate": 2},  # fmt: skip
+    "both": {
+        "sink": 2,
+        "output_window": 40,
+        "speech_sink": 2,
+        "speech_window": 8,
+        "delay": 4,
+        "speech_rate": 2,
+    },
     "speech-follow": {"speech_sink": 2, "window": 16, "delay": 4, "speech_rate": 1},
     "speech-anchor": {"speech_sink": 2, "look_back": 2, "look_ahead": 2},
 }
