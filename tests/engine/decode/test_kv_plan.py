@@ -154,3 +154,13 @@ def test_front_speech_eviction_needs_less_kv_memory_per_row_than_none(model):
     assert len(result.token_ids) == 100 and result.stats.kv_peak_entries == 2 * (70 - 56 + 100 - 1)
     with pytest.raises(OutOfMemoryError):
         list(MurmurDecoder(model, EngineConfig(**config)).decode([request]))
+
+
+def test_kv_plan_shows_table_4_with_the_authors_batch_minimum_cap_next_to_the_papers_figures(capsys):
+    assert main(["kv-plan", "--table4", "--output-tokens", "2869"]) == 0
+    rows = [line.split("|") for line in capsys.readouterr().out.splitlines() if line.startswith("| ")][1:]
+    assert [r[1].strip() for r in rows] == ["256 / 1024", "512 / 1024", "256 / 1538", "512 / 1538"]
+    for row in rows:
+        paper, compat, per_row = (float(row[i]) for i in (2, 3, 4))
+        assert abs(compat - paper) < 1.5  # the authors' batching reproduces the paper's kept %
+        assert per_row < paper - 5  # this engine's per-row cap keeps far less
