@@ -197,6 +197,7 @@ class Pipeline:
             report,
             cancel,
             diarization,
+            self.config.speakers.stitching,
         )
         report(Progress(Stage.STITCH, 1, 1))
         return self._transcript(prepared, utterances)

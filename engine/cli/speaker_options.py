@@ -24,6 +24,12 @@ def add_speaker_arguments(p: argparse.ArgumentParser) -> None:
         "(default: pyannote/speaker-diarization-community-1)",
     )
     sp.add_argument("--hf-token", help="Hugging Face token for a hub pipeline (default: $HF_TOKEN)")
+    sp.add_argument(
+        "--speaker-stitching", choices=["one-to-one", "boundary"], default="one-to-one",
+        help="chunk speakers → global speakers: one-to-one (default: an optimal assignment per chunk "
+        "on the whole chunk) or boundary (the paper's permutation between adjacent chunks, from "
+        "the diarization where they meet)",
+    )  # fmt: skip
 
 
 def speaker_config(args: argparse.Namespace) -> Any:
@@ -37,4 +43,5 @@ def speaker_config(args: argparse.Namespace) -> Any:
         max_speakers=args.max_speakers,
         pyannote=args.pyannote,
         hf_token=args.hf_token,
+        stitching=getattr(args, "speaker_stitching", "one-to-one"),
     )

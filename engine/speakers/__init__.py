@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from engine.speakers.diarization import Diarizer, SpeakerCount
 
 DIARIZER_NAMES = ("embedded", "pyannote", "none")
+STITCHINGS = ("one-to-one", "boundary")  # cross-chunk speakers: reconcile.py, or the paper's boundary.py
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,12 +28,16 @@ class SpeakerConfig:
     max_speakers: int | None = None
     pyannote: str | None = None  # pyannote pipeline: local folder or hub id (None: the default id)
     hf_token: str | None = None  # hub token for pyannote (None: HF_TOKEN from the environment)
+    stitching: str = "one-to-one"  # how chunk-local speakers become global ones (STITCHINGS)
 
     def __post_init__(self) -> None:
         if self.diarizer not in DIARIZER_NAMES:
             raise ValueError(
                 f"unknown diarizer {self.diarizer!r}; choose one of: {', '.join(DIARIZER_NAMES)}"
             )
+        if self.stitching not in STITCHINGS:
+            choices = ", ".join(STITCHINGS)
+            raise ValueError(f"unknown speaker stitching {self.stitching!r}; choose one of: {choices}")
         SpeakerCount(self.num_speakers, self.min_speakers, self.max_speakers)  # validates the numbers
 
     @property

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from engine.backends.base import check_cancel
+from engine.speakers.boundary import boundary_map
 from engine.speakers.diarization import Diarization, Diarizer, SpeakerCount, SpeakerEmbedder
 from engine.speakers.reconcile import (
     ReconcileConfig,
@@ -51,13 +52,20 @@ def attribute_speakers(
     report: Report | None = None,
     cancel: threading.Event | None = None,
     diarization: Diarization | None = None,
+    stitching: str = "one-to-one",
 ) -> tuple[Utterance, ...]:
     """Stitched utterances with global speakers (see the module contract); `diarization`, when
-    given, is the diarizer's result computed beforehand (e.g. while the backend ran)."""
+    given, is the diarizer's result computed beforehand (e.g. while the backend ran). `stitching`
+    "boundary" maps a labelling backend's speakers by the paper's boundary-region permutation
+    (`boundary.boundary_map`, from a full diarization) instead of `reconcile`."""
     report = report or (lambda p: None)
     if diarizer is None:
         return stitch(results, separate_chunks(results) if labels_speakers else None, stitch_config)
-    if labels_speakers:
+    if labels_speakers and stitching == "boundary":
+        if diarization is None:
+            diarization = _diarize(recording, speech, diarizer, count, report, cancel)
+        utterances = stitch(results, boundary_map(results, diarization), stitch_config)
+    elif labels_speakers:
         utterances = _reconciled(recording, speech, results, diarizer, count, stitch_config, report, cancel)
     else:
         if diarization is None:

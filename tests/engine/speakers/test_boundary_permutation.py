@@ -81,3 +81,25 @@ def test_the_boundary_region_and_agreement_are_validated(demo_turns):
     results = simulate_chunks(demo_turns, 30, seed=0)
     with pytest.raises(ValueError):
         boundary_map(results, diarization_of(demo_turns), seconds=0)
+
+
+def test_the_pipeline_stitches_a_labelling_backends_speakers_by_the_boundary_permutation(
+    diarizer, demo_turns
+):
+    from test_speaker_stage import DEMO, ReplayBackend
+
+    from engine.pipeline import Pipeline, PipelineConfig
+    from engine.speakers import SpeakerConfig
+
+    config = PipelineConfig(chunk_seconds=40.0, speakers=SpeakerConfig(stitching="boundary"))
+    transcript = Pipeline(ReplayBackend(demo_turns, seed=7), config, diarizer=diarizer).run(
+        DEMO.with_suffix(".flac")
+    )
+    error = cpwer(demo_turns, turns_of(transcript.utterances))
+    print(
+        f"replayed demo, {len(transcript.chunks)} chunks of ≤ 40 s, embedded diarization: "
+        f"boundary cpWER {error:.4f}"
+    )
+    assert error <= 0.02 and len(transcript.speakers) == 4
+    with pytest.raises(ValueError, match="unknown speaker stitching"):
+        SpeakerConfig(stitching="greedy")
