@@ -1,6 +1,6 @@
 """Where `speech-anchor` may evict up to, and how much speech any policy evicted before it was written.
 
-A row's transcript reader (`api.AnchorTracker`) reports each segment as it closes. `SpeechAnchor2`
+A row's transcript reader (`api.AnchorTracker`) reports each segment as it closes. `GuardedAnchor`
 turns that stream into an anchor, a speech index that nothing the transcript will still need lies
 before, built to stay safe when the model writes overlapping, wrong or out-of-chunk times:
 
@@ -39,7 +39,7 @@ END_SLACK = 8  # speech tokens an End may lie past the chunk's end (≈ 1 s)
 KeptAt = Callable[[int, int], Sequence[tuple[int, int, int]]]
 
 
-class SpeechAnchor2:
+class GuardedAnchor:
     """One row's anchor (−1: none yet) from the segments its transcript completes."""
 
     def __init__(self, speech_len: int) -> None:
@@ -90,7 +90,7 @@ class RowReader:
 
     def __init__(self, tracker: AnchorTracker, speech_len: int, kept_at: KeptAt | None) -> None:
         self.tracker, self.kept_at = tracker, kept_at
-        self.anchor = SpeechAnchor2(speech_len)
+        self.anchor = GuardedAnchor(speech_len)
         self.anchors: list[int] = []  # anchor after each output token read
         self.lost = np.zeros(speech_len, dtype=bool)  # (S,) evicted before being written
 

@@ -140,10 +140,8 @@ class Scheduler:
                 yield from self._occupy(work, slots[index], first, reader)
 
     def _layout(self, work: Work) -> RowLayout:
-        request = work.request
-        return self.policy.layout(
-            request.prompt_length, request.speech_span, request.max_new_tokens, self.layers
-        )
+        r = work.request
+        return self.policy.layout(r.prompt_length, r.speech_span, r.max_new_tokens, self.layers)
 
     def _reader(self, layout: RowLayout, prefix: tuple[int, ...]) -> RowReader | None:
         """A row's transcript reader, having read its output so far (None: the policy reads none)."""

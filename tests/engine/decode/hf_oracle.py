@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
-from engine.decode.anchor import SpeechAnchor2
+from engine.decode.anchor import GuardedAnchor
 from engine.decode.api import DecodeRequest
 from engine.decode.layout import RowLayout
 
@@ -88,7 +88,7 @@ def anchors_of(tokens: list[int], tracker_factory, speech_len: int) -> list[int]
     guarded v2 rule (-1 before it has one): the engine's one-step lag."""
     if tracker_factory is None:
         return [-1] * (len(tokens) + 1)
-    tracker, state, out = tracker_factory(), SpeechAnchor2(speech_len), [-1]
+    tracker, state, out = tracker_factory(), GuardedAnchor(speech_len), [-1]
     for k, token in enumerate(tokens):
         out.append(state.read(tracker.feed([token]), k + 1))
     return out
