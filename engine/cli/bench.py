@@ -32,7 +32,11 @@ from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_source_arguments(p)
     g = p.add_argument_group("systems")
-    g.add_argument("--systems", help="comma-separated system names (default: the whole sweep)")
+    g.add_argument(
+        "--systems",
+        help="comma-separated system names (default: the whole sweep; the paper's Table 4 rows "
+        "table4-256-1024, table4-512-1024, table4-256-1538, table4-512-1538 by name only)",
+    )
     g.add_argument("--systems-file", type=Path, help="JSON list of systems to use instead of the sweep")
     g.add_argument(
         "--set", action="append", default=[], metavar="BACKEND.KEY=VALUE",
@@ -48,10 +52,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def chosen_systems(args: argparse.Namespace) -> list[Any]:
-    from engine.evaluation.systems import SWEEP, apply_overrides, read_systems, select
+    from engine.evaluation.systems import PAPER_ROWS, SWEEP, apply_overrides, read_systems, select
 
-    systems = read_systems(args.systems_file) if args.systems_file else list(SWEEP)
     names = [n.strip() for n in args.systems.split(",") if n.strip()] if args.systems else None
+    systems = read_systems(args.systems_file) if args.systems_file else list(SWEEP)
+    if names is not None and not args.systems_file:  # the paper's other rows, by name only
+        systems += PAPER_ROWS
     speakers = speaker_config(args)
     chosen = apply_overrides(select(systems, names), _overrides(args.set))
     return apply_paper_switches([s.with_speakers(speakers) for s in chosen], args)

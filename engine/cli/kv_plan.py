@@ -38,7 +38,6 @@ DEFAULT_POLICIES = (
     "none",
     "paper-output",
     "paper-speech",
-    "paper-speech-s512",
     "paper-both",
     "speech-anchor",
 )

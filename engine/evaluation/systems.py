@@ -100,9 +100,36 @@ SWEEP: tuple[System, ...] = (
     _vibevoice("murmur-300", "Chunked 300 s, murmur engine, no eviction", "variant", engine="murmur"),
     _evicting("evict-output", "+ output-token eviction (s4 w1024)", "paper-output"),
     _evicting("evict-speech", "+ speech-token eviction (d512 w1024)", "paper-speech"),
-    _evicting("evict-speech-s512", "+ speech-token eviction (512 sinks, w1024)", "paper-speech-s512"),
+    _vibevoice(
+        "evict-speech-s512",
+        "+ speech-token eviction (512 sinks, w1024)",
+        "variant",
+        engine="murmur",
+        eviction="speech",
+        speech_sink=512,
+        delay=32,
+        window=1024,
+    ),
     _evicting("evict-both", "+ both evictions (s4 w1024, d512 w1024)", "paper-both"),
     _evicting("evict-anchor", "+ timestamp-anchored speech eviction", "speech-anchor"),
+)
+
+# The paper's other rows, reachable by name in `murmur bench --systems` but not in the default sweep:
+# Table 4's speech-eviction settings (S read as the delay, the authors' sinks 32 and rate 8).
+PAPER_ROWS: tuple[System, ...] = (
+    *(
+        _vibevoice(
+            f"table4-{s}-{w}",
+            f"Table 4: speech eviction S {s} / W {w} (S as the delay)",
+            "variant",
+            engine="murmur",
+            eviction="speech",
+            speech_sink=32,
+            delay=s,
+            window=w,
+        )
+        for s, w in ((256, 1024), (512, 1024), (256, 1538), (512, 1538))
+    ),
 )
 
 

@@ -153,6 +153,6 @@ def test_config_resolves_eviction_options_like_the_command_line():
         EngineConfig(eviction="both", window=512)  # never both windows silently
     assert (config.policy.delay, config.policy.speech_sink) == (32, 32)  # the authors' defaults
     assert replace(config, max_batch=4).policy == config.policy
-    assert EngineConfig(eviction="paper-speech-1538").policy.speech_window == 1538
+    assert EngineConfig(eviction="paper-speech", window=1538).policy.speech_window == 1538
     with pytest.raises(ValueError, match="unknown eviction policy"):
         EngineConfig(eviction="sometimes")

@@ -36,8 +36,8 @@ def test_the_table_has_the_papers_columns_speed_ups_and_skips(bench):
     report, _, _ = bench
     table = report.table()
     assert table.splitlines()[0] == (
-        "| System | chunk (s) | WER (%) | DER (%) | cpWER (%) | tcpWER (%) | kept % | speech lost | Total (s) "
-        "| Speed-up |"
+        "| System | chunk (s) | WER (%) | DER (%) | cpWER (%) | tcpWER (%) | kept % | speech lost "
+        "| Total (s) | Speed-up |"
     )
     rows = {line.split(" | ")[0].lstrip("| "): line for line in table.splitlines()[2:4]}
     assert rows["Whisper baseline"].endswith("| baseline |")
@@ -116,7 +116,23 @@ def test_the_sweep_separates_engine_speed_ups_from_eviction_speed_ups():
     by_name = {s.name: s.backend_options() for s in SWEEP}
     assert by_name["chunk-300"]["engine"] == "hf" and by_name["murmur-300"] == {"engine": "murmur"}
     assert by_name["evict-anchor"]["eviction"] == "speech-anchor"
-    assert by_name["evict-speech-s512"]["eviction"] == "paper-speech-s512"
+    s512 = by_name["evict-speech-s512"]
+    assert (s512["eviction"], s512["speech_sink"], s512["delay"], s512["window"]) == ("speech", 512, 32, 1024)
+
+
+def test_the_papers_table_4_rows_are_reachable_by_name_but_not_in_the_default_sweep(tmp_path):
+    from engine.cli import build_parser
+    from engine.cli.bench import chosen_systems
+
+    manifest = str(tmp_path / "m.json")
+    defaults = {s.name for s in chosen_systems(build_parser().parse_args(["bench", manifest]))}
+    args = build_parser().parse_args(["bench", manifest, "--systems", "table4-256-1538,evict-speech"])
+    (row, speech) = chosen_systems(args)
+    assert not any(name.startswith("table4-") for name in defaults)
+    assert row.name == "table4-256-1538" and speech.name == "evict-speech"
+    options = row.backend_options()
+    settings = (options["eviction"], options["delay"], options["window"], options["speech_sink"])
+    assert settings == ("speech", 256, 1538, 32)
 
 
 def test_kept_percent_is_pooled_over_chunks_next_to_its_macro_mean():
