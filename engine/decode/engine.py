@@ -1,7 +1,8 @@
 """Murmur's decoder: batched greedy decoding with KV eviction, row refill and loop recovery.
 
-`MurmurDecoder.decode` takes any number of `DecodeRequest`s (read lazily) and yields a
-`DecodeResult` for each as soon as it finishes. It runs a `Scheduler` over at most
+`MurmurDecoder.decode` takes any number of `DecodeRequest`s (read lazily) — or a `WorkSource`
+that many jobs feed for as long as a server runs — and yields a `DecodeResult` for each as soon as
+it finishes. It runs a `Scheduler` over at most
 `config.max_batch` rows. The model's projections are fused for decoding once, when the decoder is
 built (`fused.py`). When the device runs out of memory the batch is abandoned — every unfinished
 row goes back to the queue to resume after the tokens it has already produced — the failed store
@@ -28,7 +29,7 @@ from engine.decode.kv_store import StoreTooSmall
 from engine.decode.sampling import DecodeMode
 from engine.decode.scheduler import GrowBatch, Scheduler
 from engine.decode.step import ModelParts
-from engine.decode.work import WorkQueue
+from engine.decode.work import WorkQueue, WorkSource
 from engine.errors import OutOfMemoryError
 
 
@@ -42,6 +43,7 @@ class RunStats:
     host_times: list[float] = field(default_factory=list)  # per step: CPU seconds of host work
     capture_seconds: float = 0.0  # capturing steps as CUDA graphs (and compiling their glue)
     batches: list[int] = field(default_factory=list)
+    row_steps: int = 0  # Σ occupied rows over steps
 
     @property
     def host_ms_per_step(self) -> float:
@@ -75,14 +77,21 @@ class MurmurDecoder:
         self.segment_boundary = segment_boundary
         self.speech_anchor = speech_anchor
         self.stats = RunStats()
+        self.live: Scheduler | None = None  # the scheduler running now (its counters are live)
+
+    @property
+    def base_mode(self) -> DecodeMode:
+        """How a new request chooses tokens (a `WorkSource` builds its `Work` with it)."""
+        return DecodeMode(repetition_penalty=self.config.repetition_penalty)
 
     def decode(
-        self, requests: Iterable[DecodeRequest], cancel: threading.Event | None = None
+        self, requests: Iterable[DecodeRequest] | WorkSource, cancel: threading.Event | None = None
     ) -> Iterator[DecodeResult]:
-        queue = WorkQueue(requests, DecodeMode(repetition_penalty=self.config.repetition_penalty))
+        queue = requests if isinstance(requests, WorkSource) else WorkQueue(requests, self.base_mode)
         rows, self.stats = self.config.max_batch, RunStats()
         while True:
             scheduler: Scheduler | None = self._scheduler(rows, queue)
+            self.live = scheduler
             self.stats.batches.append(rows)
             try:
                 yield from scheduler.run(cancel)
@@ -100,11 +109,12 @@ class MurmurDecoder:
                 pass
             finally:
                 self._account(scheduler)
+                self.live = None
             queue.push_front(scheduler.in_flight())
             scheduler = None  # the last reference to the failed store: free it before the next one
             _free_memory(self.parts.device)
 
-    def _scheduler(self, rows: int, queue: WorkQueue) -> Scheduler:
+    def _scheduler(self, rows: int, queue: WorkSource) -> Scheduler:
         grow = rows < self.config.max_batch
         return Scheduler(
             self.parts,
@@ -121,6 +131,7 @@ class MurmurDecoder:
     def _account(self, scheduler: Scheduler | None) -> None:
         if scheduler is not None:
             self.stats.steps += scheduler.steps
+            self.stats.row_steps += scheduler.row_steps
             self.stats.host_times += scheduler.host_times
             graphs = scheduler.runner.graphs
             self.stats.capture_seconds += graphs.capture_seconds if graphs is not None else 0.0

@@ -6,7 +6,9 @@
 
 Results are yielded the moment a row finishes, so any number of requests runs with a fixed
 batch. A row that loops only ever costs itself: it leaves its row, and its retry waits in the queue
-like any other request. `cancel` is checked before every step.
+like any other request. `cancel` is checked before every step, and so is each row's request
+(`WorkSource.cancelled`): a cancelled request leaves its row at once, with no result. Only an
+empty batch waits for new work (`WorkSource.pop`); a running one takes what is there (`poll`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from engine.decode.runner import PendingTokens, Runner
 from engine.decode.sampling import DecodeMode
 from engine.decode.slots import RowSlots
 from engine.decode.step import ModelParts
-from engine.decode.work import Cost, Work, WorkQueue
+from engine.decode.work import Cost, Work, WorkSource
 from engine.errors import Cancelled
 from engine.types import FinishReason
 
@@ -57,7 +59,7 @@ class Scheduler:
         model: FusedModel,
         config: EngineConfig,
         rows: int,
-        queue: WorkQueue,
+        queue: WorkSource,
         eos: tuple[int, ...],
         boundary: SegmentBoundary | None,
         anchor: SpeechAnchor | None = None,
@@ -77,6 +79,7 @@ class Scheduler:
         self.table = RowTable(rows)
         self.detector = LoopDetector(rows, config.loop) if config.loop.enabled else None
         self.steps = 0
+        self.row_steps = 0  # Σ occupied rows over steps: rows per step = row_steps / steps
         self.host_times: list[float] = []  # per step, CPU seconds: planning, input preparation, settling
         self._settled = time.perf_counter()
 
@@ -87,7 +90,8 @@ class Scheduler:
         while True:
             if cancel is not None and cancel.is_set():
                 raise Cancelled()
-            yield from self._refill()
+            yield from self._refill(idle=pending is None)
+            self._drop_cancelled()
             if self.table.n == 0 and pending is None:
                 return
             ahead = self._launch() if self.table.n and (pending is None or self._may_run_ahead()) else None
@@ -107,9 +111,9 @@ class Scheduler:
         return full and self.runner.fits(2 * self.table.rows, *self.table.need()) and self.queue.waiting()
 
     # 1) refill
-    def _refill(self) -> Iterator[DecodeResult]:
+    def _refill(self, idle: bool) -> Iterator[DecodeResult]:
         while self.table.n < self.table.rows:
-            works = [w for w in (self.queue.pop() for _ in range(self.table.rows - self.table.n)) if w]
+            works = self._take(self.table.rows - self.table.n, idle and self.table.n == 0)
             if not works:
                 return
             layouts = [self._layout(w) for w in works]
@@ -129,6 +133,19 @@ class Scheduler:
                     raise
                 work = work.spent(Cost(prefill_seconds=seconds))
                 yield from self._occupy(work, slots, first, tracker, anchor)
+
+    def _take(self, count: int, wait: bool) -> list[Work]:
+        """Up to `count` works; only an idle, empty batch waits for the first one."""
+        first = self.queue.pop() if wait else self.queue.poll()
+        if first is None:
+            return []
+        return [first, *(w for w in (self.queue.poll() for _ in range(count - 1)) if w)]
+
+    def _drop_cancelled(self) -> None:
+        """Rows whose request was cancelled leave at once (from the end: rows below stay put)."""
+        for row in range(self.table.n - 1, -1, -1):
+            if self.queue.cancelled(self._work(row).request.id):
+                self._release(row)
 
     def _layout(self, work: Work) -> RowLayout:
         request = work.request
@@ -158,6 +175,7 @@ class Scheduler:
         launched = _Launched(plan, self.runner.launch(plan), len(self.host_times))
         self.host_times.append(planned + self.runner.prep_seconds - prepared)
         self.steps += 1
+        self.row_steps += self.table.n
         return launched
 
     def _may_run_ahead(self) -> bool:
