@@ -31,7 +31,7 @@ from engine.types import Chunk, ChunkResult, Progress, Recording, Segment, Stage
 
 UPLOAD_RATE = 16000
 _BLOCK = 64 * 1024  # bytes per upload write (one progress report each)
-_TIMEOUT = 30.0  # seconds without a byte from the server before giving up on it
+_TIMEOUT = 60.0  # seconds without a byte from the server before giving up on it (it pings every 5)
 
 ProgressFn = Callable[[Progress], None]
 

@@ -35,6 +35,7 @@ from engine.serve.upload import BadUpload, Upload, UploadTooLarge, receive_uploa
 
 RETRY_AFTER = 5  # seconds a client told 429 waits before trying again
 _POLL = 0.05  # seconds between looks at a job's events
+_KEEP_ALIVE = 5.0  # seconds of silence on an event stream before a keep-alive comment
 
 
 class ApiError(Exception):
@@ -213,7 +214,7 @@ async def _answer(job: Job, request: Request, fmt: str, granularities: list[str]
 
 async def _events(job: Job) -> AsyncIterator[str]:
     """The job's events as Server-Sent Events, then `[DONE]`; closing the stream cancels the job."""
-    sent = 0
+    sent, quiet = 0, 0.0
     try:
         while True:
             events = job.events_from(sent)
@@ -223,6 +224,10 @@ async def _events(job: Job) -> AsyncIterator[str]:
             if job.over and not job.events_from(sent):
                 yield "data: [DONE]\n\n"
                 return
+            quiet = 0.0 if events else quiet + _POLL
+            if quiet >= _KEEP_ALIVE:  # a comment line: the client knows the server is alive
+                quiet = 0.0
+                yield ": working\n\n"
             await asyncio.sleep(_POLL)
     finally:
         if not job.over:
