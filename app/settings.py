@@ -95,10 +95,15 @@ class TranscribeSettings:
     min_speakers: int = 0
     max_speakers: int = 0
     context: tuple[str, ...] = ()
+    run_on: str = "local"  # or "server": a Murmur server (app.remote_settings)
+    server_url: str = ""
+    server_key: str = ""
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise ValueError(f"unknown backend {self.backend!r}; choose one of: {', '.join(BACKENDS)}")
+        if self.run_on not in ("local", "server") or (self.run_on == "server" and not self.server_url):
+            raise ValueError("to run on a Murmur server, give its address (e.g. http://gpu-box:8000)")
         for spec in OPTION_SPECS:
             value = getattr(self, spec.key)
             if spec.kind == "choice" and value not in spec.choices:

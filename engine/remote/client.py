@@ -208,6 +208,8 @@ def _events(response: http.client.HTTPResponse, cancel: threading.Event | None) 
             raise Cancelled()
         line = response.readline()
         if not line:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()  # the stream was closed because of the cancel
             return
         text = line.decode("utf-8").strip()
         if not text.startswith("data:"):

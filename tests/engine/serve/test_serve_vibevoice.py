@@ -80,17 +80,19 @@ def test_eight_concurrent_clients_share_the_batch_and_get_the_local_transcripts(
     assert after["murmur_tokens_generated_total"] > before["murmur_tokens_generated_total"]
 
 
-def test_streamed_lines_carry_the_models_speakers_and_equal_the_final_transcript(served, files, local):
-    path = files["original"][1]
+def test_streamed_lines_carry_the_models_speakers_and_equal_the_final_transcript(served, model, files, local):
+    path, reference = read_clips(model)[1]
     api = openai.OpenAI(api_key="unused", base_url=served.url + "/v1", max_retries=0, timeout=600)
     with path.open("rb") as f:
-        events = [e.to_dict() for e in api.audio.transcriptions.create(model="vibevoice", file=f, stream=True)]
+        stream = api.audio.transcriptions.create(model="vibevoice", file=f, stream=True)
+        events = [e.to_dict() for e in stream]
     deltas = [e for e in events if e["type"] == "transcript.text.delta"]
     done = events[-1]
     assert done["type"] == "transcript.text.done" and done["text"] == local[path]
     assert " ".join(d["delta"] for d in deltas).split() == done["text"].split()
-    assert len({line["chunk_speaker"] for d in deltas for line in d["lines"]}) == 3  # this clip has 3 turns
-    assert [s["speaker"] for s in done["segments"]] == ["Speaker 1", "Speaker 2", "Speaker 3"]
+    assert [line["chunk_speaker"] for d in deltas for line in d["lines"]] == [r.speaker for r in reference]
+    names = {r.speaker: f"Speaker {r.speaker + 1}" for r in reference}
+    assert [s["speaker"] for s in done["segments"]] == [names[r.speaker] for r in reference]
 
 
 def test_a_cancelled_client_frees_its_rows_while_another_finishes(served, files, local, tmp_path):
