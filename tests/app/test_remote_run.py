@@ -102,3 +102,19 @@ def test_transcribe_cancel_and_retranscribe_a_selection_on_the_server(make_windo
     assert all(start - 0.5 <= u.start and u.end <= end + 0.5 for u in new)
     window.undo_stack.undo()
     assert window.model.utterances == before
+
+
+@pytest.mark.slow
+def test_a_server_killed_mid_run_is_a_clear_message_and_the_lines_received_are_kept(make_window, tmp_path):
+    demo = load_audio(ROOT / "resources" / "demo" / "meeting.flac", 16000)
+    path = write_flac(tmp_path / "meeting70.flac", demo.samples[: 70 * 16000])  # three chunks
+    with server("--diarizer", "none", "--batch-size", "1") as s:  # one chunk at a time
+        window = make_window()
+        window.set_settings(remote_settings(s.url))
+        open_demo(window, path)
+        window.session.runner.worker.partial.connect(lambda _: s.process.kill())
+        assert window.transcribe()
+        wait_until(lambda: not window.session.busy, timeout=300)
+    dialog = window.last_dialog
+    assert dialog is not None and "Murmur server" in dialog.text() and "kept" in dialog.text()
+    assert window.model.rowCount() > 0  # the lines of the chunk that arrived before the server died

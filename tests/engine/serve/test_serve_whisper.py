@@ -203,7 +203,7 @@ def test_killing_the_server_mid_job_is_a_clear_error_that_keeps_the_lines_receiv
 
     demo = load_audio(ROOT / "resources" / "demo" / "meeting.flac", 16000)
     path = write_flac(tmp_path / "meeting.flac", demo.samples[: 70 * 16000])  # three chunks
-    with server("--diarizer", "none") as s:
+    with server("--diarizer", "none", "--batch-size", "1") as s:  # one chunk at a time
         def kill_after_first_lines(progress):
             if progress.partial is not None and s.process.poll() is None:
                 s.process.kill()
