@@ -33,7 +33,7 @@ from engine.decode.runner import PendingTokens, Runner
 from engine.decode.sampling import DecodeMode
 from engine.decode.slots import RowSlots
 from engine.decode.step import ModelParts
-from engine.decode.work import Cost, Work, WorkSource
+from engine.decode.work import Cost, Work, WorkQueue, WorkSource
 from engine.errors import Cancelled
 from engine.types import FinishReason
 
@@ -66,6 +66,7 @@ class Scheduler:
         grow: bool = False,
     ) -> None:
         self.config, self.queue, self.boundary, self.grow = config, queue, boundary, grow
+        self.cancellable = not isinstance(queue, WorkQueue)  # a local run's queue never cancels a row
         if config.policy.anchored and anchor is None:
             raise ValueError("the speech-anchor eviction policy needs the model adapter's timestamp reader")
         self.anchor = anchor if config.policy.anchored else None
@@ -91,7 +92,8 @@ class Scheduler:
             if cancel is not None and cancel.is_set():
                 raise Cancelled()
             yield from self._refill(idle=pending is None)
-            self._drop_cancelled()
+            if self.cancellable:
+                self._drop_cancelled()
             if self.table.n == 0 and pending is None:
                 return
             ahead = self._launch() if self.table.n and (pending is None or self._may_run_ahead()) else None

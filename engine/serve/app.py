@@ -102,6 +102,10 @@ def _add_error_handlers(app: FastAPI) -> None:
         kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
         return _error(exc.status_code, str(exc.detail), kind, dict(exc.headers or {}))
 
+    @app.exception_handler(Exception)
+    async def failure(request: Request, exc: Exception) -> JSONResponse:
+        return _error(500, "the server failed on this request", "server_error")
+
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         return _error(400, "the request is not valid", "invalid_request_error")

@@ -10,6 +10,7 @@ replicas then take 1 CPU each). The key, limits and errors are the app's own, pe
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import Any
 
@@ -57,8 +58,15 @@ def serve_on_ray(
     where = f"http://{config.host}:{config.port}"
     print(f"murmur serve: {count} Ray Serve replica(s), {gpus:g} GPU each, on {where}",
           file=sys.stderr, flush=True)  # fmt: skip
+    previous = signal.signal(signal.SIGTERM, _exit)  # a terminated server takes its replicas down
     try:
         serve.run(deployment.bind(), name="murmur", route_prefix="/", blocking=True)
     finally:
+        signal.signal(signal.SIGTERM, previous)
         serve.shutdown()
+        ray.shutdown()
     return 0
+
+
+def _exit(signum: int, frame: Any) -> None:
+    raise SystemExit(0)

@@ -94,8 +94,8 @@ def stop(served: Served) -> None:
 
 
 @contextlib.contextmanager
-def server(*flags: str) -> Iterator[Served]:
-    served = start_server(*flags)
+def server(*flags: str, wait: float = 240.0) -> Iterator[Served]:
+    served = start_server(*flags, wait=wait)
     try:
         yield served
     finally:
