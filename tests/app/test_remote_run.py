@@ -118,3 +118,12 @@ def test_a_server_killed_mid_run_is_a_clear_message_and_the_lines_received_are_k
     dialog = window.last_dialog
     assert dialog is not None and "Murmur server" in dialog.text() and "kept" in dialog.text()
     assert window.model.rowCount() > 0  # the lines of the chunk that arrived before the server died
+
+
+def test_the_server_key_is_remembered_but_never_written_into_projects(tmp_path):
+    from qt_helpers import make_store
+
+    settings = TranscribeSettings(run_on="server", server_url="http://gpu:8000", server_key="secret-key-123")
+    assert "server_key" not in settings.to_dict() and "secret-key-123" not in json.dumps(settings.to_dict())
+    make_store(tmp_path).set_transcribe_settings(settings)
+    assert make_store(tmp_path).transcribe_settings() == settings  # a fresh store reads it back
