@@ -25,8 +25,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-RUN_ON = ("local", "server")
-
 
 class _Answer(QObject):
     """Carries a connection test's result from its thread to the GUI thread."""
