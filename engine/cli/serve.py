@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from typing import Any
 
@@ -92,10 +93,16 @@ def _serve(backend: str, options: dict[str, Any], pipeline: Any, config: ServeCo
     from engine.serve.server import Server
 
     server = Server.create(backend, options, pipeline, config)  # the model loads here, or we stop
+    # uvicorn re-raises the signal that stopped it once it has shut down: exit through `finally`
+    signal.signal(signal.SIGTERM, _exit)
     try:
         where = f"http://{config.host}:{config.port}"
         print(f"murmur serve: {server.model} on {where}", file=sys.stderr, flush=True)
         uvicorn.run(create_app(server), host=config.host, port=config.port, log_level="warning")
     finally:
-        server.close()
+        server.close()  # cancels running jobs, removes the upload folder
     return 0
+
+
+def _exit(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
