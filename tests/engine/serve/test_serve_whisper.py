@@ -3,6 +3,8 @@ through Murmur's own client, as real subprocesses on loopback ports."""
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import subprocess
 import sys
@@ -109,6 +111,25 @@ def post(url: str, body: bytes, content_type: str, key: str | None = None) -> tu
         return exc.code, exc.headers, json.loads(exc.read())
 
 
+def chunked_post(url: str, body: bytes, content_type: str, key: str) -> int:
+    """POST `body` with chunked transfer encoding (no Content-Length); the status answered."""
+    host, port = url.split("//")[1].split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=60)
+    connection.putrequest("POST", "/v1/audio/transcriptions")
+    for name, value in (("Content-Type", content_type), ("Authorization", f"Bearer {key}"),
+                        ("Transfer-Encoding", "chunked")):  # fmt: skip
+        connection.putheader(name, value)
+    connection.endheaders()
+    with contextlib.suppress(OSError):  # the server may answer and close before the body ends
+        for start in range(0, len(body), 16384):
+            piece = body[start : start + 16384]
+            connection.send(b"%x\r\n%s\r\n" % (len(piece), piece))
+        connection.send(b"0\r\n\r\n")
+    status = connection.getresponse().status
+    connection.close()
+    return status
+
+
 def form(file: bytes, **fields: str) -> tuple[bytes, str]:
     head = '--b0\r\nContent-Disposition: form-data; name="{}"{}\r\n\r\n'
     parts = [head.format(k, "").encode() + v.encode() + b"\r\n" for k, v in fields.items()]
@@ -147,6 +168,7 @@ def test_a_strict_server_refuses_keys_sizes_lengths_and_a_full_queue(demo_pieces
         assert post(s.url, *form(audio), key="wrong-key-0123456789")[0] == 401
         assert s.get("/metrics")[0] == 401 and s.get("/v1/models")[0] == 401
         assert post(s.url, *form(big), key=KEY)[0] == 413
+        assert chunked_post(s.url, *form(big), key=KEY) == 413  # no length given: capped while it streams
         assert post(s.url, *form(long), key=KEY)[0] == 413
         assert json.loads(s.get("/v1/models", KEY)[1])["data"][0]["id"] == "faster-whisper tiny.en"
         with pytest.raises(openai.AuthenticationError), demo_pieces[0].open("rb") as f:
