@@ -4,7 +4,8 @@
                                    stream, diarize, num_speakers (json | verbose_json | text | srt | vtt,
                                    or Server-Sent Events with stream=true)
     GET  /v1/models                the one model this server runs
-    GET  /health                   model loaded, jobs and queue (no key needed: nothing private)
+    GET  /health                   model loaded, jobs and queue (no key needed; the model's name
+                                   only with the key)
     GET  /metrics                  Prometheus text
 
 Every error is JSON `{"error": {"message", "type"}}`: 400 bad request or audio, 401 key, 404, 413
@@ -50,10 +51,12 @@ def create_app(server: Any) -> FastAPI:
     _add_error_handlers(app)
 
     @app.get("/health")
-    async def health() -> dict[str, Any]:
+    async def health(request: Request) -> dict[str, Any]:
+        keyed = authorized(server.config.api_key, request.headers.get("authorization"))
         return {
             "status": "ok" if server.ready else "loading", "model_loaded": server.ready,
-            "model": server.model, "backend": server.backend.name, "jobs_active": server.registry.active,
+            "model": server.model if keyed else None,  # a model path is for key holders only
+            "backend": server.backend.name, "jobs_active": server.registry.active,
             "queue_depth": server.shared.source.jobs if server.shared is not None else server.registry.active,
             "max_queued_jobs": server.config.max_queued_jobs, "shared_batch": server.shared is not None,
         }  # fmt: skip

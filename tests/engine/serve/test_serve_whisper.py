@@ -171,6 +171,8 @@ def test_a_strict_server_refuses_keys_sizes_lengths_and_a_full_queue(demo_pieces
         assert chunked_post(s.url, *form(big), key=KEY) == 413  # no length given: capped while it streams
         assert post(s.url, *form(long), key=KEY)[0] == 413
         assert json.loads(s.get("/v1/models", KEY)[1])["data"][0]["id"] == "faster-whisper tiny.en"
+        assert json.loads(s.get("/health")[1])["model"] is None  # health is open, the model name is not
+        assert json.loads(s.get("/health", KEY)[1])["model"] == "faster-whisper tiny.en"
         with pytest.raises(openai.AuthenticationError), demo_pieces[0].open("rb") as f:
             client(s.url, "wrong-key-0123456789").audio.transcriptions.create(model="whisper-1", file=f)
         first = threading.Thread(target=lambda: post(s.url, *form(audio), key=KEY))
