@@ -1,8 +1,7 @@
 """Murmur's decoder: batched greedy decoding with KV eviction, row refill and loop recovery.
 
-`MurmurDecoder.decode` takes any number of `DecodeRequest`s (read lazily) — or a `WorkSource`
-that many jobs feed for as long as a server runs — and yields a `DecodeResult` for each as soon as
-it finishes. It runs a `Scheduler` over at most
+`MurmurDecoder.decode` takes any number of `DecodeRequest`s (read lazily) and yields a
+`DecodeResult` for each as soon as it finishes. It runs a `Scheduler` over at most
 `config.max_batch` rows. The model's projections are fused for decoding once, when the decoder is
 built (`fused.py`). When the device runs out of memory the batch is abandoned — every unfinished
 row goes back to the queue to resume after the tokens it has already produced — the failed store
@@ -43,7 +42,7 @@ class RunStats:
     host_times: list[float] = field(default_factory=list)  # per step: CPU seconds of host work
     capture_seconds: float = 0.0  # capturing steps as CUDA graphs (and compiling their glue)
     batches: list[int] = field(default_factory=list)
-    row_steps: int = 0  # Σ occupied rows over steps
+    row_steps: int = 0  # Σ occupied rows over steps (rows per step = row_steps / steps)
 
     @property
     def host_ms_per_step(self) -> float:
@@ -62,6 +61,11 @@ class MurmurDecoder:
 
     name = "murmur"
 
+    @property
+    def base_mode(self) -> DecodeMode:
+        """How a new request chooses tokens (a `WorkSource` builds its `Work` with it)."""
+        return DecodeMode(repetition_penalty=self.config.repetition_penalty)
+
     def __init__(
         self,
         model: nn.Module | ModelParts,
@@ -76,24 +80,21 @@ class MurmurDecoder:
         self.eos = tuple(int(t) for t in eos_token_ids)
         self.segment_boundary = segment_boundary
         self.speech_anchor = speech_anchor
-        self.stats = RunStats()
         self.live: Scheduler | None = None  # the scheduler running now (its counters are live)
-
-    @property
-    def base_mode(self) -> DecodeMode:
-        """How a new request chooses tokens (a `WorkSource` builds its `Work` with it)."""
-        return DecodeMode(repetition_penalty=self.config.repetition_penalty)
+        self.stats = RunStats()
 
     def decode(
         self, requests: Iterable[DecodeRequest] | WorkSource, cancel: threading.Event | None = None
     ) -> Iterator[DecodeResult]:
+        """Results as requests finish. `requests` may also be a `WorkSource` that many jobs feed for
+        as long as a server runs (`engine.serve`): the loop then waits for work when idle."""
         queue = requests if isinstance(requests, WorkSource) else WorkQueue(requests, self.base_mode)
         rows, self.stats = self.config.max_batch, RunStats()
         while True:
             scheduler: Scheduler | None = self._scheduler(rows, queue)
-            self.live = scheduler
             self.stats.batches.append(rows)
             try:
+                self.live = scheduler
                 yield from scheduler.run(cancel)
                 return
             except torch.OutOfMemoryError as exc:
@@ -131,8 +132,8 @@ class MurmurDecoder:
     def _account(self, scheduler: Scheduler | None) -> None:
         if scheduler is not None:
             self.stats.steps += scheduler.steps
-            self.stats.row_steps += scheduler.row_steps
             self.stats.host_times += scheduler.host_times
+            self.stats.row_steps += scheduler.row_steps
             graphs = scheduler.runner.graphs
             self.stats.capture_seconds += graphs.capture_seconds if graphs is not None else 0.0
 

@@ -6,9 +6,7 @@
 
 Results are yielded the moment a row finishes, so any number of requests runs with a fixed
 batch. A row that loops only ever costs itself: it leaves its row, and its retry waits in the queue
-like any other request. `cancel` is checked before every step, and so is each row's request
-(`WorkSource.cancelled`): a cancelled request leaves its row at once, with no result. Only an
-empty batch waits for new work (`WorkSource.pop`); a running one takes what is there (`poll`).
+like any other request. `cancel` is checked before every step.
 """
 
 from __future__ import annotations
@@ -33,7 +31,7 @@ from engine.decode.runner import PendingTokens, Runner
 from engine.decode.sampling import DecodeMode
 from engine.decode.slots import RowSlots
 from engine.decode.step import ModelParts
-from engine.decode.work import Cost, Work, WorkQueue, WorkSource
+from engine.decode.work import Cost, Work, WorkQueue, WorkSource, take
 from engine.errors import Cancelled
 from engine.types import FinishReason
 
@@ -86,7 +84,10 @@ class Scheduler:
 
     def run(self, cancel: threading.Event | None = None) -> Iterator[DecodeResult]:
         """Refill, queue the next step, then settle the previous one: the device never waits for
-        the host to read tokens, except while a retrying row needs its mode switched in time."""
+        the host to read tokens, except while a retrying row needs its mode switched in time.
+        Only an idle, empty batch waits for work (`WorkSource.pop`); a running one takes what is
+        there (`poll`). Before each step, rows whose request was cancelled (`WorkSource.cancelled`,
+        e.g. a server's client went away) leave at once, with no result."""
         pending: _Launched | None = None
         while True:
             if cancel is not None and cancel.is_set():
@@ -103,6 +104,11 @@ class Scheduler:
             if self.grow and self.steps % _GROW_EVERY == 0 and self._room_to_grow():
                 raise GrowBatch()
 
+    def _drop_cancelled(self) -> None:
+        for row in range(self.table.n - 1, -1, -1):  # from the end: rows below stay put
+            if self.queue.cancelled(self._work(row).request.id):
+                self._release(row)
+
     def in_flight(self) -> list[Work]:
         """Work held by the rows now, each to resume after the tokens it has produced."""
         table = self.table
@@ -115,7 +121,7 @@ class Scheduler:
     # 1) refill
     def _refill(self, idle: bool) -> Iterator[DecodeResult]:
         while self.table.n < self.table.rows:
-            works = self._take(self.table.rows - self.table.n, idle and self.table.n == 0)
+            works = take(self.queue, self.table.rows - self.table.n, idle and self.table.n == 0)
             if not works:
                 return
             layouts = [self._layout(w) for w in works]
@@ -135,19 +141,6 @@ class Scheduler:
                     raise
                 work = work.spent(Cost(prefill_seconds=seconds))
                 yield from self._occupy(work, slots, first, tracker, anchor)
-
-    def _take(self, count: int, wait: bool) -> list[Work]:
-        """Up to `count` works; only an idle, empty batch waits for the first one."""
-        first = self.queue.pop() if wait else self.queue.poll()
-        if first is None:
-            return []
-        return [first, *(w for w in (self.queue.poll() for _ in range(count - 1)) if w)]
-
-    def _drop_cancelled(self) -> None:
-        """Rows whose request was cancelled leave at once (from the end: rows below stay put)."""
-        for row in range(self.table.n - 1, -1, -1):
-            if self.queue.cancelled(self._work(row).request.id):
-                self._release(row)
 
     def _layout(self, work: Work) -> RowLayout:
         request = work.request

@@ -113,6 +113,15 @@ class WorkSource(Protocol):
         ...
 
 
+def take(source: WorkSource, count: int, wait: bool) -> list[Work]:
+    """Up to `count` works from `source`; only the first may be waited for (`wait`: the batch is
+    idle and empty), the rest are what is there now."""
+    first = source.pop() if wait else source.poll()
+    if first is None:
+        return []
+    return [first, *(w for w in (source.poll() for _ in range(count - 1)) if w)]
+
+
 class WorkQueue:
     """Requests waiting for a row: retries and requeued work first, then new requests in order."""
 
