@@ -95,10 +95,15 @@ class TranscribeSettings:
     min_speakers: int = 0
     max_speakers: int = 0
     context: tuple[str, ...] = ()
+    run_on: str = "local"  # or "server": a Murmur server (app.remote_settings)
+    server_url: str = ""
+    server_key: str = ""
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise ValueError(f"unknown backend {self.backend!r}; choose one of: {', '.join(BACKENDS)}")
+        if self.run_on not in ("local", "server") or (self.run_on == "server" and not self.server_url):
+            raise ValueError("to run on a Murmur server, give its address (e.g. http://gpu-box:8000)")
         for spec in OPTION_SPECS:
             value = getattr(self, spec.key)
             if spec.kind == "choice" and value not in spec.choices:
@@ -109,8 +114,9 @@ class TranscribeSettings:
             raise ValueError("the fewest speakers cannot exceed the most speakers")
 
     def to_dict(self) -> dict[str, Any]:
+        """The settings as JSON values, without the server's API key (projects travel)."""
         return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v
-                for f in dataclasses.fields(self)}  # fmt: skip
+                for f in dataclasses.fields(self) if f.name != "server_key"}  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TranscribeSettings:
@@ -218,9 +224,11 @@ class SettingsStore:
 
     def transcribe_settings(self) -> TranscribeSettings:
         data = self._get_json("transcribe", {})
-        return TranscribeSettings.from_dict(data if isinstance(data, dict) else {})
+        key = str(self.qsettings.value("server_key", ""))
+        return TranscribeSettings.from_dict({**data, "server_key": key} if isinstance(data, dict) else {})
 
     def set_transcribe_settings(self, settings: TranscribeSettings) -> None:
+        self.qsettings.setValue("server_key", settings.server_key)  # kept here only, never in projects
         self._set_json("transcribe", settings.to_dict())
 
     def recent_files(self) -> list[str]:

@@ -27,6 +27,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.envelope import EnvelopePyramid
+from app.remote_settings import remote_pipeline
 from app.settings import TranscribeSettings, engine_arguments
 from engine.errors import (
     AudioDecodeError,
@@ -136,9 +137,11 @@ class TranscriptionWorker(QObject):
         from engine.pipeline import Pipeline
 
         backend, config, options = engine_arguments(settings)
-        key = json.dumps([backend, repr(config), sorted((k, repr(v)) for k, v in options.items())])
+        remote = [settings.run_on, settings.server_url, settings.server_key]
+        key = json.dumps([backend, repr(config), sorted((k, repr(v)) for k, v in options.items()), remote])
         if key != self._pipeline_key:
-            self._pipeline, self._pipeline_key = Pipeline.create(backend, config, **options), key
+            pipeline = remote_pipeline(settings) or Pipeline.create(backend, config, **options)
+            self._pipeline, self._pipeline_key = pipeline, key
         return self._pipeline
 
     def _load(self, job: LoadJob) -> Any:

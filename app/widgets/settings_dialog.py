@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.remote_settings import RunOnSection
 from app.settings import OPTION_SPECS, OptionSpec, TranscribeSettings, parse_terms, supported_options
 from engine.backends import BACKENDS
 
@@ -59,6 +60,8 @@ class SettingsDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
+        self.run_on = RunOnSection()  # this computer, or a Murmur server
+        layout.addWidget(self.run_on)
         layout.addLayout(form)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
@@ -126,11 +129,12 @@ class SettingsDialog(QDialog):
                 editor.setChecked(bool(value))
             elif isinstance(editor, QLineEdit):
                 editor.setText(", ".join(value) if spec.kind == "terms" else str(value))
+        self.run_on.set_values(s)
         self._update_enabled()
 
     def settings(self) -> TranscribeSettings:
         """The settings shown; ValueError when they do not make sense together."""
-        values: dict[str, Any] = {"backend": self.backend.currentText()}
+        values: dict[str, Any] = {"backend": self.backend.currentText(), **self.run_on.values()}
         for spec in OPTION_SPECS:
             editor = self.editors[spec.key]
             if isinstance(editor, QComboBox):

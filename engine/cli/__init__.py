@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("engine.cli.bench", "run a sweep of systems on a dataset and print the comparison table"),
     "synth-corpus": ("engine.cli.synth", "generate a synthetic long-form test corpus with exact references"),
     "kv-plan": ("engine.cli.kv_plan", "compare eviction policies' kept KV, memory and attention traffic"),
+    "serve": ("engine.cli.serve", "serve transcription over HTTP (OpenAI-compatible), batching every client"),
 }
 
 

@@ -28,6 +28,7 @@ from engine.cli.outputs import Target, rescue
 from engine.cli.preflight import Plan, preflight
 from engine.cli.progressbar import ProgressBar
 from engine.cli.quiet import library_output_hidden
+from engine.cli.remote_options import add_remote_arguments, remote_pipeline
 from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 from engine.decode.eviction import POLICIES, PRESETS
 from engine.errors import Cancelled, MurmurError
@@ -78,6 +79,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     me.add_argument("--repetition-penalty", type=float, metavar="P", help="repeat penalty (default: 1, off)")
     add_speaker_arguments(p)
     add_cluster_arguments(p)
+    add_remote_arguments(p)
     p.add_argument("--out", type=Path, help="output folder (default: next to each input file)")
     p.add_argument(
         "--format",
@@ -138,7 +140,7 @@ def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Even
         from engine.cli.cluster_run import transcribe_on_cluster
 
         return transcribe_on_cluster(args, cluster, config, plan, cancel)
-    pipeline = Pipeline.create(args.backend, config, **backend_options(args))
+    pipeline = remote_pipeline(args) or Pipeline.create(args.backend, config, **backend_options(args))
     if args.profile:
         print(f"profile: setup {time.perf_counter() - began:.2f} s (imports, options)", file=sys.stderr)
     failures = 0

@@ -33,7 +33,7 @@ from engine.decode.plan import expected_loss
 from engine.decode.sampling import DecodeMode
 from engine.decode.scheduler import GrowBatch, Scheduler
 from engine.decode.step import ModelParts
-from engine.decode.work import WorkQueue
+from engine.decode.work import WorkQueue, WorkSource
 from engine.errors import OutOfMemoryError
 
 
@@ -47,6 +47,7 @@ class RunStats:
     host_times: list[float] = field(default_factory=list)  # per step: CPU seconds of host work
     capture_seconds: float = 0.0  # capturing steps as CUDA graphs (and compiling their glue)
     batches: list[int] = field(default_factory=list)
+    row_steps: int = 0  # Σ occupied rows over steps (rows per step = row_steps / steps)
 
     @property
     def host_ms_per_step(self) -> float:
@@ -65,6 +66,11 @@ class MurmurDecoder:
 
     name = "murmur"
 
+    @property
+    def base_mode(self) -> DecodeMode:
+        """How a new request chooses tokens (a `WorkSource` builds its `Work` with it)."""
+        return DecodeMode(repetition_penalty=self.config.repetition_penalty)
+
     def __init__(
         self,
         model: nn.Module | ModelParts,
@@ -79,17 +85,21 @@ class MurmurDecoder:
         self.eos = tuple(int(t) for t in eos_token_ids)
         self.segment_boundary = segment_boundary
         self.speech_anchor = speech_anchor
+        self.live: Scheduler | None = None  # the scheduler running now (its counters are live)
         self.stats = RunStats()
         _warn_if_lossy(self.config)
 
     def decode(
-        self, requests: Iterable[DecodeRequest], cancel: threading.Event | None = None
+        self, requests: Iterable[DecodeRequest] | WorkSource, cancel: threading.Event | None = None
     ) -> Iterator[DecodeResult]:
-        queue = WorkQueue(requests, DecodeMode(repetition_penalty=self.config.repetition_penalty))
+        """Results as requests finish. `requests` may also be a `WorkSource` that many jobs feed for
+        as long as a server runs (`engine.serve`): the loop then waits for work when idle."""
+        queue = requests if isinstance(requests, WorkSource) else WorkQueue(requests, self.base_mode)
         rows, self.stats = self.config.max_batch, RunStats()
         while True:
             scheduler: Scheduler | None = self._scheduler(rows, queue)
             try:
+                self.live = scheduler
                 yield from scheduler.run(cancel)
                 return
             except torch.OutOfMemoryError as exc:
@@ -105,11 +115,12 @@ class MurmurDecoder:
                 pass
             finally:
                 self._account(scheduler)
+                self.live = None
             queue.push_front(scheduler.in_flight())
             scheduler = None  # the last reference to the failed store: free it before the next one
             _free_memory(self.parts.device)
 
-    def _scheduler(self, rows: int, queue: WorkQueue) -> Scheduler:
+    def _scheduler(self, rows: int, queue: WorkSource) -> Scheduler:
         grow = True  # a store holding fewer rows than the batch may grow when the rows in flight allow
         return Scheduler(
             self.parts,
@@ -128,6 +139,7 @@ class MurmurDecoder:
             self.stats.batches.append(scheduler.runner.rows)
             self.stats.steps += scheduler.steps
             self.stats.host_times += scheduler.host_times
+            self.stats.row_steps += scheduler.row_steps
             graphs = scheduler.runner.graphs
             self.stats.capture_seconds += graphs.capture_seconds if graphs is not None else 0.0
 

@@ -5,8 +5,9 @@
     └── settle: EOS / budget → a result; a loop → rolled back and queued again, or a LOOP result
 
 Results are yielded the moment a row finishes, so any number of requests runs with a bounded
-batch. Work comes only through the queue object (`pop`, `waiting`, `push_front`); how many rows
-take it is the KV memory budget's choice at the size each row's policy keeps (`Runner.reserve`),
+batch. Work comes only through the queue object (a `WorkSource`: only an idle, empty batch waits
+in `pop`, a running one takes what is there with `poll`; a row whose request is `cancelled` leaves
+at once, with no result); how many rows take it is the KV memory budget's choice at the size each row's policy keeps (`Runner.reserve`),
 and an anchored row that keeps more than planned makes the store grow between steps
 (`Runner.make_room`). A row that loops only ever costs itself: it leaves its row, and its retry
 waits in the queue like any other request. `cancel` is checked before every step.
@@ -35,7 +36,7 @@ from engine.decode.runner import PendingTokens, Runner
 from engine.decode.sampling import DecodeMode
 from engine.decode.slots import RowSlots
 from engine.decode.step import ModelParts
-from engine.decode.work import Cost, Work, WorkQueue
+from engine.decode.work import Cost, Work, WorkQueue, WorkSource, take
 from engine.errors import Cancelled
 from engine.types import FinishReason
 
@@ -61,13 +62,14 @@ class Scheduler:
         model: FusedModel,
         config: EngineConfig,
         rows: int,
-        queue: WorkQueue,
+        queue: WorkSource,
         eos: tuple[int, ...],
         boundary: SegmentBoundary | None,
         anchor: SpeechAnchor | None = None,
         grow: bool = False,
     ) -> None:
         self.config, self.queue, self.boundary, self.grow = config, queue, boundary, grow
+        self.cancellable = not isinstance(queue, WorkQueue)  # a local run's queue never cancels a row
         if config.policy.anchored and anchor is None:
             raise ValueError("the speech-anchor eviction policy needs the model adapter's timestamp reader")
         self.readers = RowReaders(rows, anchor) if anchor and config.policy.evicts_speech else None
@@ -81,17 +83,23 @@ class Scheduler:
         self.table = RowTable(rows)
         self.detector = LoopDetector(rows, config.loop) if config.loop.enabled else None
         self.steps = 0
+        self.row_steps = 0  # Σ occupied rows over steps: rows per step = row_steps / steps
         self.host_times: list[float] = []  # per step, CPU seconds: planning, input preparation, settling
         self._settled = time.perf_counter()
 
     def run(self, cancel: threading.Event | None = None) -> Iterator[DecodeResult]:
         """Refill, queue the next step, then settle the previous one: the device never waits for
-        the host to read tokens, except while a retrying row needs its mode switched in time."""
+        the host to read tokens, except while a retrying row needs its mode switched in time.
+        Only an idle, empty batch waits for work (`WorkSource.pop`); a running one takes what is
+        there (`poll`). Before each step, rows whose request was cancelled (`WorkSource.cancelled`,
+        e.g. a server's client went away) leave at once, with no result."""
         pending: _Launched | None = None
         while True:
             if cancel is not None and cancel.is_set():
                 raise Cancelled()
-            yield from self._refill()
+            yield from self._refill(idle=pending is None)
+            if self.cancellable:
+                self._drop_cancelled()
             if self.table.n == 0 and pending is None:
                 return
             ahead = self._launch() if self.table.n and (pending is None or self._may_run_ahead()) else None
@@ -100,6 +108,11 @@ class Scheduler:
             pending = ahead
             if self.grow and self.steps % _GROW_EVERY == 0 and self._room_to_grow():
                 raise GrowBatch()
+
+    def _drop_cancelled(self) -> None:
+        for row in range(self.table.n - 1, -1, -1):  # from the end: rows below stay put
+            if self.queue.cancelled(self._work(row).request.id):
+                self._release(row)
 
     def in_flight(self) -> list[Work]:
         """Work held by the rows now, each to resume after the tokens it has produced."""
@@ -113,11 +126,11 @@ class Scheduler:
         return full and self.runner.fits(rows, *self.table.need()) and self.queue.waiting()
 
     # 1) refill
-    def _refill(self) -> Iterator[DecodeResult]:
+    def _refill(self, idle: bool) -> Iterator[DecodeResult]:
         """Free rows take waiting work, as many as the store's rows: the KV memory budget's choice
-        at the size each row's policy keeps (`Runner.reserve`)."""
+        at the size each row's policy keeps (`Runner.reserve`). Only an idle, empty batch waits."""
         while self.table.n < self.runner.rows:
-            works = [w for w in (self.queue.pop() for _ in range(self.runner.rows - self.table.n)) if w]
+            works = take(self.queue, self.runner.rows - self.table.n, idle and self.table.n == 0)
             if not works:
                 return
             layouts = [self._layout(w) for w in works]
@@ -178,6 +191,7 @@ class Scheduler:
         launched = _Launched(plan, self.runner.launch(plan), len(self.host_times))
         self.host_times.append(planned + self.runner.prep_seconds - prepared)
         self.steps += 1
+        self.row_steps += self.table.n
         return launched
 
     def _may_run_ahead(self) -> bool:

@@ -3,6 +3,12 @@
 A `Work` is created once per request and replaced (never mutated in place) when a loop sends the
 request back to the queue: the replacement carries the output kept so far (`prefix`), the decoding
 mode of the retry, and the accumulated cost, so the final `DecodeResult` reports all attempts.
+
+The scheduler takes work through the small `WorkSource` protocol: `WorkQueue` (one finite stream of
+requests, the local path) or a long-lived source that many jobs feed (`engine.serve.fair`). `pop`
+may wait for work and returns None only when the source is exhausted; `poll` never waits, so a
+running batch is never held up by an empty source; `cancelled(id)` lets the scheduler free the row
+of a request whose job was cancelled at once.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from typing import Protocol, runtime_checkable
 
 from engine.decode.api import DecodeRequest, DecodeResult
 from engine.decode.sampling import DecodeMode
@@ -88,6 +95,40 @@ class Work:
         return cost.lost / (end - start) if end > start else 0.0
 
 
+@runtime_checkable
+class WorkSource(Protocol):
+    """Where a scheduler's rows take their work from (see the module docstring)."""
+
+    def pop(self) -> Work | None:
+        """The next work, waiting for some if need be; None once no more will come."""
+        ...
+
+    def poll(self) -> Work | None:
+        """The next work if there is some now; None otherwise (never waits)."""
+        ...
+
+    def waiting(self) -> bool:
+        """Whether work is there to take now."""
+        ...
+
+    def push_front(self, works: Iterable[Work]) -> None:
+        """Work handed back (retries, a batch abandoned): taken before anything else."""
+        ...
+
+    def cancelled(self, request_id: int) -> bool:
+        """Whether the request's job was cancelled: its row is freed and no result is wanted."""
+        ...
+
+
+def take(source: WorkSource, count: int, wait: bool) -> list[Work]:
+    """Up to `count` works from `source`; only the first may be waited for (`wait`: the batch is
+    idle and empty), the rest are what is there now."""
+    first = source.pop() if wait else source.poll()
+    if first is None:
+        return []
+    return [first, *(w for w in (source.poll() for _ in range(count - 1)) if w)]
+
+
 class WorkQueue:
     """Requests waiting for a row: retries and requeued work first, then new requests in order."""
 
@@ -101,6 +142,13 @@ class WorkQueue:
             return self._front.popleft()
         request = next(self._new, None)
         return None if request is None else Work(request, self._mode)
+
+    def poll(self) -> Work | None:
+        """The same as `pop`: a finite stream of requests never has to wait for more."""
+        return self.pop()
+
+    def cancelled(self, request_id: int) -> bool:
+        return False
 
     def waiting(self) -> bool:
         """Whether any work waits (reads at most one more request)."""

@@ -1,0 +1,238 @@
+"""The client of a Murmur server (`murmur serve`), for the CLI and the app: standard library only.
+
+`RemoteClient(url, api_key)`: `health()` (model, queue), `check()` (health plus the key, for a
+*Test connection* button) and `transcribe(recording, on_progress, cancel)`, which uploads the
+recording as 16 kHz mono FLAC (`Stage.LOAD` progress with detail "uploading" while it goes up),
+follows the job's Server-Sent Events — stage progress, each chunk's final lines (as
+`Progress.partial` chunk results with absolute times) — and returns the server's transcript. A
+cancel closes the stream, which cancels the job on the server. Every failure is a `ServerError`
+with a plain message; `ServerError.lines` keeps the lines already received when a server dies
+mid-job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import io
+import json
+import secrets
+import threading
+import urllib.parse
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import soundfile as sf
+
+from engine.errors import Cancelled, ServerError
+from engine.export.json_format import transcript_from_dict
+from engine.types import Chunk, ChunkResult, Progress, Recording, Segment, Stage, Transcript
+
+UPLOAD_RATE = 16000
+_BLOCK = 64 * 1024  # bytes per upload write (one progress report each)
+_TIMEOUT = 60.0  # seconds without a byte from the server before giving up on it (it pings every 5)
+
+ProgressFn = Callable[[Progress], None]
+
+
+class RemoteError(ServerError):
+    """A server answered with an error, or went away; `lines` are those received before."""
+
+    def __init__(self, message: str, status: int | None = None, lines: tuple[dict, ...] = ()) -> None:
+        super().__init__(message)
+        self.status, self.lines = status, lines
+
+
+class RemoteClient:
+    def __init__(self, url: str, api_key: str | None = None, timeout: float = _TIMEOUT) -> None:
+        parts = urllib.parse.urlsplit(url.strip().rstrip("/"))
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"the server address must look like http://HOST:PORT, not {url!r}")
+        self.url, self.api_key, self.timeout = url.strip().rstrip("/"), api_key or None, timeout
+        self._parts = parts
+
+    # small requests
+    def health(self) -> dict[str, Any]:
+        return self._json("GET", "/health")
+
+    def check(self) -> str:
+        """One line for a *Test connection* button: the server's model and queue (the key checked too)."""
+        health = self.health()
+        self._json("GET", "/v1/models")  # 401 here when the key is wrong
+        return (f"{health.get('model')} · {health.get('jobs_active', 0)} job(s) running, "
+                f"room for {health.get('max_queued_jobs')}")  # fmt: skip
+
+    def _json(self, method: str, path: str) -> dict[str, Any]:
+        connection = self._connect()
+        try:
+            connection.request(method, self._path(path), headers=self._headers())
+            response = connection.getresponse()
+            body = response.read()
+        except OSError as exc:
+            raise RemoteError(f"cannot reach the Murmur server at {self.url}: {_reason(exc)}") from exc
+        finally:
+            connection.close()
+        if response.status != 200:
+            raise RemoteError(_error_text(body, response.status), response.status)
+        return json.loads(body)
+
+    # transcription
+    def transcribe(
+        self,
+        recording: Recording,
+        on_progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+        fields: dict[str, str] | None = None,
+    ) -> Transcript:
+        report = on_progress or (lambda p: None)
+        flac = encode_flac(recording)
+        boundary = secrets.token_hex(16)
+        head, tail = _form(boundary, {"response_format": "verbose_json", "stream": "true", **(fields or {})})
+        connection = self._connect()
+        watcher = _CancelWatcher(connection, cancel)
+        try:
+            self._upload(connection, boundary, head, flac, tail, report, cancel)
+            response = connection.getresponse()
+            if response.status != 200:
+                raise RemoteError(_error_text(response.read(), response.status), response.status)
+            return self._follow(response, recording.duration, report, cancel)
+        except (OSError, ValueError, http.client.HTTPException) as exc:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled() from exc
+            lost = f"lost the connection to the Murmur server at {self.url}: {_reason(exc)}"
+            raise RemoteError(lost) from exc
+        finally:
+            watcher.stop()
+            connection.close()  # on a cancel this closes the stream: the server cancels the job
+
+    def _upload(self, connection: http.client.HTTPConnection, boundary: str, head: bytes, flac: bytes,
+                tail: bytes, report: ProgressFn, cancel: threading.Event | None) -> None:  # fmt: skip
+        headers = {**self._headers(), "Content-Type": f"multipart/form-data; boundary={boundary}",
+                   "Content-Length": str(len(head) + len(flac) + len(tail))}  # fmt: skip
+        connection.putrequest("POST", self._path("/v1/audio/transcriptions"))
+        for name, value in headers.items():
+            connection.putheader(name, value)
+        connection.endheaders(head)
+        for start in range(0, len(flac), _BLOCK):
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()
+            connection.send(flac[start : start + _BLOCK])
+            sent = min(start + _BLOCK, len(flac))
+            report(Progress(Stage.LOAD, sent, len(flac), "uploading"))
+        connection.send(tail)
+
+    def _follow(self, response: http.client.HTTPResponse, duration: float, report: ProgressFn,
+                cancel: threading.Event | None) -> Transcript:  # fmt: skip
+        lines: list[dict] = []
+        chunks = 0
+        for event in _events(response, cancel):
+            kind = event.get("type")
+            if kind == "murmur.progress":
+                stage = Stage(event["stage"])
+                report(Progress(stage, event["done"], event["total"], event.get("detail", "")))
+                chunks = int(event["total"]) if stage is Stage.INFER else chunks
+            elif kind == "transcript.text.delta":
+                lines += event["lines"]
+                partial = _partial(event["lines"], duration)
+                report(Progress(Stage.INFER, len(lines), max(chunks, 1), partial=partial))
+            elif kind == "transcript.text.done":
+                return transcript_from_dict(event["murmur"])
+            elif kind == "error":
+                raise RemoteError(event["error"]["message"], lines=tuple(lines))
+        raise RemoteError(
+            f"the Murmur server at {self.url} stopped before the transcript was finished"
+            f" ({len(lines)} line(s) received are kept)", lines=tuple(lines),
+        )  # fmt: skip
+
+    # plumbing
+    def _connect(self) -> http.client.HTTPConnection:
+        kind = http.client.HTTPSConnection if self._parts.scheme == "https" else http.client.HTTPConnection
+        return kind(self._parts.hostname or "", self._parts.port, timeout=self.timeout)
+
+    def _path(self, path: str) -> str:
+        return self._parts.path.rstrip("/") + path
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+
+class _CancelWatcher:
+    """Closes the connection as soon as `cancel` is set, so a wait for the server's next event ends."""
+
+    def __init__(self, connection: http.client.HTTPConnection, cancel: threading.Event | None) -> None:
+        self.connection, self.cancel, self.done = connection, cancel, threading.Event()
+        if cancel is not None:
+            threading.Thread(target=self._watch, name="murmur-remote-cancel", daemon=True).start()
+
+    def _watch(self) -> None:
+        while not self.done.wait(0.05):
+            if self.cancel is not None and self.cancel.is_set():
+                sock = self.connection.sock
+                if sock is not None:
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(2)
+                return
+
+    def stop(self) -> None:
+        self.done.set()
+
+
+def encode_flac(recording: Recording) -> bytes:
+    """The recording as 16 kHz mono 16-bit FLAC (resampled when it is at another rate)."""
+    samples = recording.samples
+    if recording.sample_rate != UPLOAD_RATE:
+        from engine.audio.resample import resample
+
+        samples = resample(samples, recording.sample_rate, UPLOAD_RATE)
+    out = io.BytesIO()
+    sf.write(out, np.clip(samples, -1.0, 1.0), UPLOAD_RATE, format="FLAC", subtype="PCM_16")
+    return out.getvalue()
+
+
+def _form(boundary: str, fields: dict[str, str]) -> tuple[bytes, bytes]:
+    """The multipart text before the file's bytes (the fields, the file's part header) and after."""
+    head = b"".join(
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
+        for k, v in fields.items()
+    )
+    head += (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="audio.flac"\r\n'
+             "Content-Type: audio/flac\r\n\r\n").encode()  # fmt: skip
+    return head, f"\r\n--{boundary}--\r\n".encode()
+
+
+def _events(response: http.client.HTTPResponse, cancel: threading.Event | None) -> Iterator[dict]:
+    """The JSON events of a Server-Sent Events stream, until `[DONE]` or its end."""
+    while True:
+        if cancel is not None and cancel.is_set():
+            raise Cancelled()
+        line = response.readline()
+        if not line:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()  # the stream was closed because of the cancel
+            return
+        text = line.decode("utf-8").strip()
+        if not text.startswith("data:"):
+            continue
+        data = text[5:].strip()
+        if data == "[DONE]":
+            return
+        yield json.loads(data)
+
+
+def _partial(lines: list[dict], duration: float) -> ChunkResult:
+    """A chunk's final lines as a chunk result; its chunk starts at 0 so its times are absolute."""
+    segments = tuple(Segment(li["start"], li["end"], li["text"], li.get("chunk_speaker")) for li in lines)
+    return ChunkResult(chunk=Chunk(index=int(lines[0]["chunk"]), start=0.0, end=duration), segments=segments)
+
+
+def _error_text(body: bytes, status: int) -> str:
+    try:
+        message = json.loads(body)["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        message = body[:200].decode("utf-8", "replace") or "no details"
+    return f"the Murmur server answered {status}: {message}"
+
+
+def _reason(exc: Exception) -> str:
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__

@@ -1,0 +1,83 @@
+"""`RemotePipeline`: the pipeline's interface, with the work done by a Murmur server.
+
+It offers what callers of `engine.pipeline.Pipeline` use — `load`, `prepare`, `transcribe`, `run`
+and `backend` (its `sample_rate` and `describe()`) — so the CLI, the app's worker and
+re-transcribing a selection (`engine.retranscribe`) run it unchanged. Audio is decoded here at
+16 kHz (what goes up, as FLAC); voice activity, chunking, decoding and speakers happen on the
+server, so `prepare` finds no speech or chunks locally. The transcript records the server's model
+and address (`Transcript.model`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from pathlib import Path
+
+from engine.audio.io import load_audio
+from engine.pipeline import Prepared, ProgressCallback
+from engine.remote.client import UPLOAD_RATE, RemoteClient
+from engine.types import Progress, Recording, Stage, Transcript
+
+
+@dataclasses.dataclass(slots=True)
+class RemoteBackend:
+    """What a caller may ask a pipeline's backend: its audio rate and a description."""
+
+    url: str
+    model: str = ""  # the server's model, once known
+    name: str = "remote"
+    sample_rate: int = UPLOAD_RATE
+    labels_speakers: bool = True
+
+    def describe(self) -> str:
+        return f"{self.model or 'a Murmur server'} at {self.url}"
+
+
+class RemotePipeline:
+    def __init__(self, url: str, api_key: str | None = None, fields: dict[str, str] | None = None) -> None:
+        self.client = RemoteClient(url, api_key)
+        self.backend = RemoteBackend(self.client.url)
+        self.fields = dict(fields or {})  # extra form fields, e.g. {"num_speakers": "2"}
+
+    def run(
+        self,
+        source: str | Path | Recording,
+        on_progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Transcript:
+        return self.transcribe(self.prepare(source, on_progress, cancel), on_progress, cancel)
+
+    def load(
+        self,
+        path: str | Path,
+        on_progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Recording:
+        report = on_progress or (lambda p: None)
+        report(Progress(Stage.LOAD, 0, 1))
+        return load_audio(Path(path), UPLOAD_RATE, cancel=cancel,
+                          progress=lambda done, total: report(Progress(Stage.LOAD, done, total)))  # fmt: skip
+
+    def prepare(
+        self,
+        source: str | Path | Recording,
+        on_progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Prepared:
+        recording = source if isinstance(source, Recording) else self.load(source, on_progress, cancel)
+        return Prepared(recording, (), ())
+
+    def transcribe(
+        self,
+        prepared: Prepared,
+        on_progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Transcript:
+        transcript = self.client.transcribe(prepared.recording, on_progress, cancel, self.fields)
+        model = transcript.model or ""
+        self.backend.model = model
+        source = prepared.recording.source
+        return dataclasses.replace(
+            transcript, model=f"{model} at {self.client.url}", source=str(source) if source else None,
+        )

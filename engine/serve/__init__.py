@@ -1,0 +1,12 @@
+"""`murmur serve`: one engine per GPU box, its batch shared by every client over HTTP.
+
+    app.py      the OpenAI-compatible FastAPI app (transcriptions, models, health, metrics)
+    server.py   the loaded backend, the job registry and the shared decode loop
+    jobs.py     one job per upload: its pipeline thread and its event list (SSE)
+    fair.py     the fair multi-job `WorkSource` feeding the one decode loop
+    shared.py   that decode loop, and the backend each job's pipeline calls
+    upload.py   streamed multipart uploads with a size cap
+    lines.py    each chunk's lines, streamed once final
+    formats.py  json, verbose_json, text, srt, vtt
+    config.py, auth.py, metrics.py, ray_app.py
+"""

@@ -1,0 +1,87 @@
+"""The server's state: the backend loaded once, the job registry, and (VibeVoice) the shared batch.
+
+`Server.create(backend, options, pipeline_config, serve_config)` builds the backend and loads its
+model at once (a model that cannot load is a `ModelLoadError` before anything listens). Each job
+gets a `Pipeline` around the same loaded backend and voice-activity detector: for VibeVoice with
+Murmur's engine that backend is a `SharedBackend`, so every job's chunks decode in one batch; the
+whisper backend (faster-whisper on CPU) is called by each job directly (CTranslate2 runs concurrent
+calls itself). Uploads live in a private temporary folder that is removed on `close()`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from engine.audio.vad import SileroVad
+from engine.backends import create_backend
+from engine.backends.base import Backend
+from engine.errors import ModelLoadError
+from engine.pipeline import Pipeline, PipelineConfig
+from engine.serve.config import ServeConfig
+from engine.serve.jobs import JobOptions, JobRegistry
+
+
+class Server:
+    def __init__(
+        self, backend: Backend, shared: Any, pipeline_config: PipelineConfig, config: ServeConfig
+    ) -> None:
+        self.backend, self.shared = backend, shared  # shared: a SharedDecode, or None (whisper)
+        self.pipeline_config, self.config = pipeline_config, config
+        self.detector = SileroVad(pipeline_config.vad)
+        self.registry = JobRegistry(self.pipeline, config.max_queued_jobs)
+        self.folder = Path(tempfile.mkdtemp(prefix="murmur-serve-"))
+        self.started = time.monotonic()
+        self.ready = True
+
+    @classmethod
+    def create(
+        cls, backend_name: str, options: dict[str, Any], pipeline_config: PipelineConfig, config: ServeConfig
+    ) -> Server:
+        backend = create_backend(backend_name, **options)
+        shared = None
+        if backend_name == "vibevoice":
+            from engine.serve.shared import SharedBackend, SharedDecode
+
+            shared = SharedDecode(backend)  # type: ignore[arg-type]  # loads the model
+            backend = SharedBackend(backend, shared)  # type: ignore[arg-type]
+        else:
+            _load_whisper(backend)
+        return cls(backend, shared, pipeline_config, config)
+
+    @property
+    def model(self) -> str:
+        return self.backend.describe()
+
+    def pipeline(self, options: JobOptions) -> Pipeline:
+        """The pipeline of one job: the shared backend and detector, the job's speaker choices."""
+        speakers = self.pipeline_config.speakers
+        if options.diarize is False:
+            speakers = dataclasses.replace(speakers, diarizer="none")
+        if options.num_speakers is not None:
+            speakers = dataclasses.replace(speakers, num_speakers=options.num_speakers,
+                                           min_speakers=None, max_speakers=None)  # fmt: skip
+        config = dataclasses.replace(self.pipeline_config, speakers=speakers)
+        return Pipeline(self.backend, config, detector=self.detector)
+
+    def close(self) -> None:
+        self.ready = False
+        self.registry.shutdown()
+        if self.shared is not None:
+            self.shared.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _load_whisper(backend: Any) -> None:
+    from engine.backends.whisper import load_model
+
+    try:
+        backend.attach(load_model(backend.config))
+    except ModelLoadError:
+        raise
+    except Exception as exc:
+        raise ModelLoadError(f"the whisper model could not be loaded: {exc}") from exc
