@@ -158,6 +158,7 @@ class MainWindow(QMainWindow):
             lambda r: self.word_view.show_utterance(self.model.utterance(r))
         )
         self.word_view.word_clicked.connect(self.playback.seek)
+        self.playback.position_changed.connect(self.word_view.show_playhead)
         self.recent.chosen.connect(self.open_path)
         self.recent.cleared.connect(lambda: self.store.clear_recent_files())
         self.drop_zone.open_requested.connect(self.choose_file)

@@ -4,10 +4,12 @@ Each word shows as a link followed by its start time in small grey figures; hove
 its start, end and (when the backend reports it) the recogniser's probability. Words below
 `LOW_CONFIDENCE` are marked (tinted and underlined) so a reviewer can find the doubtful ones; a
 backend that reports no probabilities (VibeVoice) gets no marks. Lines without word timings say so.
+While audio plays, the word under the playhead is drawn bold (`show_playhead`).
 """
 
 from __future__ import annotations
 
+import bisect
 import html
 
 from PySide6.QtCore import QEvent, QUrl, Signal
@@ -19,6 +21,7 @@ from engine.types import Utterance
 
 LOW_CONFIDENCE = 0.5
 MARK = "background:#FFE1A8; text-decoration:underline; color:#5A3A00"
+HEARD = "font-weight:bold; border-bottom:2px solid #D7263D"  # the word under the playhead
 
 
 class WordView(QTextBrowser):
@@ -33,6 +36,8 @@ class WordView(QTextBrowser):
         self.setMinimumHeight(lines + 14)
         self.anchorClicked.connect(self._on_anchor)
         self.utterance: Utterance | None = None
+        self.lit: int | None = None  # index of the word under the playhead
+        self._starts: list[float] = []
         self.show_utterance(None)
 
     def low_confidence(self) -> list[int]:
@@ -42,10 +47,27 @@ class WordView(QTextBrowser):
             return []
         return [i for i, w in enumerate(u.words) if (w.probability or 1.0) < LOW_CONFIDENCE]
 
+    def show_playhead(self, t: float) -> None:
+        """Highlight the shown line's word being heard at `t` (a bisect; redrawn only when the
+        word changes, so playback costs nothing while the playhead stays in one word)."""
+        u = self.utterance
+        lit = None
+        if u is not None and u.words and u.start <= t < u.end:
+            i = bisect.bisect_right(self._starts, t) - 1
+            lit = i if i >= 0 and t < u.words[i].end + 0.3 else None
+        if lit != self.lit:
+            self.lit = lit
+            self._render()
+
     def show_utterance(self, u: Utterance | None) -> None:
         if u is not None and u is self.utterance:
             return
-        self.utterance = u
+        self.utterance, self.lit = u, None
+        self._starts = [w.start for w in u.words] if u is not None else []
+        self._render()
+
+    def _render(self) -> None:
+        u = self.utterance
         if u is None:
             self.setHtml("<span style='color:#5B6670'>Select a line to see its words and their times.</span>")
             return
@@ -57,6 +79,8 @@ class WordView(QTextBrowser):
         parts = []
         for i, w in enumerate(u.words):
             style = MARK if i in marked else "color:#1F2933; text-decoration:none"
+            if i == self.lit:
+                style += "; " + HEARD
             word = html.escape(w.text.strip())
             parts.append(f"<a href='w:{i}' style='{style}'>{word}</a><sub style='color:#7B8794'>"
                          f"{format_time(w.start)}</sub>")  # fmt: skip

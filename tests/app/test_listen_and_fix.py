@@ -88,3 +88,15 @@ def test_replacing_all_text_of_a_line_that_overlaps_another_commits_once(demo_wi
     assert window.last_dialog is None
     index = window.transcript_view.filter.mapFromSource(window.model.index(0, TEXT))
     assert index.data() == "but the hotel is booked"
+
+
+def test_the_word_being_heard_is_highlighted_in_the_word_view(demo_window, qtbot):
+    window = demo_window
+    window.transcript_view.select_row(2)
+    u = window.model.utterance(2)
+    third = u.words[2]
+    window.playback.seek((third.start + third.end) / 2)
+    assert window.word_view.lit == 2
+    assert "font-weight:600" in window.word_view.toHtml() or "font-weight:700" in window.word_view.toHtml()
+    window.playback.seek(u.end + 5)
+    assert window.word_view.lit is None
