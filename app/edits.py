@@ -1,6 +1,7 @@
 """Utterance edits as pure functions on frozen `Utterance`s (the undo commands apply their results).
 
-- `set_text` keeps word timings only while the words still spell the text (ignoring whitespace).
+- `set_text` keeps the timings of the words an edit leaves unchanged (`align_words`: difflib), so
+  word highlighting, click-to-seek and word-timed exports keep working on edited lines.
 - `split(u, cursor)` cuts at a character position: at a word boundary when the utterance has word
   timings (the right half starts at its first word), else at the time proportional to the text.
 - `word_at(u, cursor)` the timed word at a text position (for "click a word to seek there").
@@ -12,6 +13,7 @@ Every refusal is a `ValueError` with a message a user understands.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -51,10 +53,51 @@ def word_at(u: Utterance, cursor: int) -> Word | None:
 
 
 def set_text(u: Utterance, text: str) -> Utterance:
-    """`u` with new text; word timings survive only a whitespace-only change."""
+    """`u` with new text; the words keep their timings where they are unchanged (`align_words`)."""
     text = " ".join(text.split())
-    words = u.words if u.words and _letters(text) == _letters(u.text) else ()
-    return replace(u, text=text, words=words)
+    if not u.words or _letters(text) == _letters(u.text):
+        return replace(u, text=text, words=u.words if u.words and text else ())
+    return replace(u, text=text, words=align_words(u, text.split()))
+
+
+def _key(token: str) -> str:
+    return "".join(c for c in token.lower() if c.isalnum())
+
+
+def align_words(u: Utterance, tokens: Sequence[str]) -> tuple[Word, ...]:
+    """Timed words for `tokens` (the new text's words) from `u.words`: a standard sequence
+    alignment (difflib) of the old and new words, compared without case and punctuation.
+    An unchanged word keeps its times and probability (and takes the new spelling, e.g. "!" for
+    "."); a changed run shares the time of the words it replaces, in proportion to its letters;
+    an inserted run fills the pause where it was inserted. Same word count: paired in order."""
+    old = u.words
+    space = " " if old[0].text.startswith(" ") else ""
+    if len(tokens) == len(old):
+        return tuple(
+            replace(w, text=space + t, probability=w.probability if _key(t) == _key(w.text) else None)
+            for w, t in zip(old, tokens, strict=True)
+        )
+    matcher = difflib.SequenceMatcher(None, [_key(w.text) for w in old], [_key(t) for t in tokens], False)
+    out: list[Word] = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            out += [replace(w, text=space + t) for w, t in zip(old[i1:i2], tokens[j1:j2], strict=True)]
+        elif j2 > j1:  # replace or insert: spread over the replaced words or the pause
+            lo = old[i1].start if i2 > i1 else (old[i1 - 1].end if i1 else u.start)
+            hi = old[i2 - 1].end if i2 > i1 else (old[i1].start if i1 < len(old) else u.end)
+            out += _spread(tokens[j1:j2], lo, max(hi, lo), space)
+    return tuple(out)
+
+
+def _spread(tokens: Sequence[str], start: float, end: float, space: str) -> list[Word]:
+    """Words for `tokens` sharing [start, end] in proportion to their letters."""
+    sizes = [max(len(t), 1) for t in tokens]
+    total, at, out = sum(sizes), start, []
+    for t, n in zip(tokens, sizes, strict=True):
+        step = (end - start) * n / total
+        out.append(Word(at, at + step, space + t))
+        at += step
+    return out
 
 
 def split(u: Utterance, cursor: int) -> tuple[Utterance, Utterance]:

@@ -40,10 +40,25 @@ def test_merging_joins_text_and_span_and_keeps_the_first_speaker():
     assert len(merged.words) == 3
 
 
-def test_editing_text_drops_word_times_that_no_longer_match():
+def test_editing_text_keeps_the_times_of_the_words_it_leaves_alone():
     u = timed("one two")
     assert edits.set_text(u, "one  two").words == u.words
-    assert edits.set_text(u, "one too").words == ()
+    assert edits.set_text(u, "one too").words == (u.words[0], Word(0.5, 1.0, "too"))
+    assert edits.set_text(u, "").words == ()
+
+
+def test_punctuation_insertions_and_deletions_keep_every_unchanged_words_times():
+    u = timed("the flights are booked but we still need the hotel.")
+    w = u.words
+    edited = edits.set_text(u, "The flights are booked, but we really still need a hotel!")
+    texts = [x.text for x in edited.words]
+    assert texts == edited.text.split() and edits.words_spell_text(edited)
+    by_text = {x.text: x for x in edited.words}
+    for i, kept in ((0, "The"), (3, "booked,"), (6, "still"), (9, "hotel!")):
+        assert (by_text[kept].start, by_text[kept].end) == (w[i].start, w[i].end)
+    assert w[5].end <= by_text["really"].start <= by_text["really"].end <= w[6].start
+    assert (by_text["a"].start, by_text["a"].end) == (w[8].start, w[8].end)
+    assert edits.word_at(edited, edited.text.index("hotel") + 2) == by_text["hotel!"]
 
 
 def test_retiming_refuses_reversed_or_out_of_range_spans():

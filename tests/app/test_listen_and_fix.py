@@ -8,7 +8,7 @@ from __future__ import annotations
 import tracemalloc
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, QUrl
 from qt_helpers import show_transcript
 
 from app.playback import PlaybackSource
@@ -100,3 +100,20 @@ def test_the_word_being_heard_is_highlighted_in_the_word_view(demo_window, qtbot
     assert "font-weight:600" in window.word_view.toHtml() or "font-weight:700" in window.word_view.toHtml()
     window.playback.seek(u.end + 5)
     assert window.word_view.lit is None
+
+
+def test_an_edited_line_keeps_its_word_timings_in_the_word_view(demo_window, qtbot):
+    window = demo_window
+    u = window.model.utterance(4)
+    editor = _press_f2_on(window, qtbot, 4)
+    qtbot.keyClick(editor, Qt.Key.Key_Backspace)  # the final "." becomes "!"
+    qtbot.keyClicks(editor, "!")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    edited = window.model.utterance(4)
+    assert edited.text == u.text[:-1] + "!"
+    assert [(w.start, w.end) for w in edited.words] == [(w.start, w.end) for w in u.words]
+    window.transcript_view.select_row(3)
+    window.transcript_view.select_row(4)
+    assert "no word timings" not in window.word_view.toPlainText()
+    window.word_view.anchorClicked.emit(QUrl("w:2"))
+    assert window.playback.position == u.words[2].start
