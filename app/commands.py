@@ -14,18 +14,36 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtGui import QUndoCommand
+from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from app import edits, range_join
 from app import speakers as sp
-from app.timeline import format_time
+from app.timeline import format_time, parse_time
 from engine.types import Transcript, Utterance
 
 if TYPE_CHECKING:
-    from app.transcript_model import TranscriptModel
     from engine.retranscribe import RangeResult
+
+
+class TranscriptModel(Protocol):
+    """What the commands change: the table model (`app.transcript_model`), which imports this
+    module, never the reverse."""
+
+    undo_stack: QUndoStack
+    meta: Transcript
+
+    @property
+    def utterances(self) -> tuple[Utterance, ...]: ...
+    @property
+    def book(self) -> sp.SpeakerBook: ...
+    def utterance(self, row: int) -> Utterance: ...
+    def rowCount(self, parent: Any = None) -> int: ...
+    def insertion_row(self, start: float) -> int: ...
+    def replace_rows(self, first: int, count: int, new: Sequence[Utterance]) -> None: ...
+    def change_rows(self, rows: Mapping[int, Utterance], book: sp.SpeakerBook | None = None) -> None: ...
+    def set_document(self, rows: Sequence[Utterance], book: sp.SpeakerBook, meta: Transcript) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,3 +214,61 @@ def replace_match(model: TranscriptModel, match: edits.Match, replacement: str) 
     u = model.utterance(match.row)
     text = u.text[: match.start] + replacement + u.text[match.end :]
     _push_changes(model, {match.row: edits.set_text(u, text)}, "Replace")
+
+
+def typed(model: TranscriptModel, row: int, column: str, value: object) -> None:
+    """What the user typed into a cell (`column`: "text", "speaker", "start" or "end")."""
+    u = model.utterance(row)
+    if column == "text":
+        edit_text(model, row, str(value))
+    elif column == "speaker":
+        set_speaker(model, [row], str(value) if value else None)
+    else:
+        t = parse_time(str(value))
+        retime(model, row, *((t, u.end) if column == "start" else (u.start, t)))
+
+
+def delete_rows(model: TranscriptModel, rows: Iterable[int]) -> None:
+    """Remove lines (one undo step; each run of consecutive rows is removed in one go)."""
+    chosen = sorted(set(rows))
+    if not chosen:
+        raise ValueError("select the lines to delete")
+    commands: list[QUndoCommand] = []
+    for first, last in reversed(edits.runs(chosen)):  # from the end: earlier rows keep their numbers
+        old = model.utterances[first : last + 1]
+        commands.append(ReplaceRows(model, first, old, (), ""))
+    _push_all(model, commands, f"Delete {len(chosen)} line(s)")
+
+
+def insert_empty(model: TranscriptModel, row: int | None, at: float) -> int:
+    """An empty line after `row` (or at time `at` when no row is selected); returns its row."""
+    u = edits.empty_after(model.utterance(row) if row is not None else None, at, model.meta.duration)
+    target = model.insertion_row(u.start)
+    model.undo_stack.push(ReplaceRows(model, target, (), (u,), "Insert line"))
+    return target
+
+
+def shift_all(model: TranscriptModel, seconds: float) -> None:
+    """Every time (lines and words) moved by `seconds` (one undo step)."""
+    shifted = edits.shift(model.utterances, seconds)
+    _push_changes(model, dict(enumerate(shifted)), f"Shift all times by {seconds:+.2f} s")
+
+
+def merge_same_speaker(model: TranscriptModel, rows: Sequence[int] | None = None) -> int:
+    """Join every run of consecutive lines of one speaker (among `rows`, default all) into one
+    line, as one undo step; returns how many lines went away."""
+    span = range(model.rowCount()) if not rows else range(min(rows), max(rows) + 1)
+    old = model.utterances[span.start : span.stop]
+    new = edits.merge_runs(old)
+    if len(new) == len(old):
+        raise ValueError("no consecutive lines of the same speaker to merge")
+    model.undo_stack.push(ReplaceRows(model, span.start, old, new, "Merge lines of the same speaker"))
+    return len(old) - len(new)
+
+
+def _push_all(model: TranscriptModel, commands: Sequence[QUndoCommand], text: str) -> None:
+    stack = model.undo_stack
+    stack.beginMacro(text)
+    for command in commands:
+        stack.push(command)
+    stack.endMacro()

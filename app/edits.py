@@ -8,6 +8,8 @@
 - `merge(a, b)` joins an utterance with the next one (the first one's speaker wins).
 - `retime(u, start, end, duration)` moves the boundaries, refusing an empty or reversed span.
 - `find_matches` / `replace_text` / `replace_all` implement find and replace.
+- `empty_after` (insert a line), `shift(utterances, seconds)` (every time moved, for trimmed
+  recordings), `merge_runs` (consecutive lines of one speaker joined), `runs` (rows as runs).
 Every refusal is a `ValueError` with a message a user understands.
 """
 
@@ -21,6 +23,7 @@ from dataclasses import dataclass, replace
 from engine.types import Utterance, Word
 
 MIN_DURATION = 0.05  # seconds: the shortest utterance an edit may leave
+EMPTY_SECONDS = 1.0  # length of an inserted empty line
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,3 +180,46 @@ def replace_all(
         total += n
         out.append(set_text(u, text) if n else u)
     return tuple(out), total
+
+
+def runs(rows: Sequence[int]) -> list[tuple[int, int]]:
+    """Sorted rows as (first, last) runs of consecutive numbers."""
+    out: list[tuple[int, int]] = []
+    for r in rows:
+        if out and r == out[-1][1] + 1:
+            out[-1] = (out[-1][0], r)
+        else:
+            out.append((r, r))
+    return out
+
+
+def empty_after(u: Utterance | None, at: float, duration: float) -> Utterance:
+    """An empty line of `EMPTY_SECONDS` after `u` (same speaker), else at time `at`."""
+    start = u.end if u is not None else max(at, 0.0)
+    if duration > 0:
+        start = min(start, max(duration - EMPTY_SECONDS, 0.0))
+    return Utterance(start, start + EMPTY_SECONDS, "", u.speaker if u is not None else None)
+
+
+def shift(utterances: Sequence[Utterance], seconds: float) -> tuple[Utterance, ...]:
+    """Every utterance and word moved by `seconds`; refused if a line would start before 0."""
+    if utterances and min(u.start for u in utterances) + seconds < -1e-9:
+        first = min(u.start for u in utterances)
+        raise ValueError(f"the first line starts at {first:.2f} s: it cannot move {seconds:+.2f} s")
+
+    def moved(u: Utterance) -> Utterance:
+        words = tuple(replace(w, start=w.start + seconds, end=w.end + seconds) for w in u.words)
+        return replace(u, start=u.start + seconds, end=u.end + seconds, words=words)
+
+    return tuple(moved(u) for u in utterances)
+
+
+def merge_runs(utterances: Sequence[Utterance]) -> tuple[Utterance, ...]:
+    """Consecutive utterances of the same (assigned) speaker joined into one (`merge`)."""
+    out: list[Utterance] = []
+    for u in utterances:
+        if out and u.speaker is not None and out[-1].speaker == u.speaker:
+            out[-1] = merge(out[-1], u)
+        else:
+            out.append(u)
+    return tuple(out)

@@ -2,8 +2,9 @@
 
 Columns: start, end, speaker, text. The model owns the current utterances and the speaker book;
 it changes them only through `replace_rows`, `change_rows` and `set_document`, which the undo
-commands in `app.commands` call. Edits typed into a view (`setData`) are turned into undo
-commands, so every change is undoable. A change costs O(rows it touches): it emits `dataChanged`
+commands in `app.commands` call (that module sees the model only through a Protocol, so the
+imports run one way). Edits typed into a view (`setData`) are turned into undo commands, so every
+change is undoable. A change costs O(rows it touches): it emits `dataChanged`
 for each run of touched rows (only the speaker column when only the speaker book changed),
 `beginInsertRows`/`beginRemoveRows` when the row count changes, and `turns_changed(ids)` naming
 the speakers whose turns (times, membership) moved, so lanes and talk times update only those;
@@ -22,12 +23,15 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QUndoStack
 
+from app import commands
 from app import speakers as sp
-from app.timeline import format_time, nearest_utterance, parse_time, utterance_at
+from app.edits import runs
+from app.timeline import format_time, nearest_utterance, utterance_at
 from engine.types import Transcript, Utterance
 
 START, END, SPEAKER, TEXT = range(4)
 HEADERS = ("Start", "End", "Speaker", "Text")
+COLUMNS = ("start", "end", "speaker", "text")  # as `app.commands.typed` names them
 UtteranceRole = Qt.ItemDataRole.UserRole + 1
 ColorRole = Qt.ItemDataRole.UserRole + 2
 SpeakerIdRole = Qt.ItemDataRole.UserRole + 3
@@ -166,20 +170,10 @@ class TranscriptModel(QAbstractTableModel):
 
     # -- editing from views (each edit becomes an undo command) ----------------------------
     def setData(self, index: Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
-        from app import commands
-
         if self.read_only or role != Qt.ItemDataRole.EditRole or not index.isValid():
             return False
-        row, col, u = index.row(), index.column(), self._utterances[index.row()]
         try:
-            if col == TEXT:
-                commands.edit_text(self, row, str(value))
-            elif col == SPEAKER:
-                commands.set_speaker(self, [row], value or None)
-            else:
-                t = parse_time(str(value))
-                start, end = (t, u.end) if col == START else (u.start, t)
-                commands.retime(self, row, start, end)
+            commands.typed(self, index.row(), COLUMNS[index.column()], value)
         except ValueError as exc:
             self.edit_refused.emit(str(exc))
             return False
@@ -246,7 +240,7 @@ class TranscriptModel(QAbstractTableModel):
             self._index_book()
             if self._utterances:  # chips show names and colours: one range, the speaker column only
                 self.dataChanged.emit(self.index(0, SPEAKER), self.index(len(self._utterances) - 1, SPEAKER))
-        for first, last in _runs(sorted(rows)):
+        for first, last in runs(sorted(rows)):
             self._rows_changed(first, last)
         if book_changed:
             self.speakers_changed.emit()
@@ -286,14 +280,3 @@ class TranscriptModel(QAbstractTableModel):
 
 def _spans(utterances: Sequence[Utterance]) -> set[tuple[float, float, str | None]]:
     return {(u.start, u.end, u.speaker) for u in utterances}
-
-
-def _runs(rows: Sequence[int]) -> list[tuple[int, int]]:
-    """Sorted rows as (first, last) runs of consecutive numbers."""
-    runs: list[tuple[int, int]] = []
-    for r in rows:
-        if runs and r == runs[-1][1] + 1:
-            runs[-1] = (runs[-1][0], r)
-        else:
-            runs.append((r, r))
-    return runs
