@@ -1,4 +1,5 @@
-"""Murmur's own transcript file (.json): lossless, so `read_json(path)` gives back an equal Transcript.
+"""Murmur's own transcript file (.json): lossless, so `read_json(path)` gives back an equal Transcript
+(through `engine.export`, `source` is the recording's file name, without its folders).
 
 Layout: an object with `"format": "murmur-transcript"`, `"version": 1`, the transcript's scalar
 fields (source, model, language, duration), then the lists `speakers` ({id, name}), `chunks`
