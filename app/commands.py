@@ -2,7 +2,8 @@
 
 Each function validates with the pure helpers in `app.edits` / `app.speakers` (a refusal is a
 `ValueError` and nothing is pushed), then pushes one command on the model's undo stack. Commands
-store the rows before and after, so undo and redo are exact. Three shapes cover every edit:
+store the rows before and after, so undo and redo are exact (`Batch` groups several, e.g. a
+deletion of scattered lines, into one step). Three shapes cover every edit:
 `ReplaceRows` (a run of rows becomes another, e.g. split 1→2, merge 2→1, a re-transcribed range;
 optionally the speaker book changes too), `ChangeRows` (rows keep their places, e.g. Replace All
 as one batch; optionally the speaker book changes too) and `SetDocument` (everything, e.g. a
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -44,6 +46,7 @@ class TranscriptModel(Protocol):
     def replace_rows(self, first: int, count: int, new: Sequence[Utterance]) -> None: ...
     def change_rows(self, rows: Mapping[int, Utterance], book: sp.SpeakerBook | None = None) -> None: ...
     def set_document(self, rows: Sequence[Utterance], book: sp.SpeakerBook, meta: Transcript) -> None: ...
+    def batched(self) -> AbstractContextManager[None]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,17 +261,39 @@ def merge_same_speaker(model: TranscriptModel, rows: Sequence[int] | None = None
     """Join every run of consecutive lines of one speaker (among `rows`, default all) into one
     line, as one undo step; returns how many lines went away."""
     span = range(model.rowCount()) if not rows else range(min(rows), max(rows) + 1)
-    old = model.utterances[span.start : span.stop]
-    new = edits.merge_runs(old)
-    if len(new) == len(old):
+    lines = model.utterances
+    found = edits.runs([i for i in span[1:] if _same_speaker(lines[i - 1], lines[i])])
+    if not found:
         raise ValueError("no consecutive lines of the same speaker to merge")
-    model.undo_stack.push(ReplaceRows(model, span.start, old, new, "Merge lines of the same speaker"))
-    return len(old) - len(new)
+    steps = []  # one small replacement per run, from the end: rows before each run keep their numbers
+    for first, last in reversed(found):
+        old = lines[first - 1 : last + 1]
+        steps.append(ReplaceRows(model, first - 1, old, edits.merge_runs(old), ""))
+    _push_all(model, steps, "Merge lines of the same speaker")
+    return sum(last - first + 1 for first, last in found)
 
 
-def _push_all(model: TranscriptModel, commands: Sequence[QUndoCommand], text: str) -> None:
-    stack = model.undo_stack
-    stack.beginMacro(text)
-    for command in commands:
-        stack.push(command)
-    stack.endMacro()
+def _same_speaker(a: Utterance, b: Utterance) -> bool:
+    return a.speaker is not None and a.speaker == b.speaker
+
+
+class Batch(QUndoCommand):
+    """Several commands as one undo step, applied inside `model.batched()` both ways."""
+
+    def __init__(self, model: TranscriptModel, steps: Sequence[QUndoCommand], text: str) -> None:
+        super().__init__(text)
+        self.model, self.steps = model, tuple(steps)
+
+    def redo(self) -> None:
+        with self.model.batched():
+            for step in self.steps:
+                step.redo()
+
+    def undo(self) -> None:
+        with self.model.batched():
+            for step in reversed(self.steps):
+                step.undo()
+
+
+def _push_all(model: TranscriptModel, steps: Sequence[QUndoCommand], text: str) -> None:
+    model.undo_stack.push(Batch(model, steps, text))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import string
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -24,6 +25,7 @@ from engine.types import Utterance, Word
 
 MIN_DURATION = 0.05  # seconds: the shortest utterance an edit may leave
 EMPTY_SECONDS = 1.0  # length of an inserted empty line
+PUNCTUATION = string.punctuation + " “”‘’«»…—–¿¡"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +66,8 @@ def set_text(u: Utterance, text: str) -> Utterance:
 
 
 def _key(token: str) -> str:
-    return "".join(c for c in token.lower() if c.isalnum())
+    """A word as the alignment compares it: without case and surrounding punctuation."""
+    return token.strip(PUNCTUATION).lower()
 
 
 def align_words(u: Utterance, tokens: Sequence[str]) -> tuple[Word, ...]:
@@ -75,11 +78,9 @@ def align_words(u: Utterance, tokens: Sequence[str]) -> tuple[Word, ...]:
     an inserted run fills the pause where it was inserted. Same word count: paired in order."""
     old = u.words
     space = " " if old[0].text.startswith(" ") else ""
-    if len(tokens) == len(old):
-        return tuple(
-            replace(w, text=space + t, probability=w.probability if _key(t) == _key(w.text) else None)
-            for w, t in zip(old, tokens, strict=True)
-        )
+    if len(tokens) == len(old):  # Replace All's usual case: only the replaced words are rebuilt
+        pairs = zip(old, tokens, strict=True)
+        return tuple(w if w.text.strip() == t else _respelled(w, space + t) for w, t in pairs)
     matcher = difflib.SequenceMatcher(None, [_key(w.text) for w in old], [_key(t) for t in tokens], False)
     out: list[Word] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -90,6 +91,11 @@ def align_words(u: Utterance, tokens: Sequence[str]) -> tuple[Word, ...]:
             hi = old[i2 - 1].end if i2 > i1 else (old[i1].start if i1 < len(old) else u.end)
             out += _spread(tokens[j1:j2], lo, max(hi, lo), space)
     return tuple(out)
+
+
+def _respelled(w: Word, text: str) -> Word:
+    """`w` spelled `text`: its times, and its probability while it is the same word."""
+    return Word(w.start, w.end, text, w.probability if _key(text) == _key(w.text) else None)
 
 
 def _spread(tokens: Sequence[str], start: float, end: float, space: str) -> list[Word]:
@@ -207,9 +213,9 @@ def shift(utterances: Sequence[Utterance], seconds: float) -> tuple[Utterance, .
         first = min(u.start for u in utterances)
         raise ValueError(f"the first line starts at {first:.2f} s: it cannot move {seconds:+.2f} s")
 
-    def moved(u: Utterance) -> Utterance:
-        words = tuple(replace(w, start=w.start + seconds, end=w.end + seconds) for w in u.words)
-        return replace(u, start=u.start + seconds, end=u.end + seconds, words=words)
+    def moved(u: Utterance) -> Utterance:  # direct constructors: 30,000 words must take milliseconds
+        words = tuple(Word(w.start + seconds, w.end + seconds, w.text, w.probability) for w in u.words)
+        return Utterance(u.start + seconds, u.end + seconds, u.text, u.speaker, words)
 
     return tuple(moved(u) for u in utterances)
 

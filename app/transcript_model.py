@@ -1,22 +1,19 @@
 """The transcript being edited, as a Qt table model: one row per utterance.
 
-Columns: start, end, speaker, text. The model owns the current utterances and the speaker book;
-it changes them only through `replace_rows`, `change_rows` and `set_document`, which the undo
-commands in `app.commands` call (that module sees the model only through a Protocol, so the
-imports run one way). Edits typed into a view (`setData`) are turned into undo commands, so every
-change is undoable. A change costs O(rows it touches): it emits `dataChanged`
-for each run of touched rows (only the speaker column when only the speaker book changed),
-`beginInsertRows`/`beginRemoveRows` when the row count changes, and `turns_changed(ids)` naming
-the speakers whose turns (times, membership) moved, so lanes and talk times update only those;
-only `set_document` resets the model. `transcript()` is the edited transcript with the current
-speaker names, ready to export. Custom roles expose the utterance, its speaker's colour and id.
-`read_only` is set while a transcription fills the table with live results.
+Columns: start, end, speaker, text. The model owns the utterances and the speaker book and
+changes them only through `replace_rows`, `change_rows` and `set_document`, called by the undo
+commands of `app.commands` (which sees the model through a Protocol: imports run one way); typed
+edits (`setData`) become undo commands too. A change costs O(rows it touches): `dataChanged` per
+run of touched rows (only the columns that changed), row inserts/removes, and `turns_changed(ids)`
+naming the speakers whose turns moved (once per `batched()` group); only `set_document` resets.
+`transcript()` is the edited transcript, ready to export; `read_only` is set during live results.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -74,6 +71,28 @@ class TranscriptModel(QAbstractTableModel):
         self.meta = Transcript(utterances=())  # source, model, chunks, duration of the transcript
         self.read_only = False
         self.current_row: int | None = None
+        self._held: set[str | None] | None = None  # speakers whose turns moved while batched
+
+    @contextlib.contextmanager
+    def batched(self) -> Iterator[None]:
+        """Many row changes as one: `turns_changed` and `document_changed` come once, at the end."""
+        if self._held is not None:  # inside a batch already
+            yield
+            return
+        self._held = set()
+        try:
+            yield
+        finally:
+            moved, self._held = self._held, None
+            self._announce(moved)
+
+    def _announce(self, moved: set[str | None]) -> None:
+        if self._held is not None:
+            self._held |= moved
+            return
+        if moved:
+            self.turns_changed.emit(frozenset(moved))
+        self.document_changed.emit()
 
     # -- reading --------------------------------------------------------------------------
     @property
@@ -218,9 +237,7 @@ class TranscriptModel(QAbstractTableModel):
         self._count(new, +1)
         moved = {u.speaker for u in old if (u.start, u.end, u.speaker) not in _spans(new)}
         moved |= {u.speaker for u in new if (u.start, u.end, u.speaker) not in _spans(old)}
-        if moved:
-            self.turns_changed.emit(frozenset(moved))
-        self.document_changed.emit()
+        self._announce(moved)
 
     def change_rows(self, rows: Mapping[int, Utterance], book: sp.SpeakerBook | None = None) -> None:
         """Rows keep their places with new contents; optionally a new speaker book."""
@@ -240,13 +257,14 @@ class TranscriptModel(QAbstractTableModel):
             self._index_book()
             if self._utterances:  # chips show names and colours: one range, the speaker column only
                 self.dataChanged.emit(self.index(0, SPEAKER), self.index(len(self._utterances) - 1, SPEAKER))
-        for first, last in runs(sorted(rows)):
+        retyped = sorted(r for r, before in zip(rows, old, strict=True) if before.text != rows[r].text)
+        for first, last in runs(retyped):
             self._rows_changed(first, last)
+        for first, last in runs(sorted(set(rows) - set(retyped))):  # same text: no row height to refit
+            self.dataChanged.emit(self.index(first, START), self.index(last, SPEAKER))
         if book_changed:
             self.speakers_changed.emit()
-        if moved:
-            self.turns_changed.emit(frozenset(moved))
-        self.document_changed.emit()
+        self._announce(moved)
 
     def _index_book(self) -> None:
         self._colors = {s.id: QColor(s.color) for s in self._book}
