@@ -156,6 +156,8 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         self.session.audio_ready.connect(self._on_audio_ready)
         self.session.error.connect(lambda *_: setattr(self, "_pending_recent", None))
         self.progress_panel.cancel_requested.connect(self.session.cancel)
+        self.session.cancelling_started.connect(self.progress_panel.show_cancelling)
+        self.session.cancelling_started.connect(self.update_actions)
         self.model.document_changed.connect(self.update_actions)
         self.model.modelReset.connect(self._show_table_or_start)
         self.model.rowsInserted.connect(self._show_table_or_start)
@@ -222,16 +224,16 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         self.update_actions()
 
     def update_actions(self, *_: object) -> None:
-        a, busy = self.actions_by_name, self.session.busy
+        a, busy, locked = self.actions_by_name, self.session.busy, self.session.locks_edits
         has_rows, has_audio = self.model.rowCount() > 0, self.session.audio is not None
         editable = has_rows and not self.model.read_only
-        a["undo"].setEnabled(self.undo_stack.canUndo() and not busy)
-        a["redo"].setEnabled(self.undo_stack.canRedo() and not busy)
+        a["undo"].setEnabled(self.undo_stack.canUndo() and not locked)
+        a["redo"].setEnabled(self.undo_stack.canRedo() and not locked)
         a["transcribe"].setEnabled(has_audio and not busy)
         a["retranscribe"].setEnabled(has_audio and not busy)
-        a["cancel"].setEnabled(busy)
+        a["cancel"].setEnabled(locked)
         a["open"].setEnabled(not busy)
-        a["export"].setEnabled(has_rows and not busy)
+        a["export"].setEnabled(has_rows and not locked)
         for name in (
             "split",
             "merge",
@@ -245,7 +247,7 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         ):
             a[name].setEnabled(editable)
         a["unassign"].setEnabled(editable)
-        a["insert_line"].setEnabled(not self.model.read_only and not busy)
+        a["insert_line"].setEnabled(not self.model.read_only and not locked)
         a["go_to_time"].setEnabled(has_rows or has_audio)
         for n in range(1, 10):
             info = self.model.book[n - 1] if n <= len(self.model.book) else None
