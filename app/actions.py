@@ -75,6 +75,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("zoom_out", "Zoom &Out", "View", (Std.ZoomOut,), "zoom-out", "Zoom out of the waveform"),
     ActionSpec("zoom_fit", "Show &Whole Recording", "View", ("Ctrl+Shift+0",), "zoom-fit",
                "Show the whole recording"),
+    ActionSpec("toggle_waveform", "Show W&aveform", "View", ("Ctrl+Shift+W",), "",
+               "Show or fold away the waveform (more room for the transcript)"),
     ActionSpec("focus_waveform", "Go to &Waveform", "View", ("F6",), "", "Focus the waveform"),
     ActionSpec("focus_transcript", "Go to &Transcript", "View", ("F7",), "", "Focus the transcript"),
     ActionSpec("focus_speakers", "Go to &Speakers", "View", ("F8",), "", "Focus the speakers"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QInputDialog, QWidget
 
 from app import commands
 from app import speakers as sp
@@ -20,6 +21,13 @@ from app.transcript_model import TranscriptModel
 from app.widgets.transcript_view import TranscriptView
 
 NUDGE = 0.1  # seconds per boundary nudge
+
+
+def ask(parent: QWidget, title: str, label: str, then: Callable[[str], object]) -> None:
+    """A one-line question; `then(answer)` when the user confirms an answer."""
+    text, ok = QInputDialog.getText(parent, title, label)
+    if ok and text.strip():
+        then(text)
 
 
 class EditActions(QObject):

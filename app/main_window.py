@@ -1,7 +1,7 @@
 """The main window: layout and wiring only; behaviour lives in the controllers it connects.
 
 Top: the waveform with the speaker lanes, in a splitter whose default share is at most
-`WAVEFORM_SHARE` of the height (the transcript is the main pane). Below: the progress panel (while
+`WAVEFORM_SHARE` of the height (`app.window_layout.Panes`). Below: the progress panel (while
 a job runs), the find/filter bar, the transcript table (or, before there is one, the start-here
 drop zone) and the words of the selected line; beside them, in a scrolling column, the speaker
 panel and the playback box (`app.window_layout`). File commands (`app.window_files`) and
@@ -13,21 +13,21 @@ one but `app.__main__`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths, Qt
-from PySide6.QtGui import QCloseEvent, QResizeEvent, QUndoStack
-from PySide6.QtWidgets import QInputDialog, QMainWindow, QMessageBox, QStackedWidget, QToolBar, QWidget
+from PySide6.QtGui import QCloseEvent, QColor, QResizeEvent, QUndoStack
+from PySide6.QtWidgets import QMainWindow, QMessageBox, QStackedWidget, QToolBar, QWidget
 
 from app.actions import build_actions
-from app.editing import NUDGE, EditActions
+from app.editing import NUDGE, EditActions, ask
 from app.main_menus import build_menus, build_toolbar
 from app.playback_controller import PlaybackController
 from app.project_controller import ProjectController
 from app.session import Session
 from app.settings import SettingsStore, TranscribeSettings
 from app.sync import SKIP, ViewSync
+from app.theme import LIGHT, Theme, apply
 from app.transcript_model import TranscriptModel
 from app.widgets.drop_zone import DropZone
 from app.widgets.find_bar import FindBar
@@ -39,10 +39,8 @@ from app.widgets.transcript_view import TranscriptView
 from app.widgets.waveform_view import WaveformView
 from app.widgets.word_view import WordView
 from app.window_files import FileCommands
-from app.window_layout import compose
+from app.window_layout import Panes, compose
 from app.window_transcribe import TranscribeCommands
-
-WAVEFORM_SHARE = 0.3  # of the splitter's height, until the user drags the handle
 
 
 def default_recovery_dir() -> Path:
@@ -58,6 +56,7 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         self.settings: TranscribeSettings = self.store.transcribe_settings()
         self.ask_before_closing = True
         self.last_dialog: QWidget | None = None
+        self.theme = LIGHT
         self.undo_stack = QUndoStack(self)
         self.model = TranscriptModel(self.undo_stack, self)
         self.session = Session(self.model, self)
@@ -66,6 +65,7 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         self._pending_recent: Path | None = None
         self._build_widgets()
         self.actions_by_name = build_actions(self)
+        self.panes = Panes(self.splitter, self.word_view, self.actions_by_name["toggle_waveform"])
         self.edit = EditActions(self.model, self.transcript_view, lambda: self.playback.position,
                                 self.playback.seek, self)  # fmt: skip
         self.recent = build_menus(self.menuBar(), self.actions_by_name)
@@ -103,8 +103,6 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         self.playback_note = self.playback_box.note
         main = (self.progress_panel, self.find_bar, self.stack, self.word_view)
         self.splitter = compose(self.waveform, main, (self.speaker_panel, self.playback_box))
-        self._splitter_moved = False
-        self.splitter.splitterMoved.connect(lambda *_: setattr(self, "_splitter_moved", True))
         self.setCentralWidget(self.splitter)
 
     def _connect(self) -> None:
@@ -116,9 +114,9 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
             "find_previous": self.find_bar.find_previous, "replace": self.find_bar.show_replace,
             "split": self.edit.split, "merge": self.edit.merge, "delete_lines": self.edit.delete_lines,
             "insert_line": self.edit.insert_line, "merge_same": self.edit.merge_same_speaker,
-            "go_to_time": lambda: self.ask("Go to time", "Time (h:mm:ss)", self.edit.go_to),
-            "shift_times": lambda: self.ask("Shift all times", "Seconds or h:mm:ss, − for earlier",
-                                            self.edit.shift_times),
+            "go_to_time": lambda: ask(self, "Go to time", "Time (h:mm:ss)", self.edit.go_to),
+            "shift_times": lambda: ask(self, "Shift all times", "Seconds or h:mm:ss, − for earlier",
+                                       self.edit.shift_times),
             "start_earlier": lambda: self.edit.nudge("start", -NUDGE),
             "start_later": lambda: self.edit.nudge("start", NUDGE),
             "end_earlier": lambda: self.edit.nudge("end", -NUDGE),
@@ -132,6 +130,7 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
             "faster": lambda: self.playback_box.step_speed(1),
             "zoom_in": lambda: self.waveform.zoom(2.0), "zoom_out": lambda: self.waveform.zoom(0.5),
             "zoom_fit": self.waveform.show_all, "focus_waveform": self.waveform.setFocus,
+            "toggle_waveform": self.panes.show_waveform,
             "focus_transcript": self.focus_transcript,
             "focus_speakers": self.speaker_panel.list.setFocus,
             "shortcuts": self.show_shortcuts, "about": self.show_about,
@@ -174,10 +173,7 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
     # -- layout ---------------------------------------------------------------------------
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        if not self._splitter_moved:
-            height = max(self.splitter.height(), 1)
-            top = max(self.waveform.minimumHeight(), int(height * WAVEFORM_SHARE))
-            self.splitter.setSizes([top, height - top])
+        self.panes.fit(self.height())
 
     def _show_table_or_start(self, *_: object) -> None:
         has_rows = self.model.rowCount() > 0
@@ -204,15 +200,19 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         QMessageBox.about(self, "About Murmur", "<b>Murmur</b><br>Long-form, speaker-attributed "
                           "transcription that runs on your own computer.")  # fmt: skip
 
+    def apply_theme(self, theme: Theme) -> None:
+        """Every colour of the window (and the application's palette and style sheet) in `theme`."""
+        apply(theme)
+        self.theme, swap = theme, theme.swap
+        self.model.time_ink, self.model.tint = QColor(swap("#5B6670")), QColor(swap("#FFF1C2"))
+        self.speaker_panel.list.itemDelegate().ink = QColor(swap("#5B6670"))  # type: ignore[attr-defined]
+        self.word_view.set_theme(swap)
+        self.waveform.set_theme(swap)
+        self.transcript_view.viewport().update()
+
     def focus_transcript(self) -> None:
         has_rows = self.stack.currentWidget() is self.transcript_view
         (self.transcript_view if has_rows else self.drop_zone.button).setFocus()
-
-    def ask(self, title: str, label: str, then: Callable[[str], object]) -> None:
-        """A one-line question; `then(answer)` when the user confirms."""
-        text, ok = QInputDialog.getText(self, title, label)
-        if ok and text.strip():
-            then(text)
 
     def focus_find(self) -> None:
         self.find_bar.find_edit.setFocus()

@@ -47,8 +47,6 @@ ROLES = frozenset(
 )
 RIGHT_TOP = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop  # computed once: enum "|" is slow
 LEFT_TOP = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
-TIME_INK = QColor("#5B6670")
-CURRENT_TINT = QColor("#FFF1C2")  # the line being heard
 TINT_ROLES = [TINT, CURRENT]
 
 
@@ -72,6 +70,7 @@ class TranscriptModel(QAbstractTableModel):
         self.read_only = False
         self.current_row: int | None = None
         self._held: set[str | None] | None = None  # speakers whose turns moved while batched
+        self.time_ink, self.tint = QColor("#5B6670"), QColor("#FFF1C2")  # times; the line being heard
 
     @contextlib.contextmanager
     def batched(self) -> Iterator[None]:
@@ -159,9 +158,9 @@ class TranscriptModel(QAbstractTableModel):
         if role == ALIGN:
             return RIGHT_TOP if col in (START, END) else LEFT_TOP
         if role == TINT:
-            return CURRENT_TINT if index.row() == self.current_row else None
+            return self.tint if index.row() == self.current_row else None
         if role == INK:
-            return TIME_INK if col in (START, END) else None
+            return self.time_ink if col in (START, END) else None
         if role == COLOR:
             return self._colors.get(u.speaker) or QColor(sp.UNASSIGNED_COLOR)
         if role == CURRENT:

@@ -12,7 +12,7 @@ data in with `set_*` methods; nothing here knows about transcripts or the engine
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
@@ -118,7 +118,7 @@ class WaveformView(pg.PlotWidget):
             "Recording waveform with speech regions, chunk boundaries and speaker lanes. "
             "Plus and minus zoom, arrow keys pan, 0 shows the whole recording."
         )
-        self.setMinimumHeight(120)
+        self.setMinimumHeight(90)
         self.key_label = QLabel(LEGEND, self)
         self.key_label.setObjectName("waveformLegend")
         self.key_label.setAccessibleName("Legend: speech regions, chunks, playhead")
@@ -133,6 +133,15 @@ class WaveformView(pg.PlotWidget):
         if "key_label" not in self.__dict__:  # pyqtgraph resizes during construction
             return
         self.key_label.move(6, 6)  # top of the lane header, beside the waveform, over no data
+
+    def set_theme(self, swap: Callable[[str], str]) -> None:
+        """Background and axes in a theme's colours (`swap`: light colour → the theme's)."""
+        self.setBackground(swap("#FBFCFD"))
+        self.lane_axis.setPen(pg.mkPen(swap("#D9DEE3")))
+        self.lane_axis.setTextPen(pg.mkPen(swap("#1F2933")))
+        bottom = self.getPlotItem().getAxis("bottom")
+        bottom.setPen(pg.mkPen(swap("#9AA3AD")))
+        bottom.setTextPen(pg.mkPen(swap("#4A5560")))
 
     # -- data ------------------------------------------------------------------------------
     def set_audio(self, pyramid: EnvelopePyramid | None) -> None:
