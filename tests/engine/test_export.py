@@ -23,6 +23,7 @@ from engine.errors import Cancelled, TranscriptFormatError
 from engine.export import FORMATS, CueLayout, ExportOptions, export, read_json, render
 from engine.export.base import without_folders
 from engine.export.cues import split_utterance
+from engine.export.json_format import transcript_dict
 from engine.export.timefmt import clock, srt_time, vtt_time
 from engine.finite import MAX_SECONDS
 from engine.types import Chunk, Speaker, SpeechSegment, Transcript, Utterance, Word
@@ -129,6 +130,11 @@ def test_no_format_reveals_the_folders_the_recording_is_kept_in(fmt, tmp_path):
     assert "zoe.private" not in data and "acme" not in data
     windows = dataclasses.replace(t, source=r"C:\Users\zoe.private\team meeting.wav")
     assert without_folders(windows).source == "team meeting.wav"
+
+
+def test_the_json_formats_data_is_what_its_file_holds():
+    t = meeting()
+    assert transcript_dict(t) == json.loads(render(t, "json"))
 
 
 def test_json_file_names_its_format_and_version(tmp_path):
