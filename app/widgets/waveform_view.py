@@ -12,6 +12,7 @@ data in with `set_*` methods; nothing here knows about transcripts or the engine
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import pyqtgraph as pg
@@ -64,10 +65,13 @@ class LaneAxis(pg.AxisItem):
         self.setPen(pg.mkPen("#D9DEE3"))
         self.setTextPen(pg.mkPen("#1F2933"))
 
-    def set_lanes(self, centres: Sequence[tuple[float, str]]) -> None:
+    def set_lanes(self, centres: Sequence[tuple[float, str]], lane_pixels: float = 1e9) -> None:
+        """One label per lane; when lanes are thinner than a line of text (a small window), only
+        every n-th lane is labelled, so names never print over each other."""
         metrics = QFontMetrics(self.font())
+        step = max(1, math.ceil(metrics.height() / max(lane_pixels, 1e-6)))
         ticks = [(y, metrics.elidedText(name, Qt.TextElideMode.ElideRight, HEADER_WIDTH - 10))
-                 for y, name in centres]  # fmt: skip
+                 for i, (y, name) in enumerate(centres) if i % step == 0]  # fmt: skip
         self.setTicks([ticks, []])
 
 
@@ -133,6 +137,7 @@ class WaveformView(pg.PlotWidget):
         if "key_label" not in self.__dict__:  # pyqtgraph resizes during construction
             return
         self.key_label.move(6, 6)  # top of the lane header, beside the waveform, over no data
+        self._label_lanes()
 
     def set_theme(self, swap: Callable[[str], str]) -> None:
         """Background and axes in a theme's colours (`swap`: light colour → the theme's)."""
@@ -160,8 +165,13 @@ class WaveformView(pg.PlotWidget):
 
     def set_lanes(self, lanes: Sequence[Lane]) -> None:
         self.lanes.set_lanes(lanes, self.duration)
-        self.lane_axis.set_lanes(self.lanes.centres())
         self._fit_y()
+        self._label_lanes()
+
+    def _label_lanes(self) -> None:
+        _, (y0, y1) = self.vb.viewRange()
+        pixels = self.vb.height() * LANE_HEIGHT / max(y1 - y0, 1e-9)
+        self.lane_axis.set_lanes(self.lanes.centres(), pixels)
 
     def set_range(self, start: float | None, end: float | None = None) -> None:
         """Mark [start, end] as the chosen range (None clears it)."""
