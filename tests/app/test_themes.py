@@ -1,15 +1,23 @@
 """The window follows the desktop's colour scheme: a real dark theme where every text keeps
-≥ 4.5:1 contrast, and panes that stay usable down to 1024×600 (the waveform folds away)."""
+≥ 4.5:1 contrast, and panes that stay usable down to 1024×600 (the waveform folds away). The
+dark desktop runs as its own app process (through the real start-up path), since the palette and
+style sheet are the whole application's."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication
 
 from app.speakers import PALETTE, contrast_ratio
-from app.theme import DARK, LIGHT, THEMES, contrast_table, desktop_scheme, style_sheet
+from app.theme import DARK, LIGHT, contrast_table, style_sheet
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("theme", [LIGHT, DARK], ids=["light", "dark"])
@@ -23,38 +31,55 @@ def test_speaker_colours_stay_apart_from_the_dark_background():
     assert min(contrast_ratio(c, ground) for c in PALETTE) >= 3.0  # graphics: WCAG 1.4.11
 
 
-def test_a_dark_desktop_gets_the_dark_theme_everywhere(make_window, demo_transcript, qtbot):
-    app = QApplication.instance()
-    old_palette, old_sheet = app.palette(), app.styleSheet()
-    dark = QPalette()
-    dark.setColor(QPalette.ColorRole.Window, QColor("#202124"))
-    try:
-        app.setPalette(dark)
-        if app.styleHints().colorScheme() != Qt.ColorScheme.Light:
-            assert desktop_scheme(app) == "dark"
-        window = make_window()
-        window.apply_theme(THEMES["dark"])
-        from qt_helpers import open_demo, show_transcript
+DARK_DESKTOP = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    from PySide6.QtGui import QColor, QPalette
+    from PySide6.QtWidgets import QApplication, QLabel
+    app = QApplication([])
+    app.setStyle("Fusion")
+    desktop = QPalette()  # what a dark desktop hands the app when it reports no colour scheme
+    desktop.setColor(QPalette.ColorRole.Window, QColor("#202124"))
+    app.setPalette(desktop)
+    from app.__main__ import follow_desktop
+    from app.main_window import MainWindow
+    from app.settings import SettingsStore
+    from PySide6.QtCore import QSettings
+    folder = Path(sys.argv[1])
+    store = SettingsStore(QSettings(str(folder / "s.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(store, folder / "recovery")
+    window.ask_before_closing = False
+    window.resize(1280, 800)
+    window.show()
+    follow_desktop(app, window)
+    for _ in range(20):
+        app.processEvents()
+    title = window.speaker_panel.findChild(QLabel, "panelTitle")
+    table = window.transcript_view.viewport().grab().toImage()
+    shot = window.grab().toImage()
+    print(json.dumps({
+        "theme": window.theme.name,
+        "title": title.palette().color(title.foregroundRole()).name(),
+        "table": table.pixelColor(table.width() - 5, table.height() - 5).lightness(),
+        "status": shot.pixelColor(5, window.height() - 5).lightness(),
+        "words": window.word_view.toHtml(),
+        "time_ink": window.model.time_ink.name(),
+    }))
+    window.close()
+""")
 
-        open_demo(window)
-        show_transcript(window, demo_transcript)
-        window.transcript_view.select_row(2)
-        qtbot.wait(50)
-        image = window.grab().toImage()
-        title = window.speaker_panel.findChild(type(window.position_label), "panelTitle")
-        assert title is not None
-        ink = title.palette().color(title.foregroundRole())
-        assert app.palette().color(QPalette.ColorRole.Window).lightness() < 60
-        table = window.transcript_view.viewport().grab().toImage()
-        assert table.pixelColor(table.width() - 5, table.height() - 5).lightness() < 60, "a dark table"
-        assert image.pixelColor(5, window.height() - 5).lightness() < 80, "a dark status bar"
-        assert contrast_ratio(ink.name(), DARK.swap("#F4F6F8")) >= 4.5
-        assert DARK.swap("#5B6670") in window.word_view.toHtml().upper()
-        assert window.model.time_ink.name().upper() == DARK.swap("#5B6670")
-    finally:
-        window.apply_theme(LIGHT)
-        app.setPalette(old_palette)
-        app.setStyleSheet(old_sheet)
+
+def test_a_dark_desktop_gets_the_dark_theme_everywhere(tmp_path):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-c", DARK_DESKTOP, str(tmp_path)]
+    run = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout.strip().splitlines()[-1])
+    assert seen["theme"] == "dark"
+    assert contrast_ratio(seen["title"], DARK.swap("#F4F6F8")) >= 4.5
+    assert seen["table"] < 60 and seen["status"] < 80, "dark table and status bar"
+    assert DARK.swap("#5B6670").lower() in seen["words"].lower()
+    assert seen["time_ink"].upper() == DARK.swap("#5B6670")
 
 
 def test_the_dark_style_sheet_keeps_no_light_surface():
