@@ -1,103 +1,35 @@
-"""Undoable edits of the transcript: QUndoCommands plus the functions that build and push them.
+"""Undoable edits of the transcript: the functions that validate an edit and push its command.
 
 Each function validates with the pure helpers in `app.edits` / `app.speakers` (a refusal is a
-`ValueError` and nothing is pushed), then pushes one command on the model's undo stack. Commands
-store the rows before and after, so undo and redo are exact (`Batch` groups several, e.g. a
-deletion of scattered lines, into one step). Three shapes cover every edit:
-`ReplaceRows` (a run of rows becomes another, e.g. split 1→2, merge 2→1, a re-transcribed range;
-optionally the speaker book changes too), `ChangeRows` (rows keep their places, e.g. Replace All
-as one batch; optionally the speaker book changes too) and `SetDocument` (everything, e.g. a
-finished transcription). Each applies in O(rows it touches); only `SetDocument` resets the model.
+`ValueError` and nothing is pushed), then pushes one command (`app.undo_commands`) on the model's
+undo stack, so every edit is one undo step (`Batch` groups several, e.g. a deletion of scattered
+lines). Commands store what undo and redo need to be exact and apply in O(rows they touch).
 """
-
 from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from PySide6.QtGui import QUndoCommand, QUndoStack
+from PySide6.QtGui import QUndoCommand
 
 from app import edits, range_join
 from app import speakers as sp
 from app.timeline import format_time, parse_time
+from app.undo_commands import (
+    Batch,
+    ChangeRows,
+    Document,
+    ReplaceRows,
+    SetDocument,
+    ShiftTimes,
+    TranscriptModel,
+)
 from engine.types import Transcript, Utterance
 
 if TYPE_CHECKING:
     from engine.retranscribe import RangeResult
-
-
-class TranscriptModel(Protocol):
-    """What the commands change: the table model (`app.transcript_model`), which imports this
-    module, never the reverse."""
-
-    undo_stack: QUndoStack
-    meta: Transcript
-
-    @property
-    def utterances(self) -> tuple[Utterance, ...]: ...
-    @property
-    def book(self) -> sp.SpeakerBook: ...
-    def utterance(self, row: int) -> Utterance: ...
-    def rowCount(self, parent: Any = None) -> int: ...
-    def insertion_row(self, start: float) -> int: ...
-    def replace_rows(self, first: int, count: int, new: Sequence[Utterance]) -> None: ...
-    def change_rows(self, rows: Mapping[int, Utterance], book: sp.SpeakerBook | None = None) -> None: ...
-    def set_document(self, rows: Sequence[Utterance], book: sp.SpeakerBook, meta: Transcript) -> None: ...
-    def batched(self) -> AbstractContextManager[None]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    utterances: tuple[Utterance, ...]
-    book: sp.SpeakerBook
-    meta: Transcript
-
-
-class ReplaceRows(QUndoCommand):
-    def __init__(self, model: TranscriptModel, first: int, old: Sequence[Utterance],
-                 new: Sequence[Utterance], text: str,
-                 books: tuple[sp.SpeakerBook, sp.SpeakerBook] | None = None) -> None:  # fmt: skip
-        super().__init__(text)
-        self.model, self.first, self.old, self.new = model, first, tuple(old), tuple(new)
-        self.books = books
-
-    def redo(self) -> None:
-        if self.books:  # speakers first, so the new rows find theirs
-            self.model.change_rows({}, self.books[1])
-        self.model.replace_rows(self.first, len(self.old), self.new)
-
-    def undo(self) -> None:
-        self.model.replace_rows(self.first, len(self.new), self.old)
-        if self.books:
-            self.model.change_rows({}, self.books[0])
-
-
-class ChangeRows(QUndoCommand):
-    def __init__(self, model: TranscriptModel, old: Mapping[int, Utterance], new: Mapping[int, Utterance],
-                 text: str, books: tuple[sp.SpeakerBook, sp.SpeakerBook] | None = None) -> None:  # fmt: skip
-        super().__init__(text)
-        self.model, self.old, self.new, self.books = model, dict(old), dict(new), books
-
-    def redo(self) -> None:
-        self.model.change_rows(self.new, self.books[1] if self.books else None)
-
-    def undo(self) -> None:
-        self.model.change_rows(self.old, self.books[0] if self.books else None)
-
-
-class SetDocument(QUndoCommand):
-    def __init__(self, model: TranscriptModel, old: Document, new: Document, text: str) -> None:
-        super().__init__(text)
-        self.model, self.old, self.new = model, old, new
-
-    def redo(self) -> None:
-        self.model.set_document(self.new.utterances, self.new.book, self.new.meta)
-
-    def undo(self) -> None:
-        self.model.set_document(self.old.utterances, self.old.book, self.old.meta)
 
 
 def current_document(model: TranscriptModel) -> Document:
@@ -252,9 +184,11 @@ def insert_empty(model: TranscriptModel, row: int | None, at: float) -> int:
 
 
 def shift_all(model: TranscriptModel, seconds: float) -> None:
-    """Every time (lines and words) moved by `seconds` (one undo step)."""
-    shifted = edits.shift(model.utterances, seconds)
-    _push_changes(model, dict(enumerate(shifted)), f"Shift all times by {seconds:+.2f} s")
+    """Every time (lines and words) moved by `seconds` (one undo step); refused (ValueError, nothing
+    pushed) when a line would start before 0."""
+    if model.rowCount():
+        edits.check_shift(model.utterance(0).start, seconds)
+    model.undo_stack.push(ShiftTimes(model, seconds, f"Shift all times by {seconds:+.2f} s"))
 
 
 def merge_same_speaker(model: TranscriptModel, rows: Sequence[int] | None = None) -> int:
@@ -275,24 +209,6 @@ def merge_same_speaker(model: TranscriptModel, rows: Sequence[int] | None = None
 
 def _same_speaker(a: Utterance, b: Utterance) -> bool:
     return a.speaker is not None and a.speaker == b.speaker
-
-
-class Batch(QUndoCommand):
-    """Several commands as one undo step, applied inside `model.batched()` both ways."""
-
-    def __init__(self, model: TranscriptModel, steps: Sequence[QUndoCommand], text: str) -> None:
-        super().__init__(text)
-        self.model, self.steps = model, tuple(steps)
-
-    def redo(self) -> None:
-        with self.model.batched():
-            for step in self.steps:
-                step.redo()
-
-    def undo(self) -> None:
-        with self.model.batched():
-            for step in reversed(self.steps):
-                step.undo()
 
 
 def _push_all(model: TranscriptModel, steps: Sequence[QUndoCommand], text: str) -> None:

@@ -207,17 +207,24 @@ def empty_after(u: Utterance | None, at: float, duration: float) -> Utterance:
     return Utterance(start, start + EMPTY_SECONDS, "", u.speaker if u is not None else None)
 
 
+def check_shift(first_start: float, seconds: float) -> None:
+    """Refuse a shift that would move the earliest line (starting at `first_start`) before 0."""
+    if first_start + seconds < -1e-9:
+        raise ValueError(f"the first line starts at {first_start:.2f} s: it cannot move {seconds:+.2f} s")
+
+
+def shifted(u: Utterance, seconds: float, start: float | None = None, end: float | None = None) -> Utterance:
+    """`u` and its words moved by `seconds` (`start`/`end`: the line's times when already known)."""
+    words = tuple(Word(w.start + seconds, w.end + seconds, w.text, w.probability) for w in u.words)
+    start = u.start + seconds if start is None else start
+    return Utterance(start, u.end + seconds if end is None else end, u.text, u.speaker, words)
+
+
 def shift(utterances: Sequence[Utterance], seconds: float) -> tuple[Utterance, ...]:
     """Every utterance and word moved by `seconds`; refused if a line would start before 0."""
-    if utterances and min(u.start for u in utterances) + seconds < -1e-9:
-        first = min(u.start for u in utterances)
-        raise ValueError(f"the first line starts at {first:.2f} s: it cannot move {seconds:+.2f} s")
-
-    def moved(u: Utterance) -> Utterance:  # direct constructors: 30,000 words must take milliseconds
-        words = tuple(Word(w.start + seconds, w.end + seconds, w.text, w.probability) for w in u.words)
-        return Utterance(u.start + seconds, u.end + seconds, u.text, u.speaker, words)
-
-    return tuple(moved(u) for u in utterances)
+    if utterances:
+        check_shift(min(u.start for u in utterances), seconds)
+    return tuple(shifted(u, seconds) for u in utterances)
 
 
 def merge_runs(utterances: Sequence[Utterance]) -> tuple[Utterance, ...]:

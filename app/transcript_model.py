@@ -6,23 +6,26 @@ commands of `app.commands` (which sees the model through a Protocol: imports run
 edits (`setData`) become undo commands too. A change costs O(rows it touches): `dataChanged` per
 run of touched rows (only the columns that changed), row inserts/removes, and `turns_changed(ids)`
 naming the speakers whose turns moved (once per `batched()` group); only `set_document` resets.
-`transcript()` is the edited transcript, ready to export; `read_only` is set during live results.
+`shift_times` moves every time with one vectorised pass and one `dataChanged` (rows kept in a
+`RowStore`, whose words follow lazily, rebuilt in idle slices). `transcript()` is the edited
+transcript, ready to export; `read_only` is set during live results.
 """
 
 from __future__ import annotations
 
 import bisect
 import contextlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QUndoStack
 
 from app import commands
 from app import speakers as sp
 from app.edits import runs
+from app.row_store import RowStore, TimeState
 from app.timeline import format_time, nearest_utterance, utterance_at
 from engine.types import Transcript, Utterance
 
@@ -48,6 +51,7 @@ ROLES = frozenset(
 RIGHT_TOP = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop  # computed once: enum "|" is slow
 LEFT_TOP = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
 TINT_ROLES = [TINT, CURRENT]
+FOLD_ROWS = 100  # shifted rows rebuilt per idle slice (a few ms)
 
 
 class TranscriptModel(QAbstractTableModel):
@@ -59,9 +63,9 @@ class TranscriptModel(QAbstractTableModel):
     def __init__(self, undo_stack: QUndoStack, parent: Any = None) -> None:
         super().__init__(parent)
         self.undo_stack = undo_stack
-        self._utterances: list[Utterance] = []
-        self._starts: list[float] = []
-        self._ends: list[float] = []
+        self._rows = RowStore()
+        self._fold = QTimer(self, singleShot=True, interval=20)  # shifted rows rebuilt while idle
+        self._fold.timeout.connect(lambda: self._rows.fold(FOLD_ROWS) and self._fold.start())
         self._stats: dict[str | None, tuple[float, int]] = {}  # speaker → (seconds, turns)
         self._book: sp.SpeakerBook = ()
         self._colors: dict[str | None, QColor] = {}
@@ -96,52 +100,47 @@ class TranscriptModel(QAbstractTableModel):
     # -- reading --------------------------------------------------------------------------
     @property
     def utterances(self) -> tuple[Utterance, ...]:
-        return tuple(self._utterances)
+        return self._rows.all()
 
     @property
     def book(self) -> sp.SpeakerBook:
         return self._book
 
     def utterance(self, row: int) -> Utterance:
-        return self._utterances[row]
+        return self._rows.get(row)
 
     def transcript(self) -> Transcript:
         return replace(self.meta, utterances=self.utterances, speakers=sp.engine_speakers(self._book))
 
     def row_at(self, t: float) -> int | None:
-        return utterance_at(self._starts, self._ends, t)
+        return utterance_at(self._rows.starts, self._rows.ends, t)
 
     def nearest_row(self, t: float) -> int | None:
-        return nearest_utterance(self._starts, self._ends, t)
+        return nearest_utterance(self._rows.starts, self._rows.ends, t)
 
     def stats(self) -> dict[str | None, tuple[float, int]]:
-        """Seconds spoken and number of turns per speaker id (None: unassigned)."""
-        return dict(self._stats)
+        return dict(self._stats)  # speaker id (None: unassigned) → (seconds spoken, turns)
 
     def turns(self, speaker_id: str | None) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """(starts, ends) of one speaker's turns, in time order."""
-        rows = [u for u in self._utterances if u.speaker == speaker_id]
-        return tuple(u.start for u in rows), tuple(u.end for u in rows)
+        return self._rows.turns(speaker_id)
 
     def rowCount(self, parent: Index | None = None) -> int:
-        return 0 if parent is not None and parent.isValid() else len(self._utterances)
+        return 0 if parent is not None and parent.isValid() else len(self._rows)
 
     def columnCount(self, parent: Index | None = None) -> int:
         return 0 if parent is not None and parent.isValid() else len(HEADERS)
 
     def index(self, row: int, column: int, parent: Index | None = None) -> QModelIndex:
         # one Python call per index instead of Qt's hasIndex → rowCount + columnCount
-        inside = 0 <= row < len(self._utterances) and 0 <= column < len(HEADERS)
+        inside = 0 <= row < len(self._rows) and 0 <= column < len(HEADERS)
         if inside and (parent is None or not parent.isValid()):
             return self.createIndex(row, column)
         return QModelIndex()
 
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
-        return None
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
+        horizontal = orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
+        return HEADERS[section] if horizontal else None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         return READ_ONLY if self.read_only else EDITABLE
@@ -151,7 +150,7 @@ class TranscriptModel(QAbstractTableModel):
         role = int(role)
         if role not in ROLES or not index.isValid():
             return None
-        u = self._utterances[index.row()]
+        u = self._rows.get(index.row())
         col = index.column()
         if role in (DISPLAY, EDIT):
             return self._display(u, col, role == EDIT)
@@ -200,12 +199,10 @@ class TranscriptModel(QAbstractTableModel):
     # -- changes (called by undo commands only) --------------------------------------------
     def set_document(self, utterances: Sequence[Utterance], book: sp.SpeakerBook, meta: Transcript) -> None:
         self.beginResetModel()
-        self._utterances, self._book, self.meta = list(utterances), tuple(book), meta
+        self._rows, self._book, self.meta = RowStore(utterances), tuple(book), meta
         self._index_book()
-        self._starts = [u.start for u in self._utterances]
-        self._ends = [u.end for u in self._utterances]
         self._stats = {}
-        self._count(self._utterances, +1)
+        sp.tally(self._stats, utterances, +1)
         self.current_row = None
         self.endResetModel()
         self.speakers_changed.emit()
@@ -214,48 +211,39 @@ class TranscriptModel(QAbstractTableModel):
 
     def replace_rows(self, first: int, count: int, new: Sequence[Utterance]) -> None:
         """Rows first … first+count-1 become `new` (inserted/removed rows announced as such)."""
-        old = self._utterances[first : first + count]
+        old = self._rows.slice(first, first + count)
         if count == len(new):
-            self._utterances[first : first + count] = new
-            self._starts[first : first + count] = [u.start for u in new]
-            self._ends[first : first + count] = [u.end for u in new]
+            self._rows.replace(first, count, new)
             self._rows_changed(first, first + count - 1)
         else:
             if count:
                 self.beginRemoveRows(QModelIndex(), first, first + count - 1)
-                del self._utterances[first : first + count]
-                del self._starts[first : first + count], self._ends[first : first + count]
+                self._rows.replace(first, count, ())
                 self.endRemoveRows()
             if new:
                 self.beginInsertRows(QModelIndex(), first, first + len(new) - 1)
-                self._utterances[first:first] = new
-                self._starts[first:first] = [u.start for u in new]
-                self._ends[first:first] = [u.end for u in new]
+                self._rows.replace(first, 0, new)
                 self.endInsertRows()
-        self._count(old, -1)
-        self._count(new, +1)
-        moved = {u.speaker for u in old if (u.start, u.end, u.speaker) not in _spans(new)}
-        moved |= {u.speaker for u in new if (u.start, u.end, u.speaker) not in _spans(old)}
-        self._announce(moved)
+        sp.tally(self._stats, old, -1)
+        sp.tally(self._stats, new, +1)
+        self._announce(sp.moved_speakers(old, new))
 
     def change_rows(self, rows: Mapping[int, Utterance], book: sp.SpeakerBook | None = None) -> None:
         """Rows keep their places with new contents; optionally a new speaker book."""
         moved: set[str | None] = set()
-        old = [self._utterances[r] for r in rows]
-        for row, u in rows.items():
-            before = self._utterances[row]
+        old = [self._rows.get(r) for r in rows]
+        for (row, u), before in zip(rows.items(), old, strict=True):
             if (before.start, before.end, before.speaker) != (u.start, u.end, u.speaker):
                 moved |= {before.speaker, u.speaker}
-            self._utterances[row] = u
-            self._starts[row], self._ends[row] = u.start, u.end
-        self._count(old, -1)
-        self._count(rows.values(), +1)
+            self._rows.put(row, u)
+        sp.tally(self._stats, old, -1)
+        sp.tally(self._stats, rows.values(), +1)
         book_changed = book is not None and tuple(book) != self._book
         if book_changed:
             self._book = tuple(book or ())
             self._index_book()
-            if self._utterances:  # chips show names and colours: one range, the speaker column only
-                self.dataChanged.emit(self.index(0, SPEAKER), self.index(len(self._utterances) - 1, SPEAKER))
+            if self._rows:  # chips show names and colours: one range, the speaker column only
+                self.dataChanged.emit(self.index(0, SPEAKER), self.index(len(self._rows) - 1, SPEAKER))
         retyped = sorted(r for r, before in zip(rows, old, strict=True) if before.text != rows[r].text)
         for first, last in runs(retyped):
             self._rows_changed(first, last)
@@ -269,31 +257,38 @@ class TranscriptModel(QAbstractTableModel):
         self._colors = {s.id: QColor(s.color) for s in self._book}
         self._names = {s.id: s.name for s in self._book}
 
-    def _count(self, utterances: Iterable[Utterance], sign: int) -> None:
-        for u in utterances:
-            seconds, turns = self._stats.get(u.speaker, (0.0, 0))
-            seconds, turns = seconds + sign * u.duration, turns + sign
-            if turns:
-                self._stats[u.speaker] = (max(seconds, 0.0), turns)
-            else:
-                self._stats.pop(u.speaker, None)
-
     def set_current_row(self, row: int | None) -> None:
         """The utterance playing now (drawn highlighted)."""
         if row == self.current_row:
             return
         old, self.current_row = self.current_row, row
         for r in (old, row):  # only the tint changes: views neither refit nor refill editors
-            if r is not None and 0 <= r < len(self._utterances):
+            if r is not None and 0 <= r < len(self._rows):
                 self.dataChanged.emit(self.index(r, 0), self.index(r, len(HEADERS) - 1), TINT_ROLES)
 
     def insertion_row(self, start: float) -> int:
-        return bisect.bisect_right(self._starts, start)
+        return bisect.bisect_right(self._rows.starts, start)
+
+    def shift_times(self, seconds: float) -> None:
+        """Every time (lines and words) later by `seconds`: one vectorised pass over the start and
+        end times; the rows' words follow lazily (`RowStore`). `commands.shift_all` validates it."""
+        self._rows.shift(seconds)
+        self._times_changed()
+
+    def time_state(self) -> TimeState:
+        return self._rows.state()
+
+    def restore_times(self, state: TimeState) -> None:
+        """The times of `state` (taken by `time_state`/`shift_times` with the same rows) again."""
+        self._rows.restore(state)
+        self._times_changed()
+
+    def _times_changed(self) -> None:
+        if self._rows:  # one range, the time columns only: no row height to refit
+            self.dataChanged.emit(self.index(0, START), self.index(len(self._rows) - 1, END))
+            self._fold.start()
+        self._announce(set(self._stats))
 
     def _rows_changed(self, first: int, last: int) -> None:
         if last >= first:
             self.dataChanged.emit(self.index(first, 0), self.index(last, len(HEADERS) - 1))
-
-
-def _spans(utterances: Sequence[Utterance]) -> set[tuple[float, float, str | None]]:
-    return {(u.start, u.end, u.speaker) for u in utterances}
