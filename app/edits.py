@@ -142,9 +142,16 @@ def _split_words(words: Sequence[Word], letters_before: int) -> tuple[tuple[Word
 
 def merge(first: Utterance, second: Utterance) -> Utterance:
     """One utterance covering both, texts joined with a space; the first one's speaker."""
-    text = " ".join(t for t in (first.text.strip(), second.text.strip()) if t)
-    words = first.words + second.words if words_spell_text(first) and words_spell_text(second) else ()
-    return Utterance(min(first.start, second.start), max(first.end, second.end), text, first.speaker, words)
+    return merge_all((first, second))
+
+
+def merge_all(lines: Sequence[Utterance]) -> Utterance:
+    """One utterance covering all `lines` (in order), texts joined with a space, the first one's
+    speaker; their words when every line's words spell its text, else none."""
+    text = " ".join(t for t in (u.text.strip() for u in lines) if t)
+    words = tuple(w for u in lines for w in u.words) if all(map(words_spell_text, lines)) else ()
+    start, end = min(u.start for u in lines), max(u.end for u in lines)
+    return Utterance(start, end, text, lines[0].speaker, words)
 
 
 def retime(u: Utterance, start: float, end: float, duration: float) -> Utterance:
@@ -229,10 +236,10 @@ def shift(utterances: Sequence[Utterance], seconds: float) -> tuple[Utterance, .
 
 def merge_runs(utterances: Sequence[Utterance]) -> tuple[Utterance, ...]:
     """Consecutive utterances of the same (assigned) speaker joined into one (`merge`)."""
-    out: list[Utterance] = []
+    groups: list[list[Utterance]] = []
     for u in utterances:
-        if out and u.speaker is not None and out[-1].speaker == u.speaker:
-            out[-1] = merge(out[-1], u)
+        if groups and u.speaker is not None and groups[-1][0].speaker == u.speaker:
+            groups[-1].append(u)
         else:
-            out.append(u)
-    return tuple(out)
+            groups.append([u])
+    return tuple(g[0] if len(g) == 1 else merge_all(g) for g in groups)

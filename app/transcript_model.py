@@ -211,19 +211,17 @@ class TranscriptModel(QAbstractTableModel):
 
     def replace_rows(self, first: int, count: int, new: Sequence[Utterance]) -> None:
         """Rows first … first+count-1 become `new` (inserted/removed rows announced as such)."""
-        old = self._rows.slice(first, first + count)
-        if count == len(new):
-            self._rows.replace(first, count, new)
-            self._rows_changed(first, first + count - 1)
-        else:
-            if count:
-                self.beginRemoveRows(QModelIndex(), first, first + count - 1)
-                self._rows.replace(first, count, ())
-                self.endRemoveRows()
-            if new:
-                self.beginInsertRows(QModelIndex(), first, first + len(new) - 1)
-                self._rows.replace(first, 0, new)
-                self.endInsertRows()
+        old, keep = self._rows.slice(first, first + count), min(count, len(new))
+        self._rows.replace(first, keep, new[:keep])  # rows both have change in place
+        self._rows_changed(first, first + keep - 1)
+        if count > keep:
+            self.beginRemoveRows(QModelIndex(), first + keep, first + count - 1)
+            self._rows.replace(first + keep, count - keep, ())
+            self.endRemoveRows()
+        elif len(new) > keep:
+            self.beginInsertRows(QModelIndex(), first + keep, first + len(new) - 1)
+            self._rows.replace(first + keep, 0, new[keep:])
+            self.endInsertRows()
         sp.tally(self._stats, old, -1)
         sp.tally(self._stats, new, +1)
         self._announce(sp.moved_speakers(old, new))
