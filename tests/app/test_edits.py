@@ -81,3 +81,17 @@ def test_find_and_replace_all_count_and_respect_case():
 
 def test_replacement_text_is_literal():
     assert edits.replace_text("a.b", ".", r"\1") == (r"a\1b", 1)
+
+
+def test_a_run_of_one_speaker_merges_into_the_line_merging_two_at_a_time_gives():
+    pairs = [(Word(i, i + 0.4, f"word{i}"), Word(i + 0.4, i + 0.8, f" more{i}")) for i in range(4)]
+    timed = [Utterance(i, i + 0.8, f"word{i} more{i}", "a", pair) for i, pair in enumerate(pairs)]
+    untimed = Utterance(4, 4.5, "  no words here ", "a")
+    other = Utterance(5, 6, "Someone else.", "b")
+    for lines in (timed, [*timed, untimed], [untimed, *timed]):
+        one_by_one = lines[0]
+        for u in lines[1:]:
+            one_by_one = edits.merge(one_by_one, u)
+        assert edits.merge_runs([*lines, other]) == (one_by_one, other)
+    merged = edits.merge_runs(timed)[0]
+    assert merged.text == "word0 more0 word1 more1 word2 more2 word3 more3" and len(merged.words) == 8
