@@ -21,7 +21,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.main_window import MainWindow
-from app.resources import icon, style_sheet
+from app.resources import icon
+from app.theme import THEMES, desktop_scheme
 
 log = logging.getLogger("murmur")
 
@@ -83,6 +84,12 @@ def open_when_idle(window: MainWindow, file: Path) -> None:
     session.busy_changed.connect(on_busy)
 
 
+def follow_desktop(app: QApplication, window: MainWindow) -> None:
+    """The window's theme follows the desktop's colour scheme, now and when it changes."""
+    window.apply_theme(THEMES[desktop_scheme(app)])
+    app.styleHints().colorSchemeChanged.connect(lambda _: window.apply_theme(THEMES[desktop_scheme(app)]))
+
+
 def main(argv: list[str] | None = None) -> int:
     multiprocessing.freeze_support()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
@@ -91,8 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     app.setOrganizationName("Murmur")
     app.setApplicationName("Murmur")
     app.setWindowIcon(icon("murmur"))
-    app.setStyleSheet(style_sheet())
+    app.setStyle("Fusion")  # draws with the palette on every desktop, so the dark theme is whole
     window = MainWindow()
+    follow_desktop(app, window)
     install_crash_handler(window)
     window.show()
     if window.playback.reason:

@@ -1,82 +1,35 @@
-"""Undoable edits of the transcript: QUndoCommands plus the functions that build and push them.
+"""Undoable edits of the transcript: the functions that validate an edit and push its command.
 
 Each function validates with the pure helpers in `app.edits` / `app.speakers` (a refusal is a
-`ValueError` and nothing is pushed), then pushes one command on the model's undo stack. Commands
-store the rows before and after, so undo and redo are exact. Three shapes cover every edit:
-`ReplaceRows` (a run of rows becomes another, e.g. split 1→2, merge 2→1, a re-transcribed range;
-optionally the speaker book changes too), `ChangeRows` (rows keep their places, e.g. Replace All
-as one batch; optionally the speaker book changes too) and `SetDocument` (everything, e.g. a
-finished transcription). Each applies in O(rows it touches); only `SetDocument` resets the model.
+`ValueError` and nothing is pushed), then pushes one command (`app.undo_commands`) on the model's
+undo stack, so every edit is one undo step (`Batch` groups several, e.g. a deletion of scattered
+lines). Commands store what undo and redo need to be exact and apply in O(rows they touch).
 """
-
 from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QUndoCommand
 
-from app import edits
+from app import edits, range_join
 from app import speakers as sp
-from app.timeline import format_time
+from app.timeline import format_time, parse_time
+from app.undo_commands import (
+    Batch,
+    ChangeRows,
+    Document,
+    ReplaceRows,
+    SetDocument,
+    ShiftTimes,
+    TranscriptModel,
+)
 from engine.types import Transcript, Utterance
 
 if TYPE_CHECKING:
-    from app.transcript_model import TranscriptModel
     from engine.retranscribe import RangeResult
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    utterances: tuple[Utterance, ...]
-    book: sp.SpeakerBook
-    meta: Transcript
-
-
-class ReplaceRows(QUndoCommand):
-    def __init__(self, model: TranscriptModel, first: int, old: Sequence[Utterance],
-                 new: Sequence[Utterance], text: str,
-                 books: tuple[sp.SpeakerBook, sp.SpeakerBook] | None = None) -> None:  # fmt: skip
-        super().__init__(text)
-        self.model, self.first, self.old, self.new = model, first, tuple(old), tuple(new)
-        self.books = books
-
-    def redo(self) -> None:
-        if self.books:  # speakers first, so the new rows find theirs
-            self.model.change_rows({}, self.books[1])
-        self.model.replace_rows(self.first, len(self.old), self.new)
-
-    def undo(self) -> None:
-        self.model.replace_rows(self.first, len(self.new), self.old)
-        if self.books:
-            self.model.change_rows({}, self.books[0])
-
-
-class ChangeRows(QUndoCommand):
-    def __init__(self, model: TranscriptModel, old: Mapping[int, Utterance], new: Mapping[int, Utterance],
-                 text: str, books: tuple[sp.SpeakerBook, sp.SpeakerBook] | None = None) -> None:  # fmt: skip
-        super().__init__(text)
-        self.model, self.old, self.new, self.books = model, dict(old), dict(new), books
-
-    def redo(self) -> None:
-        self.model.change_rows(self.new, self.books[1] if self.books else None)
-
-    def undo(self) -> None:
-        self.model.change_rows(self.old, self.books[0] if self.books else None)
-
-
-class SetDocument(QUndoCommand):
-    def __init__(self, model: TranscriptModel, old: Document, new: Document, text: str) -> None:
-        super().__init__(text)
-        self.model, self.old, self.new = model, old, new
-
-    def redo(self) -> None:
-        self.model.set_document(self.new.utterances, self.new.book, self.new.meta)
-
-    def undo(self) -> None:
-        self.model.set_document(self.old.utterances, self.old.book, self.old.meta)
 
 
 def current_document(model: TranscriptModel) -> Document:
@@ -102,35 +55,26 @@ def set_document(model: TranscriptModel, transcript: Transcript, book: sp.Speake
 
 
 def range_bounds(model: TranscriptModel, start: float, end: float) -> tuple[float, float]:
-    """[start, end] widened to the whole lines that start inside it."""
-    rows = _rows_in(model, start, end)
-    if rows:
-        start = min(start, model.utterance(rows[0]).start)
-        end = max(end, max(model.utterance(r).end for r in rows))
-    return start, end
-
-
-def _rows_in(model: TranscriptModel, start: float, end: float) -> range:
-    first = model.insertion_row(start - 1e-6) if start > 0 else 0
-    while first > 0 and model.utterance(first - 1).start >= start - 1e-6:
-        first -= 1
-    last = model.insertion_row(end - 1e-6)
-    return range(first, max(first, last))
+    """[start, end] widened to the whole lines that overlap it (`app.range_join.widen`)."""
+    return range_join.widen(model.utterances, start, end)
 
 
 def replace_range(model: TranscriptModel, result: RangeResult) -> tuple[int, int]:
-    """The lines starting in the result's range become its lines (one undo step); speakers the
-    result brought that match nobody join the book. Returns (first row, rows inserted)."""
-    rows = _rows_in(model, result.start, result.end)
+    """The lines starting in the result's range become its lines, attributed to the speakers of
+    the lines they replace (`app.range_join`), as one undo step; speakers the result brought that
+    match nobody join the book. Returns (first row, rows inserted)."""
+    utterances = model.utterances
+    rows = range_join.lines_in(utterances, result.start, result.end)
+    old = utterances[rows.start : rows.stop]
     book, names = model.book, {}
+    new = range_join.attribute(result.utterances, old)
     for sid in result.new_speakers:
-        book, info = sp.add_speaker(book)
-        names[sid] = info.id
-    new = tuple(replace(u, speaker=names.get(u.speaker, u.speaker)) for u in result.utterances)
-    old = [model.utterance(r) for r in rows]
+        if any(u.speaker == sid for u in new):
+            book, info = sp.add_speaker(book)
+            names[sid] = info.id
+    new = tuple(replace(u, speaker=names.get(u.speaker, u.speaker)) for u in new)
     books = (model.book, book) if book != model.book else None
     text = f"Transcribe {format_time(result.start)}–{format_time(result.end)} again"
-    new = tuple(sorted(new, key=lambda u: u.start))
     model.undo_stack.push(ReplaceRows(model, rows.start, old, new, text, books))
     return rows.start, len(new)
 
@@ -205,3 +149,67 @@ def replace_match(model: TranscriptModel, match: edits.Match, replacement: str) 
     u = model.utterance(match.row)
     text = u.text[: match.start] + replacement + u.text[match.end :]
     _push_changes(model, {match.row: edits.set_text(u, text)}, "Replace")
+
+
+def typed(model: TranscriptModel, row: int, column: str, value: object) -> None:
+    """What the user typed into a cell (`column`: "text", "speaker", "start" or "end")."""
+    u = model.utterance(row)
+    if column == "text":
+        edit_text(model, row, str(value))
+    elif column == "speaker":
+        set_speaker(model, [row], str(value) if value else None)
+    else:
+        t = parse_time(str(value))
+        retime(model, row, *((t, u.end) if column == "start" else (u.start, t)))
+
+
+def delete_rows(model: TranscriptModel, rows: Iterable[int]) -> None:
+    """Remove lines (one undo step; each run of consecutive rows is removed in one go)."""
+    chosen = sorted(set(rows))
+    if not chosen:
+        raise ValueError("select the lines to delete")
+    commands: list[QUndoCommand] = []
+    for first, last in reversed(edits.runs(chosen)):  # from the end: earlier rows keep their numbers
+        old = model.utterances[first : last + 1]
+        commands.append(ReplaceRows(model, first, old, (), ""))
+    _push_all(model, commands, f"Delete {len(chosen)} line(s)")
+
+
+def insert_empty(model: TranscriptModel, row: int | None, at: float) -> int:
+    """An empty line after `row` (or at time `at` when no row is selected); returns its row."""
+    u = edits.empty_after(model.utterance(row) if row is not None else None, at, model.meta.duration)
+    target = model.insertion_row(u.start)
+    model.undo_stack.push(ReplaceRows(model, target, (), (u,), "Insert line"))
+    return target
+
+
+def shift_all(model: TranscriptModel, seconds: float) -> None:
+    """Every time (lines and words) moved by `seconds` (one undo step); refused (ValueError, nothing
+    pushed) when a line would start before 0."""
+    if model.rowCount():
+        edits.check_shift(model.utterance(0).start, seconds)
+    model.undo_stack.push(ShiftTimes(model, seconds, f"Shift all times by {seconds:+.2f} s"))
+
+
+def merge_same_speaker(model: TranscriptModel, rows: Sequence[int] | None = None) -> int:
+    """Join every run of consecutive lines of one speaker (among `rows`, default all) into one
+    line, as one undo step; returns how many lines went away."""
+    span = range(model.rowCount()) if not rows else range(min(rows), max(rows) + 1)
+    lines = model.utterances
+    found = edits.runs([i for i in span[1:] if _same_speaker(lines[i - 1], lines[i])])
+    if not found:
+        raise ValueError("no consecutive lines of the same speaker to merge")
+    steps = []  # one small replacement per run, from the end: rows before each run keep their numbers
+    for first, last in reversed(found):
+        old = lines[first - 1 : last + 1]
+        steps.append(ReplaceRows(model, first - 1, old, edits.merge_runs(old), ""))
+    _push_all(model, steps, "Merge lines of the same speaker")
+    return sum(last - first + 1 for first, last in found)
+
+
+def _same_speaker(a: Utterance, b: Utterance) -> bool:
+    return a.speaker is not None and a.speaker == b.speaker
+
+
+def _push_all(model: TranscriptModel, steps: Sequence[QUndoCommand], text: str) -> None:
+    model.undo_stack.push(Batch(model, steps, text))

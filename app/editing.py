@@ -2,7 +2,9 @@
 
 `EditActions` reads the selection (and the text cursor while a line is being edited, or the
 playhead) from the transcript view and applies the matching function of `app.commands`. A refused
-edit is reported through `message`, never raised into Qt.
+edit is reported through `message`, never raised into Qt. Besides split, merge, nudges and speaker
+assignment: delete the selected lines, insert an empty line, go to a time, shift every time by an
+offset, and merge consecutive lines of one speaker — each one undo step.
 """
 
 from __future__ import annotations
@@ -10,22 +12,31 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QInputDialog, QWidget
 
 from app import commands
 from app import speakers as sp
+from app.timeline import parse_time
 from app.transcript_model import TranscriptModel
 from app.widgets.transcript_view import TranscriptView
 
 NUDGE = 0.1  # seconds per boundary nudge
 
 
+def ask(parent: QWidget, title: str, label: str, then: Callable[[str], object]) -> None:
+    """A one-line question; `then(answer)` when the user confirms an answer."""
+    text, ok = QInputDialog.getText(parent, title, label)
+    if ok and text.strip():
+        then(text)
+
+
 class EditActions(QObject):
     message = Signal(str)
 
     def __init__(self, model: TranscriptModel, view: TranscriptView, playhead: Callable[[], float],
-                 parent: QObject | None = None) -> None:  # fmt: skip
+                 seek: Callable[[float], None], parent: QObject | None = None) -> None:  # fmt: skip
         super().__init__(parent)
-        self.model, self.view, self.playhead = model, view, playhead
+        self.model, self.view, self.playhead, self.seek = model, view, playhead, seek
 
     def _guarded(self, action: Callable[[], None]) -> bool:
         if self.model.read_only:
@@ -107,3 +118,59 @@ class EditActions(QObject):
         info: list[sp.SpeakerInfo] = []
         self._guarded(lambda: info.append(commands.add_speaker(self.model)))
         return info[0] if info else None
+
+    def delete_lines(self) -> bool:
+        rows = self.view.selected_source_rows()
+        if not rows:
+            self.message.emit("Select the lines to delete")
+            return False
+        ok = self._guarded(lambda: commands.delete_rows(self.model, rows))
+        if ok and self.model.rowCount():
+            self.view.select_row(min(rows[0], self.model.rowCount() - 1))
+        return ok
+
+    def insert_line(self) -> bool:
+        """An empty line after the selected one (or at the playhead), its editor open."""
+        row = self.view.current_source_row()
+        found: list[int] = []
+        ok = self._guarded(lambda: found.append(commands.insert_empty(self.model, row, self.playhead())))
+        if ok:
+            self.view.edit_text(found[0])
+        return ok
+
+    def go_to(self, text: str) -> bool:
+        """Select the line at (or nearest) the time typed as h:mm:ss and move the playhead there."""
+        try:
+            t = parse_time(text)
+        except ValueError as exc:
+            self.message.emit(str(exc))
+            return False
+        row = self.model.nearest_row(t)
+        if row is not None:
+            self.view.select_row(row)
+        self.seek(t)
+        return True
+
+    def shift_times(self, text: str) -> bool:
+        """Move every time by the offset typed as seconds or [-]h:mm:ss ("-1:30" is 90 s earlier)."""
+        text = text.strip()
+        sign = -1.0 if text.startswith("-") else 1.0
+        try:
+            seconds = sign * parse_time(text.lstrip("+-"))
+        except ValueError as exc:
+            self.message.emit(str(exc))
+            return False
+        ok = self._guarded(lambda: commands.shift_all(self.model, seconds))
+        if ok:
+            self.message.emit(f"Every time moved by {seconds:+.2f} s")
+        return ok
+
+    def merge_same_speaker(self) -> bool:
+        """Join consecutive lines of one speaker: among the selected lines if several, else all."""
+        rows = self.view.selected_source_rows()
+        found: list[int] = []
+        chosen = rows if len(rows) > 1 else None
+        ok = self._guarded(lambda: found.append(commands.merge_same_speaker(self.model, chosen)))
+        if ok:
+            self.message.emit(f"Merged: {found[0]} line(s) fewer")
+        return ok

@@ -1,24 +1,31 @@
 """Utterance edits as pure functions on frozen `Utterance`s (the undo commands apply their results).
 
-- `set_text` keeps word timings only while the words still spell the text (ignoring whitespace).
+- `set_text` keeps the timings of the words an edit leaves unchanged (`align_words`: difflib), so
+  word highlighting, click-to-seek and word-timed exports keep working on edited lines.
 - `split(u, cursor)` cuts at a character position: at a word boundary when the utterance has word
   timings (the right half starts at its first word), else at the time proportional to the text.
 - `word_at(u, cursor)` the timed word at a text position (for "click a word to seek there").
 - `merge(a, b)` joins an utterance with the next one (the first one's speaker wins).
 - `retime(u, start, end, duration)` moves the boundaries, refusing an empty or reversed span.
 - `find_matches` / `replace_text` / `replace_all` implement find and replace.
+- `empty_after` (insert a line), `shift(utterances, seconds)` (every time moved, for trimmed
+  recordings), `merge_runs` (consecutive lines of one speaker joined), `runs` (rows as runs).
 Every refusal is a `ValueError` with a message a user understands.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
+import string
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from engine.types import Utterance, Word
 
 MIN_DURATION = 0.05  # seconds: the shortest utterance an edit may leave
+EMPTY_SECONDS = 1.0  # length of an inserted empty line
+PUNCTUATION = string.punctuation + " “”‘’«»…—–¿¡"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +58,55 @@ def word_at(u: Utterance, cursor: int) -> Word | None:
 
 
 def set_text(u: Utterance, text: str) -> Utterance:
-    """`u` with new text; word timings survive only a whitespace-only change."""
+    """`u` with new text; the words keep their timings where they are unchanged (`align_words`)."""
     text = " ".join(text.split())
-    words = u.words if u.words and _letters(text) == _letters(u.text) else ()
-    return replace(u, text=text, words=words)
+    if not u.words or _letters(text) == _letters(u.text):
+        return replace(u, text=text, words=u.words if u.words and text else ())
+    return replace(u, text=text, words=align_words(u, text.split()))
+
+
+def _key(token: str) -> str:
+    """A word as the alignment compares it: without case and surrounding punctuation."""
+    return token.strip(PUNCTUATION).lower()
+
+
+def align_words(u: Utterance, tokens: Sequence[str]) -> tuple[Word, ...]:
+    """Timed words for `tokens` (the new text's words) from `u.words`: a standard sequence
+    alignment (difflib) of the old and new words, compared without case and punctuation.
+    An unchanged word keeps its times and probability (and takes the new spelling, e.g. "!" for
+    "."); a changed run shares the time of the words it replaces, in proportion to its letters;
+    an inserted run fills the pause where it was inserted. Same word count: paired in order."""
+    old = u.words
+    space = " " if old[0].text.startswith(" ") else ""
+    if len(tokens) == len(old):  # Replace All's usual case: only the replaced words are rebuilt
+        pairs = zip(old, tokens, strict=True)
+        return tuple(w if w.text.strip() == t else _respelled(w, space + t) for w, t in pairs)
+    matcher = difflib.SequenceMatcher(None, [_key(w.text) for w in old], [_key(t) for t in tokens], False)
+    out: list[Word] = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            out += [replace(w, text=space + t) for w, t in zip(old[i1:i2], tokens[j1:j2], strict=True)]
+        elif j2 > j1:  # replace or insert: spread over the replaced words or the pause
+            lo = old[i1].start if i2 > i1 else (old[i1 - 1].end if i1 else u.start)
+            hi = old[i2 - 1].end if i2 > i1 else (old[i1].start if i1 < len(old) else u.end)
+            out += _spread(tokens[j1:j2], lo, max(hi, lo), space)
+    return tuple(out)
+
+
+def _respelled(w: Word, text: str) -> Word:
+    """`w` spelled `text`: its times, and its probability while it is the same word."""
+    return Word(w.start, w.end, text, w.probability if _key(text) == _key(w.text) else None)
+
+
+def _spread(tokens: Sequence[str], start: float, end: float, space: str) -> list[Word]:
+    """Words for `tokens` sharing [start, end] in proportion to their letters."""
+    sizes = [max(len(t), 1) for t in tokens]
+    total, at, out = sum(sizes), start, []
+    for t, n in zip(tokens, sizes, strict=True):
+        step = (end - start) * n / total
+        out.append(Word(at, at + step, space + t))
+        at += step
+    return out
 
 
 def split(u: Utterance, cursor: int) -> tuple[Utterance, Utterance]:
@@ -90,9 +142,16 @@ def _split_words(words: Sequence[Word], letters_before: int) -> tuple[tuple[Word
 
 def merge(first: Utterance, second: Utterance) -> Utterance:
     """One utterance covering both, texts joined with a space; the first one's speaker."""
-    text = " ".join(t for t in (first.text.strip(), second.text.strip()) if t)
-    words = first.words + second.words if words_spell_text(first) and words_spell_text(second) else ()
-    return Utterance(min(first.start, second.start), max(first.end, second.end), text, first.speaker, words)
+    return merge_all((first, second))
+
+
+def merge_all(lines: Sequence[Utterance]) -> Utterance:
+    """One utterance covering all `lines` (in order), texts joined with a space, the first one's
+    speaker; their words when every line's words spell its text, else none."""
+    text = " ".join(t for t in (u.text.strip() for u in lines) if t)
+    words = tuple(w for u in lines for w in u.words) if all(map(words_spell_text, lines)) else ()
+    start, end = min(u.start for u in lines), max(u.end for u in lines)
+    return Utterance(start, end, text, lines[0].speaker, words)
 
 
 def retime(u: Utterance, start: float, end: float, duration: float) -> Utterance:
@@ -134,3 +193,53 @@ def replace_all(
         total += n
         out.append(set_text(u, text) if n else u)
     return tuple(out), total
+
+
+def runs(rows: Sequence[int]) -> list[tuple[int, int]]:
+    """Sorted rows as (first, last) runs of consecutive numbers."""
+    out: list[tuple[int, int]] = []
+    for r in rows:
+        if out and r == out[-1][1] + 1:
+            out[-1] = (out[-1][0], r)
+        else:
+            out.append((r, r))
+    return out
+
+
+def empty_after(u: Utterance | None, at: float, duration: float) -> Utterance:
+    """An empty line of `EMPTY_SECONDS` after `u` (same speaker), else at time `at`."""
+    start = u.end if u is not None else max(at, 0.0)
+    if duration > 0:
+        start = min(start, max(duration - EMPTY_SECONDS, 0.0))
+    return Utterance(start, start + EMPTY_SECONDS, "", u.speaker if u is not None else None)
+
+
+def check_shift(first_start: float, seconds: float) -> None:
+    """Refuse a shift that would move the earliest line (starting at `first_start`) before 0."""
+    if first_start + seconds < -1e-9:
+        raise ValueError(f"the first line starts at {first_start:.2f} s: it cannot move {seconds:+.2f} s")
+
+
+def shifted(u: Utterance, seconds: float, start: float | None = None, end: float | None = None) -> Utterance:
+    """`u` and its words moved by `seconds` (`start`/`end`: the line's times when already known)."""
+    words = tuple(Word(w.start + seconds, w.end + seconds, w.text, w.probability) for w in u.words)
+    start = u.start + seconds if start is None else start
+    return Utterance(start, u.end + seconds if end is None else end, u.text, u.speaker, words)
+
+
+def shift(utterances: Sequence[Utterance], seconds: float) -> tuple[Utterance, ...]:
+    """Every utterance and word moved by `seconds`; refused if a line would start before 0."""
+    if utterances:
+        check_shift(min(u.start for u in utterances), seconds)
+    return tuple(shifted(u, seconds) for u in utterances)
+
+
+def merge_runs(utterances: Sequence[Utterance]) -> tuple[Utterance, ...]:
+    """Consecutive utterances of the same (assigned) speaker joined into one (`merge`)."""
+    groups: list[list[Utterance]] = []
+    for u in utterances:
+        if groups and u.speaker is not None and groups[-1][0].speaker == u.speaker:
+            groups[-1].append(u)
+        else:
+            groups.append([u])
+    return tuple(g[0] if len(g) == 1 else merge_all(g) for g in groups)

@@ -18,7 +18,8 @@ from app.actions import ACTIONS, MENUS
 
 TOOLBAR = ("open", "save", "export", None, "transcribe", "retranscribe", "cancel", "settings", None,
            "undo", "redo", None, "play", "zoom_in", "zoom_out", "zoom_fit")  # fmt: skip
-SEPARATE_BEFORE = ("quit", "undo", "split", "transcribe", "zoom_in", "slower", "skip_back", "speaker_1")
+SEPARATE_BEFORE = ("quit", "undo", "split", "delete_lines", "go_to_time", "start_earlier", "transcribe",
+                   "zoom_in", "slower", "skip_back", "speaker_1")  # fmt: skip
 
 
 class RecentMenu(QObject):

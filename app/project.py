@@ -80,7 +80,8 @@ def resolve_audio(project_path: Path, ref: AudioRef) -> Path | None:
 
 
 def to_dict(project: Project, project_path: Path | None) -> dict[str, Any]:
-    from engine.export import render  # the exporters pull in python-docx: load them on first save
+    # built as data, not rendered and parsed back: json.loads holds the GIL for the whole text
+    from engine.export.json_format import transcript_dict
 
     audio = project.audio
     if audio is not None and project_path is not None:
@@ -92,7 +93,7 @@ def to_dict(project: Project, project_path: Path | None) -> dict[str, Any]:
         "audio": None if audio is None else {
             "path": audio.path, "relative": audio.relative, "size": audio.size, "duration": audio.duration
         },
-        "transcript": None if transcript is None else json.loads(render(transcript, "json")),
+        "transcript": None if transcript is None else transcript_dict(transcript),
         "speakers": [{"id": s.id, "name": s.name, "color": s.color} for s in project.speakers],
         "settings": project.settings,
         "speech": [[s.start, s.end] for s in project.speech],

@@ -1,10 +1,12 @@
 """Saving, opening, autosaving and recovering projects for the window.
 
 `ProjectController` turns the window's state (model, loaded audio, settings) into a `Project`
-and back. Saving marks the undo stack clean; opening resets it. Every `autosave_ms` (30 s by
-default) unsaved edits are written to this session's recovery file, which a clean save or a clean
-exit removes; `pending()` lists files left by sessions that crashed. An audio file that moved is
-found next to the project, or the user is asked to locate it (`locate_audio`).
+and back. Saving and autosaving take an immutable snapshot on the GUI thread (milliseconds) and
+write it on `ProjectWriter`'s thread, so neither stalls the window however long the transcript.
+Saving marks the undo stack clean (again modified if the write fails); opening resets it. Every
+`autosave_ms` (30 s by default) unsaved edits are written to this session's recovery file, which
+a clean save or a clean exit removes; `pending()` lists files left by sessions that crashed. An
+audio file that moved is found next to the project, or the user is asked to locate it.
 
 The controller sees the window only through `ProjectHost`, the few things it needs (the session,
 the model and its undo stack, the settings, the discard question, a parent for dialogs), so the
@@ -32,6 +34,7 @@ from app.project import (
     resolve_audio,
     save_project,
 )
+from app.project_writer import ProjectWriter
 from app.settings import TranscribeSettings
 from app.speakers import book_from_transcript
 from engine.types import Transcript
@@ -66,6 +69,7 @@ class ProjectController(QObject):
         self.window = window
         self.path: Path | None = None
         self.recovery = RecoveryStore(recovery_dir)
+        self.writer = ProjectWriter(self)
         self._autosaved_index = 0
         self.timer = QTimer(self)
         self.timer.setInterval(autosave_ms)
@@ -101,7 +105,7 @@ class ProjectController(QObject):
         w.model.set_document((), (), meta)
         w.undo_stack.clear()
         self.path = None
-        self.recovery.discard()
+        self.writer.submit(self.recovery.discard)
         self.path_changed.emit()
 
     def _on_error(self, *_: object) -> None:
@@ -124,22 +128,36 @@ class ProjectController(QObject):
         )
 
     def save(self, path: Path | None = None) -> bool:
+        """Save to `path` (default: the project's own): a snapshot now, written on the writer's
+        thread; the window counts as saved at once and is marked modified again if the write
+        fails (with an error). False when there is nowhere to save."""
         path = path or self.path
         if path is None:
             return False
         if path.suffix != SUFFIX:
             path = path.with_name(path.name + SUFFIX)
-        try:
-            save_project(self.snapshot(), path)
-        except OSError as exc:
-            self.error.emit("Could not save the project", f"{path}: {exc.strerror or exc}")
-            return False
+        project, previous, recovery = self.snapshot(), self.path, self.recovery
+
+        def write() -> None:
+            save_project(project, path)
+            recovery.discard()  # only once the project is safely on disk
+
+        self.writer.submit(write, lambda error: self._saved(path, previous, error))
         self.path = path
         self.window.undo_stack.setClean()
-        self.recovery.discard()
         self.path_changed.emit()
-        self.message.emit(f"Saved {path.name}")
         return True
+
+    def _saved(self, path: Path, previous: Path | None, error: Exception | None) -> None:
+        if error is None:
+            self.message.emit(f"Saved {path.name}")
+            return
+        if self.path == path:
+            self.path = previous
+        self.window.undo_stack.resetClean()  # nothing was saved: the edits are unsaved again
+        self.path_changed.emit()
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        self.error.emit("Could not save the project", f"{path}: {reason}")
 
     def open(self, path: Path, audio: Path | None = None) -> bool:
         """Open a project; `audio` overrides where its recording is (relinking). Unsaved edits are
@@ -190,15 +208,20 @@ class ProjectController(QObject):
 
     # -- autosave and recovery -------------------------------------------------------------
     def autosave(self) -> bool:
+        """Write unsaved edits to the recovery file (a snapshot now, written on the writer's
+        thread); False when there is nothing new to write."""
         stack = self.window.undo_stack
         if stack.isClean() or stack.index() == self._autosaved_index:
             return False
-        try:
-            self.recovery.write(self.snapshot(), self.path)
-        except OSError:
-            return False
-        self._autosaved_index = stack.index()
+        project, path, index = self.snapshot(), self.path, stack.index()
+        previous, self._autosaved_index = self._autosaved_index, index
+        self.writer.submit(lambda: self.recovery.write(project, path),
+                           lambda error: self._autosaved(previous, index, error))  # fmt: skip
         return True
+
+    def _autosaved(self, previous: int, index: int, error: Exception | None) -> None:
+        if error is not None and self._autosaved_index == index:
+            self._autosaved_index = previous  # try again at the next tick
 
     def pending(self) -> list[Recovery]:
         return self.recovery.pending()
@@ -211,11 +234,17 @@ class ProjectController(QObject):
         self.apply(recovery.project, audio)
         self.window.undo_stack.clear()
         self.window.undo_stack.resetClean()  # restored edits are unsaved
+        self.writer.wait()
         recovery.path.replace(self.recovery.path)  # still recoverable until saved or autosaved anew
         self._autosaved_index = -1
         self.path_changed.emit()
         self.message.emit("Restored unsaved work from the last session")
 
+    def wait(self) -> None:
+        """Finish the saves and autosaves still being written (and report them)."""
+        self.writer.wait()
+
     def close(self) -> None:
         self.timer.stop()
-        self.recovery.discard()
+        self.writer.submit(self.recovery.discard)
+        self.writer.shutdown()

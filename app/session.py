@@ -8,8 +8,9 @@
   results: each finished chunk's lines are inserted where they belong (never a relayout of the
   rows already shown); on success the stitched result replaces the document as one undoable step
   (the view keeps the selected moment and the scroll position), so undo brings back what was
-  there before. On cancel or failure the snapshot is restored untouched (a first transcription
-  keeps what was finished, also undoable).
+  there before. On failure the snapshot is restored untouched (a first transcription keeps what
+  was finished, also undoable); on cancel the same happens at once (`cancel`), while the decoder
+  finishes the batch it is on in the background ("Cancelling…") and its late results are dropped.
 - `retranscribe(settings, start, end)` runs the pipeline with other settings on [start, end]
   only; the lines there are replaced by the result as one undoable step, its speakers matched to
   the existing ones (`engine.retranscribe`); speakers that match nobody are added to the book.
@@ -45,6 +46,7 @@ class Session(QObject):
     error = Signal(str, str)
     transcribed = Signal(object)  # Transcript
     retranscribed = Signal(int, int)  # first row, number of rows that replaced the range
+    cancelling_started = Signal()  # Cancel was asked for; the job is stopping
 
     def __init__(self, model: TranscriptModel, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -56,6 +58,7 @@ class Session(QObject):
         self._snapshot: commands.Document | None = None
         self._partials: list[ChunkResult] = []
         self._job = ""
+        self.cancelling = False
         worker = self.runner.worker
         worker.progress.connect(self.progress)
         worker.audio_loaded.connect(self._on_audio)
@@ -65,11 +68,20 @@ class Session(QObject):
         worker.range_done.connect(self._on_range)
         worker.failed.connect(self._on_failed)
         worker.cancelled.connect(self._on_cancelled)
-        worker.idle.connect(lambda: self.busy_changed.emit(False))
+        worker.idle.connect(self._on_idle)
 
     @property
     def busy(self) -> bool:
         return self.runner.busy
+
+    @property
+    def locks_edits(self) -> bool:
+        """A job runs that may still change the transcript (not one being cancelled)."""
+        return self.busy and not self.cancelling
+
+    def _on_idle(self) -> None:
+        self.cancelling = False
+        self.busy_changed.emit(False)
 
     def open_audio(
         self,
@@ -111,7 +123,19 @@ class Session(QObject):
         return True
 
     def cancel(self) -> None:
+        """Stop the running job. A transcription gives the transcript back at once (the snapshot,
+        or the chunks finished so far on a first run) and says "Cancelling…" until the decoder,
+        which cannot stop inside a batch, has finished the one it is on; its late results are
+        dropped."""
+        if not self.busy or self.cancelling:
+            return
         self.runner.cancel()
+        self.cancelling = True
+        self.cancelling_started.emit()
+        if self._job == "transcribe":
+            kept = self._keep_partial("cancelled")
+            self._job = "cancelled"
+            self.message.emit("Cancelling… " + (kept or "Your transcript is unchanged."))
 
     def shutdown(self) -> None:
         self.runner.shutdown()
@@ -128,7 +152,7 @@ class Session(QObject):
     def _on_partial(self, result: ChunkResult) -> None:
         from engine.stitching import stitch
 
-        if self._job != "transcribe":
+        if self._job != "transcribe":  # also after a cancel: late results are dropped
             return
         if not self._partials and self.model.rowCount():
             self.model.set_document((), self.model.book, self._meta())  # once: live rows replace the table
@@ -150,11 +174,17 @@ class Session(QObject):
             self.model.set_document(s.utterances, s.book, s.meta)
 
     def _on_finished(self, transcript: Transcript) -> None:
+        if self._job == "cancelled":  # finished before it saw the cancel: what was kept stays
+            self.message.emit("Transcription cancelled")
+            return
         self.model.read_only = False
+        live, count = (self.model.rowCount() if self._partials else 0), len(transcript.utterances)
         colors = {s.id: s.color for s in self.model.book}
         book = sp.book_from_transcript(transcript, colors)
         commands.set_document(self.model, transcript, book, "Transcribe", before=self._snapshot)
-        self.message.emit(f"Transcribed {len(transcript.utterances)} utterances with {transcript.model}")
+        joined = (f": the {live} live lines were joined across chunk edges, speakers matched across "
+                  "the recording" if live and live != count else "")  # fmt: skip
+        self.message.emit(f"Transcribed {count} utterances with {transcript.model}{joined}")
         self.transcribed.emit(transcript)
 
     def _on_range(self, result: RangeResult) -> None:
@@ -165,6 +195,8 @@ class Session(QObject):
         self.retranscribed.emit(first, count)
 
     def _on_failed(self, title: str, text: str) -> None:
+        if self._job == "cancelled":
+            return
         self.model.read_only = False
         if self._job == "transcribe":
             kept = self._keep_partial("failed")
@@ -173,7 +205,9 @@ class Session(QObject):
 
     def _on_cancelled(self) -> None:
         self.model.read_only = False
-        if self._job == "transcribe":
+        if self._job == "cancelled":
+            self.message.emit("Transcription cancelled; the finished work was kept")
+        elif self._job == "transcribe":
             kept = self._keep_partial("cancelled")
             self.message.emit("Transcription cancelled. " + (kept or "Your transcript is unchanged."))
         else:

@@ -182,6 +182,24 @@ def talk_time(utterances: Iterable[Utterance]) -> dict[str | None, float]:
     return totals
 
 
+def tally(stats: dict[str | None, tuple[float, int]], utterances: Iterable[Utterance], sign: int) -> None:
+    """Add (`sign` +1) or remove (-1) `utterances` from `stats`: speaker id → (seconds, turns)."""
+    for u in utterances:
+        seconds, turns = stats.get(u.speaker, (0.0, 0))
+        seconds, turns = seconds + sign * u.duration, turns + sign
+        if turns:
+            stats[u.speaker] = (max(seconds, 0.0), turns)
+        else:
+            stats.pop(u.speaker, None)
+
+
+def moved_speakers(old: Sequence[Utterance], new: Sequence[Utterance]) -> set[str | None]:
+    """Speakers whose turns differ between `old` and `new` rows (a text edit moves none)."""
+    spans_old = {(u.start, u.end, u.speaker) for u in old}
+    spans_new = {(u.start, u.end, u.speaker) for u in new}
+    return {span[2] for span in spans_old ^ spans_new}
+
+
 def _require(book: SpeakerBook, speaker_id: str) -> SpeakerBook:
     if find(book, speaker_id) is None:
         raise ValueError(f"unknown speaker {speaker_id!r}")

@@ -1,33 +1,37 @@
 """The transcript being edited, as a Qt table model: one row per utterance.
 
-Columns: start, end, speaker, text. The model owns the current utterances and the speaker book;
-it changes them only through `replace_rows`, `change_rows` and `set_document`, which the undo
-commands in `app.commands` call. Edits typed into a view (`setData`) are turned into undo
-commands, so every change is undoable. A change costs O(rows it touches): it emits `dataChanged`
-for each run of touched rows (only the speaker column when only the speaker book changed),
-`beginInsertRows`/`beginRemoveRows` when the row count changes, and `turns_changed(ids)` naming
-the speakers whose turns (times, membership) moved, so lanes and talk times update only those;
-only `set_document` resets the model. `transcript()` is the edited transcript with the current
-speaker names, ready to export. Custom roles expose the utterance, its speaker's colour and id.
-`read_only` is set while a transcription fills the table with live results.
+Columns: start, end, speaker, text. The model owns the utterances and the speaker book and
+changes them only through `replace_rows`, `change_rows` and `set_document`, called by the undo
+commands of `app.commands` (which sees the model through a Protocol: imports run one way); typed
+edits (`setData`) become undo commands too. A change costs O(rows it touches): `dataChanged` per
+run of touched rows (only the columns that changed), row inserts/removes, and `turns_changed(ids)`
+naming the speakers whose turns moved (once per `batched()` group); only `set_document` resets.
+`shift_times` moves every time with one vectorised pass and one `dataChanged` (rows kept in a
+`RowStore`, whose words follow lazily, rebuilt in idle slices). `transcript()` is the edited
+transcript, ready to export; `read_only` is set during live results.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QUndoStack
 
+from app import commands
 from app import speakers as sp
-from app.timeline import format_time, nearest_utterance, parse_time, utterance_at
+from app.edits import runs
+from app.row_store import RowStore, TimeState
+from app.timeline import format_time, nearest_utterance, utterance_at
 from engine.types import Transcript, Utterance
 
 START, END, SPEAKER, TEXT = range(4)
 HEADERS = ("Start", "End", "Speaker", "Text")
+COLUMNS = ("start", "end", "speaker", "text")  # as `app.commands.typed` names them
 UtteranceRole = Qt.ItemDataRole.UserRole + 1
 ColorRole = Qt.ItemDataRole.UserRole + 2
 SpeakerIdRole = Qt.ItemDataRole.UserRole + 3
@@ -46,8 +50,8 @@ ROLES = frozenset(
 )
 RIGHT_TOP = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop  # computed once: enum "|" is slow
 LEFT_TOP = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
-TIME_INK = QColor("#5B6670")
-CURRENT_TINT = QColor("#FFF1C2")  # the line being heard
+TINT_ROLES = [TINT, CURRENT]
+FOLD_ROWS = 100  # shifted rows rebuilt per idle slice (a few ms)
 
 
 class TranscriptModel(QAbstractTableModel):
@@ -59,9 +63,9 @@ class TranscriptModel(QAbstractTableModel):
     def __init__(self, undo_stack: QUndoStack, parent: Any = None) -> None:
         super().__init__(parent)
         self.undo_stack = undo_stack
-        self._utterances: list[Utterance] = []
-        self._starts: list[float] = []
-        self._ends: list[float] = []
+        self._rows = RowStore()
+        self._fold = QTimer(self, singleShot=True, interval=20)  # shifted rows rebuilt while idle
+        self._fold.timeout.connect(lambda: self._rows.fold(FOLD_ROWS) and self._fold.start())
         self._stats: dict[str | None, tuple[float, int]] = {}  # speaker → (seconds, turns)
         self._book: sp.SpeakerBook = ()
         self._colors: dict[str | None, QColor] = {}
@@ -69,56 +73,74 @@ class TranscriptModel(QAbstractTableModel):
         self.meta = Transcript(utterances=())  # source, model, chunks, duration of the transcript
         self.read_only = False
         self.current_row: int | None = None
+        self._held: set[str | None] | None = None  # speakers whose turns moved while batched
+        self.time_ink, self.tint = QColor("#5B6670"), QColor("#FFF1C2")  # times; the line being heard
+
+    @contextlib.contextmanager
+    def batched(self) -> Iterator[None]:
+        """Many row changes as one: `turns_changed` and `document_changed` come once, at the end."""
+        if self._held is not None:  # inside a batch already
+            yield
+            return
+        self._held = set()
+        try:
+            yield
+        finally:
+            moved, self._held = self._held, None
+            self._announce(moved)
+
+    def _announce(self, moved: set[str | None]) -> None:
+        if self._held is not None:
+            self._held |= moved
+            return
+        if moved:
+            self.turns_changed.emit(frozenset(moved))
+        self.document_changed.emit()
 
     # -- reading --------------------------------------------------------------------------
     @property
     def utterances(self) -> tuple[Utterance, ...]:
-        return tuple(self._utterances)
+        return self._rows.all()
 
     @property
     def book(self) -> sp.SpeakerBook:
         return self._book
 
     def utterance(self, row: int) -> Utterance:
-        return self._utterances[row]
+        return self._rows.get(row)
 
     def transcript(self) -> Transcript:
         return replace(self.meta, utterances=self.utterances, speakers=sp.engine_speakers(self._book))
 
     def row_at(self, t: float) -> int | None:
-        return utterance_at(self._starts, self._ends, t)
+        return utterance_at(self._rows.starts, self._rows.ends, t)
 
     def nearest_row(self, t: float) -> int | None:
-        return nearest_utterance(self._starts, self._ends, t)
+        return nearest_utterance(self._rows.starts, self._rows.ends, t)
 
     def stats(self) -> dict[str | None, tuple[float, int]]:
-        """Seconds spoken and number of turns per speaker id (None: unassigned)."""
-        return dict(self._stats)
+        return dict(self._stats)  # speaker id (None: unassigned) → (seconds spoken, turns)
 
     def turns(self, speaker_id: str | None) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """(starts, ends) of one speaker's turns, in time order."""
-        rows = [u for u in self._utterances if u.speaker == speaker_id]
-        return tuple(u.start for u in rows), tuple(u.end for u in rows)
+        return self._rows.turns(speaker_id)
 
     def rowCount(self, parent: Index | None = None) -> int:
-        return 0 if parent is not None and parent.isValid() else len(self._utterances)
+        return 0 if parent is not None and parent.isValid() else len(self._rows)
 
     def columnCount(self, parent: Index | None = None) -> int:
         return 0 if parent is not None and parent.isValid() else len(HEADERS)
 
     def index(self, row: int, column: int, parent: Index | None = None) -> QModelIndex:
         # one Python call per index instead of Qt's hasIndex → rowCount + columnCount
-        inside = 0 <= row < len(self._utterances) and 0 <= column < len(HEADERS)
+        inside = 0 <= row < len(self._rows) and 0 <= column < len(HEADERS)
         if inside and (parent is None or not parent.isValid()):
             return self.createIndex(row, column)
         return QModelIndex()
 
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
-        return None
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
+        horizontal = orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
+        return HEADERS[section] if horizontal else None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         return READ_ONLY if self.read_only else EDITABLE
@@ -128,16 +150,16 @@ class TranscriptModel(QAbstractTableModel):
         role = int(role)
         if role not in ROLES or not index.isValid():
             return None
-        u = self._utterances[index.row()]
+        u = self._rows.get(index.row())
         col = index.column()
         if role in (DISPLAY, EDIT):
             return self._display(u, col, role == EDIT)
         if role == ALIGN:
             return RIGHT_TOP if col in (START, END) else LEFT_TOP
         if role == TINT:
-            return CURRENT_TINT if index.row() == self.current_row else None
+            return self.tint if index.row() == self.current_row else None
         if role == INK:
-            return TIME_INK if col in (START, END) else None
+            return self.time_ink if col in (START, END) else None
         if role == COLOR:
             return self._colors.get(u.speaker) or QColor(sp.UNASSIGNED_COLOR)
         if role == CURRENT:
@@ -165,20 +187,10 @@ class TranscriptModel(QAbstractTableModel):
 
     # -- editing from views (each edit becomes an undo command) ----------------------------
     def setData(self, index: Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
-        from app import commands
-
         if self.read_only or role != Qt.ItemDataRole.EditRole or not index.isValid():
             return False
-        row, col, u = index.row(), index.column(), self._utterances[index.row()]
         try:
-            if col == TEXT:
-                commands.edit_text(self, row, str(value))
-            elif col == SPEAKER:
-                commands.set_speaker(self, [row], value or None)
-            else:
-                t = parse_time(str(value))
-                start, end = (t, u.end) if col == START else (u.start, t)
-                commands.retime(self, row, start, end)
+            commands.typed(self, index.row(), COLUMNS[index.column()], value)
         except ValueError as exc:
             self.edit_refused.emit(str(exc))
             return False
@@ -187,12 +199,10 @@ class TranscriptModel(QAbstractTableModel):
     # -- changes (called by undo commands only) --------------------------------------------
     def set_document(self, utterances: Sequence[Utterance], book: sp.SpeakerBook, meta: Transcript) -> None:
         self.beginResetModel()
-        self._utterances, self._book, self.meta = list(utterances), tuple(book), meta
+        self._rows, self._book, self.meta = RowStore(utterances), tuple(book), meta
         self._index_book()
-        self._starts = [u.start for u in self._utterances]
-        self._ends = [u.end for u in self._utterances]
         self._stats = {}
-        self._count(self._utterances, +1)
+        sp.tally(self._stats, utterances, +1)
         self.current_row = None
         self.endResetModel()
         self.speakers_changed.emit()
@@ -201,98 +211,82 @@ class TranscriptModel(QAbstractTableModel):
 
     def replace_rows(self, first: int, count: int, new: Sequence[Utterance]) -> None:
         """Rows first … first+count-1 become `new` (inserted/removed rows announced as such)."""
-        old = self._utterances[first : first + count]
-        if count == len(new):
-            self._utterances[first : first + count] = new
-            self._starts[first : first + count] = [u.start for u in new]
-            self._ends[first : first + count] = [u.end for u in new]
-            self._rows_changed(first, first + count - 1)
-        else:
-            if count:
-                self.beginRemoveRows(QModelIndex(), first, first + count - 1)
-                del self._utterances[first : first + count]
-                del self._starts[first : first + count], self._ends[first : first + count]
-                self.endRemoveRows()
-            if new:
-                self.beginInsertRows(QModelIndex(), first, first + len(new) - 1)
-                self._utterances[first:first] = new
-                self._starts[first:first] = [u.start for u in new]
-                self._ends[first:first] = [u.end for u in new]
-                self.endInsertRows()
-        self._count(old, -1)
-        self._count(new, +1)
-        moved = {u.speaker for u in old if (u.start, u.end, u.speaker) not in _spans(new)}
-        moved |= {u.speaker for u in new if (u.start, u.end, u.speaker) not in _spans(old)}
-        if moved:
-            self.turns_changed.emit(frozenset(moved))
-        self.document_changed.emit()
+        old, keep = self._rows.slice(first, first + count), min(count, len(new))
+        self._rows.replace(first, keep, new[:keep])  # rows both have change in place
+        self._rows_changed(first, first + keep - 1)
+        if count > keep:
+            self.beginRemoveRows(QModelIndex(), first + keep, first + count - 1)
+            self._rows.replace(first + keep, count - keep, ())
+            self.endRemoveRows()
+        elif len(new) > keep:
+            self.beginInsertRows(QModelIndex(), first + keep, first + len(new) - 1)
+            self._rows.replace(first + keep, 0, new[keep:])
+            self.endInsertRows()
+        sp.tally(self._stats, old, -1)
+        sp.tally(self._stats, new, +1)
+        self._announce(sp.moved_speakers(old, new))
 
     def change_rows(self, rows: Mapping[int, Utterance], book: sp.SpeakerBook | None = None) -> None:
         """Rows keep their places with new contents; optionally a new speaker book."""
         moved: set[str | None] = set()
-        old = [self._utterances[r] for r in rows]
-        for row, u in rows.items():
-            before = self._utterances[row]
+        old = [self._rows.get(r) for r in rows]
+        for (row, u), before in zip(rows.items(), old, strict=True):
             if (before.start, before.end, before.speaker) != (u.start, u.end, u.speaker):
                 moved |= {before.speaker, u.speaker}
-            self._utterances[row] = u
-            self._starts[row], self._ends[row] = u.start, u.end
-        self._count(old, -1)
-        self._count(rows.values(), +1)
+            self._rows.put(row, u)
+        sp.tally(self._stats, old, -1)
+        sp.tally(self._stats, rows.values(), +1)
         book_changed = book is not None and tuple(book) != self._book
         if book_changed:
             self._book = tuple(book or ())
             self._index_book()
-            if self._utterances:  # chips show names and colours: one range, the speaker column only
-                self.dataChanged.emit(self.index(0, SPEAKER), self.index(len(self._utterances) - 1, SPEAKER))
-        for first, last in _runs(sorted(rows)):
+            if self._rows:  # chips show names and colours: one range, the speaker column only
+                self.dataChanged.emit(self.index(0, SPEAKER), self.index(len(self._rows) - 1, SPEAKER))
+        retyped = sorted(r for r, before in zip(rows, old, strict=True) if before.text != rows[r].text)
+        for first, last in runs(retyped):
             self._rows_changed(first, last)
+        for first, last in runs(sorted(set(rows) - set(retyped))):  # same text: no row height to refit
+            self.dataChanged.emit(self.index(first, START), self.index(last, SPEAKER))
         if book_changed:
             self.speakers_changed.emit()
-        if moved:
-            self.turns_changed.emit(frozenset(moved))
-        self.document_changed.emit()
+        self._announce(moved)
 
     def _index_book(self) -> None:
         self._colors = {s.id: QColor(s.color) for s in self._book}
         self._names = {s.id: s.name for s in self._book}
-
-    def _count(self, utterances: Iterable[Utterance], sign: int) -> None:
-        for u in utterances:
-            seconds, turns = self._stats.get(u.speaker, (0.0, 0))
-            seconds, turns = seconds + sign * u.duration, turns + sign
-            if turns:
-                self._stats[u.speaker] = (max(seconds, 0.0), turns)
-            else:
-                self._stats.pop(u.speaker, None)
 
     def set_current_row(self, row: int | None) -> None:
         """The utterance playing now (drawn highlighted)."""
         if row == self.current_row:
             return
         old, self.current_row = self.current_row, row
-        for r in (old, row):
-            if r is not None and 0 <= r < len(self._utterances):
-                self._rows_changed(r, r)
+        for r in (old, row):  # only the tint changes: views neither refit nor refill editors
+            if r is not None and 0 <= r < len(self._rows):
+                self.dataChanged.emit(self.index(r, 0), self.index(r, len(HEADERS) - 1), TINT_ROLES)
 
     def insertion_row(self, start: float) -> int:
-        return bisect.bisect_right(self._starts, start)
+        return bisect.bisect_right(self._rows.starts, start)
+
+    def shift_times(self, seconds: float) -> None:
+        """Every time (lines and words) later by `seconds`: one vectorised pass over the start and
+        end times; the rows' words follow lazily (`RowStore`). `commands.shift_all` validates it."""
+        self._rows.shift(seconds)
+        self._times_changed()
+
+    def time_state(self) -> TimeState:
+        return self._rows.state()
+
+    def restore_times(self, state: TimeState) -> None:
+        """The times of `state` (taken by `time_state`/`shift_times` with the same rows) again."""
+        self._rows.restore(state)
+        self._times_changed()
+
+    def _times_changed(self) -> None:
+        if self._rows:  # one range, the time columns only: no row height to refit
+            self.dataChanged.emit(self.index(0, START), self.index(len(self._rows) - 1, END))
+            self._fold.start()
+        self._announce(set(self._stats))
 
     def _rows_changed(self, first: int, last: int) -> None:
         if last >= first:
             self.dataChanged.emit(self.index(first, 0), self.index(last, len(HEADERS) - 1))
-
-
-def _spans(utterances: Sequence[Utterance]) -> set[tuple[float, float, str | None]]:
-    return {(u.start, u.end, u.speaker) for u in utterances}
-
-
-def _runs(rows: Sequence[int]) -> list[tuple[int, int]]:
-    """Sorted rows as (first, last) runs of consecutive numbers."""
-    runs: list[tuple[int, int]] = []
-    for r in rows:
-        if runs and r == runs[-1][1] + 1:
-            runs[-1] = (runs[-1][0], r)
-        else:
-            runs.append((r, r))
-    return runs

@@ -1,15 +1,24 @@
-"""Pieces of the main window kept apart so that it holds wiring only: how its panes are arranged
-(`compose`), which export files exist already and whether they may be replaced."""
+"""The main window's file commands: open a recording or project (dialog, command line, drag and
+drop, Open Recent), save, save as, export (asking before replacing files).
+
+`FileCommands` is mixed into `MainWindow`; it uses only the attributes listed on it, which the
+window creates. Only files that opened enter Open Recent."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox, QScrollArea, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
-from app.widgets.export_dialog import ExportRequest
+from app.main_menus import RecentMenu
+from app.project import SUFFIX
+from app.project_controller import ProjectController
+from app.session import Session
+from app.settings import SettingsStore, TranscribeSettings
+from app.transcript_model import TranscriptModel
+from app.widgets.export_dialog import ExportDialog, ExportRequest
 from engine.types import Transcript
 
 
@@ -31,37 +40,101 @@ def ask_overwrite(parent: QWidget, paths: list[Path]) -> bool:
     return answer == QMessageBox.StandardButton.Yes
 
 
-def compose(top: QWidget, main: Sequence[QWidget], side: Sequence[QWidget]) -> QSplitter:
-    """`top` above, in a vertical splitter; below it the `main` column (its third widget takes
-    the spare height) beside a scrolling `side` column."""
-    left = QWidget()
-    column = QVBoxLayout(left)
-    column.setContentsMargins(8, 6, 4, 8)
-    for i, widget in enumerate(main):
-        column.addWidget(widget, 1 if i == 2 else 0)
-    right = QWidget()
-    stack = QVBoxLayout(right)
-    stack.setContentsMargins(4, 6, 8, 8)
-    for i, widget in enumerate(side):
-        stack.addWidget(widget, 1 if i == 0 else 0)
-    scroll = QScrollArea()
-    scroll.setWidget(right)
-    scroll.setWidgetResizable(True)
-    scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-    scroll.setMinimumWidth(250)
-    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    scroll.setAccessibleName("Speakers and playback")
-    scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-    lower = QSplitter(Qt.Orientation.Horizontal)
-    lower.addWidget(left)
-    lower.addWidget(scroll)
-    lower.setStretchFactor(0, 4)
-    lower.setStretchFactor(1, 1)
-    lower.setSizes([1060, 300])
-    splitter = QSplitter(Qt.Orientation.Vertical)
-    splitter.setObjectName("mainSplitter")
-    splitter.addWidget(top)
-    splitter.addWidget(lower)
-    splitter.setStretchFactor(1, 1)
-    splitter.setChildrenCollapsible(False)
-    return splitter
+class FileCommands:
+    """Opening, saving and exporting, for `MainWindow` (a QMainWindow)."""
+
+    store: SettingsStore
+    settings: TranscribeSettings
+    session: Session
+    projects: ProjectController
+    model: TranscriptModel
+    recent: RecentMenu
+    _pending_recent: Path | None
+
+    show_message: Callable[[str], None]
+    show_error: Callable[[str, str], None]
+    _show_table_or_start: Callable[[], None]
+
+    def choose_file(self) -> None:
+        from engine.audio.io import SUPPORTED_EXTENSIONS
+
+        audio = " ".join(f"*{e}" for e in sorted(SUPPORTED_EXTENSIONS))
+        filters = f"Recordings and projects (*{SUFFIX} {audio});;Murmur projects (*{SUFFIX});;All files (*)"
+        start = str(self.store.value("last_folder", str(Path.home())))
+        parent = self if isinstance(self, QWidget) else None
+        path, _ = QFileDialog.getOpenFileName(parent, "Open a recording or project", start, filters)
+        if path:
+            self.open_path(Path(path))
+
+    def open_path(self, path: Path) -> bool:
+        """Open a recording (decoded in the background) or a project file."""
+        path = Path(path)
+        if self.session.busy:
+            self.show_message("Wait for the running job to finish, or cancel it (Esc)")
+            return False
+        self.store.set_value("last_folder", str(path.parent))
+        if path.suffix == SUFFIX:
+            opened = self.projects.open(path)
+            if opened:
+                self._add_recent(path)
+            return opened
+        self._pending_recent = path
+        return self.projects.start_new(path) and self.session.open_audio(path, self.settings)
+
+    def _on_audio_ready(self, audio: object) -> None:
+        path = getattr(audio, "path", None)
+        if path is not None and path == self._pending_recent:
+            self._add_recent(path)
+        self._pending_recent = None
+        self._show_table_or_start()
+
+    def _add_recent(self, path: Path) -> None:
+        self.recent.show_files(self.store.add_recent_file(str(path)))
+
+    def save(self) -> bool:
+        return self.projects.save() if self.projects.path else self.save_as()
+
+    def save_as(self) -> bool:
+        audio = self.session.audio
+        suggestion = audio.path.with_suffix(SUFFIX) if audio else Path.home() / f"transcript{SUFFIX}"
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save project", str(suggestion), f"Murmur project (*{SUFFIX})"
+        )
+        return bool(path) and self.projects.save(Path(path))
+
+    def show_export(self) -> None:
+        audio = self.session.audio
+        folder = audio.path.parent if audio else Path.home()
+        name = audio.path.stem if audio else "transcript"
+        dialog = ExportDialog(folder, name, self.store.export_choices(), self)
+        if dialog.exec():
+            self.export_with(dialog.request())
+
+    def export_with(self, request: ExportRequest) -> list[Path]:
+        from engine.export import export
+
+        transcript = self.model.transcript()
+        existing = existing_outputs(transcript, request)
+        if existing and not ask_overwrite(self, existing):
+            self.show_message("Export cancelled; no file was changed")
+            return []
+        try:
+            written = export(transcript, request.target, request.formats, request.options)
+        except (OSError, ValueError) as exc:
+            self.show_error("Export failed", str(exc))
+            return []
+        self.store.set_export_choices(request.to_dict())
+        self.show_message(f"Exported {', '.join(p.name for p in written)} to {request.target.parent}")
+        return written
+
+    # -- drag and drop ----------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        urls = event.mimeData().urls()
+        if urls and urls[0].isLocalFile():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        urls = event.mimeData().urls()
+        if urls and urls[0].isLocalFile():
+            self.open_path(Path(urls[0].toLocalFile()))
+            event.acceptProposedAction()

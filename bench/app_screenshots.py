@@ -1,10 +1,14 @@
-"""Render the window on an hour-long transcript at 1440×900 and 1024×640 (offscreen) for docs/.
+"""Render the window on an hour-long transcript, light and dark, at 1280×800 and 1024×600 (offscreen).
 
 The transcript is the synthetic one `bench/app_edits.py` edits (546 utterances over an hour,
 five speakers, word times and probabilities); the audio is synthetic too (noise bursts shaped
 like the turns), fed to the window through the worker's own signals as a decoded recording with
 its speech regions and 5-minute chunks. A line in the middle is selected, so the word view shows
 its words with their times and marks the doubtful ones.
+
+Also prints the contrast table of both themes (`app.theme.contrast_table`, WCAG ratios) as
+Markdown, and each screenshot's measured contrast of the table text against its background
+(the two most frequent colours of a text cell's pixels), for docs/app.md.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python bench/app_screenshots.py docs
 """
@@ -54,13 +58,13 @@ def main() -> None:
     from app import speakers as sp
     from app.envelope import EnvelopePyramid
     from app.main_window import MainWindow
-    from app.resources import style_sheet
     from app.settings import SettingsStore
+    from app.theme import DARK, LIGHT, contrast_table
     from app.worker import LoadedAudio
     from engine.pipeline import Prepared
 
     app = QApplication.instance() or QApplication([])
-    app.setStyleSheet(style_sheet())
+    app.setStyle("Fusion")
     folder = Path(tempfile.mkdtemp(prefix="murmur-shots-"))
     store = SettingsStore(QSettings(str(folder / "s.ini"), QSettings.Format.IniFormat))
     window = MainWindow(store, folder / "recovery", autosave_ms=3_600_000)
@@ -80,18 +84,47 @@ def main() -> None:
     commands.set_document(window.model, meta, sp.book_from_transcript(transcript), "Transcribe")
     window.show()
     args.folder.mkdir(parents=True, exist_ok=True)
-    for width, height in ((1440, 900), (1024, 640)):
-        window.resize(width, height)
-        window.transcript_view.select_row(273)
-        window.waveform.show_range(1740.0, 1860.0)
-        end = time.monotonic() + 1.0
-        while time.monotonic() < end:
-            app.processEvents()
-            time.sleep(0.01)
-        out = args.folder / f"app-hour-{width}x{height}.png"
-        window.grab().save(str(out))
-        print("wrote", out)
+    for theme in (LIGHT, DARK):
+        window.apply_theme(theme)
+        for width, height in ((1280, 800), (1024, 600)):
+            window.resize(width, height)
+            window.transcript_view.select_row(273)
+            window.waveform.show_range(1740.0, 1860.0)
+            end = time.monotonic() + 1.0
+            while time.monotonic() < end:
+                app.processEvents()
+                time.sleep(0.01)
+            out = args.folder / f"app-{theme.name}-{width}x{height}.png"
+            image = window.grab()
+            image.save(str(out))
+            print(f"wrote {out}; table text measured at {measured(window):.2f}:1")
+    window.apply_theme(LIGHT)
+    print("\n| text | light | ratio | dark | ratio |\n|---|---|---:|---|---:|")
+    for (what, ink, back, ratio), (_, dink, dback, dratio) in zip(
+        contrast_table(LIGHT), contrast_table(DARK), strict=True
+    ):
+        print(f"| {what} | {ink} on {back} | {ratio:.2f} | {dink} on {dback} | {dratio:.2f} |")
     window.close()
+
+
+def measured(window: object) -> float:
+    """Contrast of a text cell mid-table (not the selected line), from its rendered pixels: the most
+    frequent colour is the background, the darkest/lightest frequent other one the text."""
+    from collections import Counter
+
+    from app.speakers import contrast_ratio
+    from app.transcript_model import TEXT
+
+    view = window.transcript_view  # type: ignore[attr-defined]
+    index = view.filter.index(view.rowAt(view.viewport().height() // 2) + 1, TEXT)
+    rect = view.visualRect(index)
+    image = view.viewport().grab(rect).toImage()
+    counts = Counter(
+        image.pixelColor(x, y).name() for x in range(image.width()) for y in range(image.height())
+    )
+    background = counts.most_common(1)[0][0]
+    others = [c for c, n in counts.most_common(12)[1:] if n >= 3]
+    return max((contrast_ratio(c, background) for c in others), default=0.0)
 
 
 if __name__ == "__main__":

@@ -33,10 +33,12 @@ class DropZone(QWidget):
             layout.addWidget(w)
         layout.addWidget(self.button, 0, Qt.AlignmentFlag.AlignCenter)
         layout.addStretch(1)
-        self.has_audio = False
+        self.has_audio: bool | None = None
         self.set_state(False)
 
     def set_state(self, has_audio: bool) -> None:
+        if has_audio == self.has_audio:  # called on every row insert: only a change relabels
+            return
         self.has_audio = has_audio
         if has_audio:
             self.title.setText("Ready to transcribe")

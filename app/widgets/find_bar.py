@@ -4,12 +4,15 @@ The find row (find field, case, previous/next, count, speaker filter) is always 
 row appears with Ctrl+H or the "Replace" toggle, so neither row crushes its fields at the
 window's smallest size (each field keeps a minimum width).
 
-Next / Previous walk the matches in reading order and select the matching row; Replace changes
+Typing a query marks every match in the table and counts them; Next / Previous walk the
+matches in reading order, select the matching row and mark the current match apart; Replace changes
 the current match and moves on; Replace all changes every match as one undoable step. The
 "Show" box filters the table to one speaker (or the unassigned utterances).
 """
 
 from __future__ import annotations
+
+import re
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -83,6 +86,7 @@ class FindBar(QWidget):
         layout.addWidget(self.replace_row)
         self.find_edit.returnPressed.connect(self.find_next)
         self.find_edit.textChanged.connect(self._reset)
+        self.case.toggled.connect(self._reset)
         self.speaker_filter.currentIndexChanged.connect(self._apply_filter)
         model.speakers_changed.connect(self.refresh_speakers)
         self.refresh_speakers()
@@ -134,7 +138,18 @@ class FindBar(QWidget):
 
     def _reset(self) -> None:
         self.current = None
-        self.count.setText("")
+        query = self.find_edit.text()
+        self.count.setText(f"{len(self._matches())} found" if query else "")
+        self._highlight()
+
+    def _highlight(self) -> None:
+        """Every match marked in the table, the current one apart."""
+        query = self.find_edit.text()
+        flags = 0 if self.case.isChecked() else re.IGNORECASE
+        pattern = re.compile(re.escape(query), flags) if query else None
+        current = (self.current.row, self.current.start) if self.current else None
+        self.view.row_delegate.find(pattern, current)
+        self.view.viewport().update()
 
     def find_next(self) -> None:
         self._step(+1)
@@ -160,6 +175,7 @@ class FindBar(QWidget):
         self.current = matches[i]
         self.count.setText(f"{i + 1} of {len(matches)}")
         self.view.select_row(self.current.row)
+        self._highlight()
 
     def replace_one(self) -> None:
         if self.current is None or self.current not in self._matches():

@@ -127,9 +127,15 @@ class ProgressPanel(QWidget):
         return f"about {format_clock(left)} left" if left >= 60 else "under a minute left"
 
     def _on_cancel(self) -> None:
+        self.show_cancelling()
+        self.cancel_requested.emit()
+
+    def show_cancelling(self) -> None:
+        """Feedback that Cancel was heard (from the button or Esc) while the job stops."""
         self.cancel.setEnabled(False)
         self.cancel.setText("Cancelling…")
-        self.cancel_requested.emit()
+        self._show("Cancelling… the chunks being decoded finish first; finished work is kept")
+        self.eta.setText("")
 
     def finish(self) -> None:
         self.hide()

@@ -39,14 +39,16 @@ ColorRole = Qt.ItemDataRole.UserRole + 3
 
 
 class TalkTimeDelegate(QStyledItemDelegate):
-    """Paints each speaker's talk time, right-aligned in grey, after the name."""
+    """Paints each speaker's talk time, right-aligned in muted ink (≥ 4.5:1), after the name."""
+
+    ink = QColor("#5B6670")  # replaced per instance by the window's theme
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
         super().paint(painter, option, index)
         talk = index.data(TalkRole)
         if talk:
             painter.save()
-            painter.setPen(QColor("#7B8794"))
+            painter.setPen(self.ink)
             painter.drawText(
                 option.rect.adjusted(0, 0, -8, 0),
                 Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,

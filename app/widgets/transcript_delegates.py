@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from PySide6.QtCore import (
@@ -31,10 +32,13 @@ from PySide6.QtGui import (
     QFontMetrics,
     QKeyEvent,
     QPainter,
+    QTextCharFormat,
     QTextCursor,
+    QTextDocument,
     QTextOption,
 )
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QLineEdit,
     QPlainTextEdit,
@@ -50,6 +54,7 @@ from app.transcript_model import ColorRole, TranscriptModel
 PAD_X, PAD_Y = 12, 10  # horizontal and vertical room around a cell's text
 WRAP = Qt.TextFlag.TextWordWrap | Qt.AlignmentFlag.AlignLeft  # once: enum "|" is slow per row
 Index = QModelIndex | QPersistentModelIndex
+MATCH, CURRENT_MATCH = "#FFE066", "#FF9F43"  # marks of find matches (black text: ≥ 9:1)
 
 
 def text_height(metrics: QFontMetrics, text: str, width: int) -> int:
@@ -70,6 +75,7 @@ class LineTextEdit(QPlainTextEdit):
         self.setTabChangesFocus(False)
         self.setFrameShape(QPlainTextEdit.Shape.NoFrame)
         self.setAccessibleName("Edit text")
+        self.filled: str | None = None  # the text the delegate put in (None: not yet)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key, mods = event.key(), event.modifiers()
@@ -111,7 +117,9 @@ class RowDelegate(QStyledItemDelegate):
 
 
 class TextDelegate(RowDelegate):
-    """Multi-line, word-wrapped editing with the caret where the click landed."""
+    """Multi-line, word-wrapped editing with the caret where the click landed. While a search
+    is on (`find`), every match in a painted line is drawn on a yellow mark, the current one
+    on orange (both with black text, whatever the theme)."""
 
     editing = Signal(object)  # the open LineTextEdit, or None when it closed
     move_requested = Signal(int)
@@ -120,6 +128,47 @@ class TextDelegate(RowDelegate):
         super().__init__(parent)
         self.editor: LineTextEdit | None = None
         self.editor_row: int | None = None  # a row of the view's (proxy) model
+        self.pattern: re.Pattern[str] | None = None
+        self.current: tuple[int, int] | None = None  # (source row, character offset) of the current match
+
+    def find(self, pattern: re.Pattern[str] | None, current: tuple[int, int] | None) -> None:
+        self.pattern, self.current = pattern, current
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
+        matches = list(self.pattern.finditer(text)) if self.pattern is not None and text else []
+        if not matches:
+            super().paint(painter, option, index)
+            return
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        opt.text = ""
+        style = opt.widget.style() if opt.widget is not None else QApplication.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        row = _source_row(index)
+        doc = QTextDocument()
+        doc.setDocumentMargin(0)
+        doc.setDefaultFont(opt.font)
+        doc.setTextWidth(max(opt.rect.width() - PAD_X, 20))
+        doc.setPlainText(text)
+        cursor = QTextCursor(doc)
+        whole = QTextCharFormat()
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        whole.setForeground(opt.palette.highlightedText() if selected else opt.palette.text())
+        cursor.select(QTextCursor.SelectionType.Document)
+        cursor.mergeCharFormat(whole)
+        for m in matches:
+            mark = QTextCharFormat()
+            mark.setBackground(QColor(CURRENT_MATCH if (row, m.start()) == self.current else MATCH))
+            mark.setForeground(QColor("#000000"))
+            cursor.setPosition(m.start())
+            cursor.setPosition(m.end(), QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(mark)
+        painter.save()
+        painter.translate(opt.rect.x() + PAD_X // 2 - 2, opt.rect.y() + PAD_Y // 2)
+        painter.setClipRect(QRectF(0, 0, opt.rect.width(), opt.rect.height()))
+        doc.drawContents(painter)
+        painter.restore()
 
     def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: Index) -> QWidget:
         editor = LineTextEdit(parent)
@@ -131,9 +180,16 @@ class TextDelegate(RowDelegate):
         return editor
 
     def setEditorData(self, editor: QWidget, index: Index) -> None:
+        """Fill a fresh editor; an editor the user has typed in, or one already showing the
+        model's text, is left alone (a repaint of the line, e.g. playback tinting it, must not
+        reset what is being typed nor move the caret)."""
         if not isinstance(editor, LineTextEdit):
             return
-        editor.setPlainText(str(index.data(Qt.ItemDataRole.EditRole) or ""))
+        text = str(index.data(Qt.ItemDataRole.EditRole) or "")
+        if editor.filled is not None and (editor.toPlainText() != editor.filled or text == editor.filled):
+            return  # the user has typed, or the editor already shows this text
+        editor.filled = text
+        editor.setPlainText(text)
         editor.moveCursor(QTextCursor.MoveOperation.End)
 
     def place_caret(self, editor: LineTextEdit, viewport_point: QPoint | None) -> None:
@@ -222,6 +278,14 @@ class SpeakerDelegate(RowDelegate):
     def setModelData(self, editor: QWidget, model: QAbstractItemModel, index: Index) -> None:
         if isinstance(editor, QComboBox):
             model.setData(index, editor.currentData(), Qt.ItemDataRole.EditRole)
+
+
+def _source_row(index: Index) -> int:
+    model = index.model()
+    while isinstance(model, QSortFilterProxyModel):
+        index = model.mapToSource(index)
+        model = model.sourceModel()
+    return index.row()
 
 
 def source_model(index: Index) -> TranscriptModel:

@@ -37,7 +37,9 @@ from app.widgets.transcript_delegates import (
     text_height,
 )
 
+DISPLAY_ROLE = int(Qt.ItemDataRole.DisplayRole.value)
 ALL = "\x00all"  # the filter value that shows every speaker
+HEIGHTS_KEPT = 50_000  # measured row heights remembered (texts), then forgotten at once
 Index = QModelIndex | QPersistentModelIndex
 EDIT_KEY = QAbstractItemView.EditTrigger.EditKeyPressed
 SELECT_ROW = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
@@ -98,6 +100,8 @@ class TranscriptView(QTableView):
                                       "on the selected line edits, Enter commits, Tab goes to the next "
                                       "line, Escape cancels.")  # fmt: skip
         self._fitted_width = -1
+        self._heights: dict[str, int] = {}  # text → row height at `_measured` (text width, font)
+        self._measured: tuple[int, str] = (-1, "")
         self._refit = QTimer(self, singleShot=True, interval=60)
         self._refit.timeout.connect(self.fit_all_rows)
         self._anchor: tuple[float | None, float | None, int] | None = None
@@ -115,11 +119,18 @@ class TranscriptView(QTableView):
 
     # -- rows and heights ------------------------------------------------------------------
     def fit_rows(self, first: int, last: int) -> None:
-        """Height of view rows first…last from their wrapped text (O(rows))."""
+        """Height of view rows first…last from their wrapped text (O(rows)); a text measured
+        before at this width is not measured again (undo and redo bring old texts back)."""
         width, metrics, rows = self.columnWidth(TEXT), self.fontMetrics(), self.verticalHeader()
+        if (width, self.font().key()) != self._measured or len(self._heights) > HEIGHTS_KEPT:
+            self._heights, self._measured = {}, (width, self.font().key())
+        heights = self._heights
         for row in range(first, last + 1):
             text = self.filter.index(row, TEXT).data(Qt.ItemDataRole.DisplayRole) or ""
-            rows.resizeSection(row, text_height(metrics, text, width))
+            height = heights.get(text)
+            if height is None:
+                height = heights[text] = text_height(metrics, text, width)
+            rows.resizeSection(row, height)
 
     def fit_all_rows(self) -> None:
         """Refit every row (the text column's width changed), keeping the reader's place."""
@@ -137,7 +148,7 @@ class TranscriptView(QTableView):
                 self.scrollTo(self.currentIndex(), QAbstractItemView.ScrollHint.EnsureVisible)
 
     def _on_data_changed(self, top: QModelIndex, bottom: QModelIndex, roles: list[int] = ()) -> None:
-        if top.column() <= TEXT <= bottom.column():
+        if top.column() <= TEXT <= bottom.column() and (not roles or DISPLAY_ROLE in map(int, roles)):
             self.fit_rows(top.row(), bottom.row())
 
     def resizeEvent(self, event: QResizeEvent) -> None:

@@ -12,7 +12,8 @@ data in with `set_*` methods; nothing here knows about transcripts or the engine
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
@@ -64,10 +65,13 @@ class LaneAxis(pg.AxisItem):
         self.setPen(pg.mkPen("#D9DEE3"))
         self.setTextPen(pg.mkPen("#1F2933"))
 
-    def set_lanes(self, centres: Sequence[tuple[float, str]]) -> None:
+    def set_lanes(self, centres: Sequence[tuple[float, str]], lane_pixels: float = 1e9) -> None:
+        """One label per lane; when lanes are thinner than a line of text (a small window), only
+        every n-th lane is labelled, so names never print over each other."""
         metrics = QFontMetrics(self.font())
+        step = max(1, math.ceil(metrics.height() / max(lane_pixels, 1e-6)))
         ticks = [(y, metrics.elidedText(name, Qt.TextElideMode.ElideRight, HEADER_WIDTH - 10))
-                 for y, name in centres]  # fmt: skip
+                 for i, (y, name) in enumerate(centres) if i % step == 0]  # fmt: skip
         self.setTicks([ticks, []])
 
 
@@ -86,7 +90,7 @@ class WaveformView(pg.PlotWidget):
         super().__init__(parent, background="#FBFCFD", viewBox=RangeViewBox(),
                          axisItems={"bottom": TimeAxis("bottom"), "left": self.lane_axis})  # fmt: skip
         self.duration = 0.0
-        self.range: tuple[float, float] | None = None
+        self.marked_range: tuple[float, float] | None = None
         plot = self.getPlotItem()
         plot.hideButtons()
         plot.setMenuEnabled(False)
@@ -118,7 +122,7 @@ class WaveformView(pg.PlotWidget):
             "Recording waveform with speech regions, chunk boundaries and speaker lanes. "
             "Plus and minus zoom, arrow keys pan, 0 shows the whole recording."
         )
-        self.setMinimumHeight(120)
+        self.setMinimumHeight(90)
         self.key_label = QLabel(LEGEND, self)
         self.key_label.setObjectName("waveformLegend")
         self.key_label.setAccessibleName("Legend: speech regions, chunks, playhead")
@@ -133,6 +137,16 @@ class WaveformView(pg.PlotWidget):
         if "key_label" not in self.__dict__:  # pyqtgraph resizes during construction
             return
         self.key_label.move(6, 6)  # top of the lane header, beside the waveform, over no data
+        self._label_lanes()
+
+    def set_theme(self, swap: Callable[[str], str]) -> None:
+        """Background and axes in a theme's colours (`swap`: light colour → the theme's)."""
+        self.setBackground(swap("#FBFCFD"))
+        self.lane_axis.setPen(pg.mkPen(swap("#D9DEE3")))
+        self.lane_axis.setTextPen(pg.mkPen(swap("#1F2933")))
+        bottom = self.getPlotItem().getAxis("bottom")
+        bottom.setPen(pg.mkPen(swap("#9AA3AD")))
+        bottom.setTextPen(pg.mkPen(swap("#4A5560")))
 
     # -- data ------------------------------------------------------------------------------
     def set_audio(self, pyramid: EnvelopePyramid | None) -> None:
@@ -151,22 +165,27 @@ class WaveformView(pg.PlotWidget):
 
     def set_lanes(self, lanes: Sequence[Lane]) -> None:
         self.lanes.set_lanes(lanes, self.duration)
-        self.lane_axis.set_lanes(self.lanes.centres())
         self._fit_y()
+        self._label_lanes()
+
+    def _label_lanes(self) -> None:
+        _, (y0, y1) = self.vb.viewRange()
+        pixels = self.vb.height() * LANE_HEIGHT / max(y1 - y0, 1e-9)
+        self.lane_axis.set_lanes(self.lanes.centres(), pixels)
 
     def set_range(self, start: float | None, end: float | None = None) -> None:
         """Mark [start, end] as the chosen range (None clears it)."""
         if start is None or end is None or end - start < MIN_SPAN:
-            self.range = None
+            self.marked_range = None
             self.range_item.set_spans([], [])
         else:
-            self.range = (max(start, 0.0), min(end, self.duration) if self.duration else end)
-            self.range_item.set_spans([self.range[0]], [self.range[1]])
+            self.marked_range = (max(start, 0.0), min(end, self.duration) if self.duration else end)
+            self.range_item.set_spans([self.marked_range[0]], [self.marked_range[1]])
 
     def _on_range_drag(self, start: float, end: float, finished: bool) -> None:
         self.set_range(start, end)
-        if finished and self.range is not None:
-            self.range_selected.emit(*self.range)
+        if finished and self.marked_range is not None:
+            self.range_selected.emit(*self.marked_range)
 
     def set_selection(self, start: float | None, end: float | None = None) -> None:
         if start is None or end is None:

@@ -2,12 +2,13 @@
 
 Contract (all times absolute seconds in, chunk-relative in the `ChunkResult`s out):
 - `decode_fast(model, recording, chunks, options)`: faster-whisper's batched pipeline over the
-  chunks (one 30 s window each, no conditioning, beam search). Batched whisper sometimes breaks a
-  window: it loops on a phrase, stops early, or skips a stretch and stretches the words it kept
-  over it. So each chunk is checked (`problems`: "loop", "gap", "sparse") and a broken one is
-  decoded again with the sequential decoder (temperature fallback, seeking past each complete
-  segment, no conditioning); the repair is kept when it is better (no loop, more words). Only
-  broken chunks cost a second decode.
+  chunks (one 30 s window each, no conditioning, beam search), in batches that grow 1, 2, 4, … up to
+  the batch size (`batch_plan`), so the first results come after one chunk. Batched whisper
+  sometimes breaks a window: it loops on a phrase, stops early, or skips a stretch and stretches the
+  words it kept over it. So each chunk is checked (`problems`: "loop", "gap", "sparse") and a broken
+  one is decoded again with the sequential decoder (temperature fallback, seeking past each complete
+  segment, no conditioning); the repair is kept when it is better (no loop, more words). Only broken
+  chunks cost a second decode.
 - `decode_accurate(model, recording, chunks, options)`: faster-whisper's sequential decoder over
   runs of chunks (less than 5 s apart) as clips: each 30 s window conditioned on the text before
   it, with temperature fallback when a window's text repeats itself or is improbable, and seeking
@@ -62,9 +63,9 @@ def decode_fast(
 
     pipeline = BatchedInferencePipeline(model=model)
     rates: list[float] = []  # words per second of speech of every chunk so far
-    for i in range(0, len(chunks), options.batch_size):
+    for span in batch_plan(len(chunks), options.batch_size):
         check_cancel(cancel)
-        batch = chunks[i : i + options.batch_size]
+        batch = chunks[span.start : span.stop]
         started = time.perf_counter()
         found = _batched(pipeline, recording, [(c.start, c.end) for c in batch], options)
         elapsed = (time.perf_counter() - started) / len(batch)
@@ -79,6 +80,16 @@ def decode_fast(
             check_cancel(cancel)
             results = _fill_gaps(pipeline, recording, results, options)
         yield from results
+
+
+def batch_plan(count: int, batch_size: int) -> list[range]:
+    """Which chunks each batch decodes: 1, 2, 4, … up to `batch_size`, so the first lines (and
+    the first chance to cancel) come after one chunk's decode, not a whole batch's."""
+    plan, start, size = [], 0, 1
+    while start < count:
+        plan.append(range(start, min(start + size, count)))
+        start, size = start + size, min(size * 2, batch_size)
+    return plan
 
 
 def _batched(
@@ -174,6 +185,7 @@ def uncovered(chunk: Chunk, words: Sequence[Word], least: float) -> list[tuple[f
 
 def _better(first: ChunkResult, second: ChunkResult) -> ChunkResult:
     """The repaired result unless it is no better (loops too, or finds fewer words)."""
+
     def score(r: ChunkResult) -> tuple[bool, int]:
         return compression_ratio(r.raw_text) <= LOOP_RATIO, len(_chunk_words(r))
 

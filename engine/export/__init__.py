@@ -10,7 +10,9 @@ or a cancel leaves each file either complete or untouched. Where the files go:
 - otherwise `target` is a file path: with one format it is written exactly there; with several,
   each format replaces a known format suffix of the name (`talk.srt` → `talk.vtt`, `talk.docx`...).
 
-`render` gives one format's bytes without touching the disk; `read_json` reads the JSON format back.
+Every exported file names the recording by its file name only, never its folders
+(`without_folders`), so a shared file does not reveal the user's disk layout. `render` gives one
+format's bytes without touching the disk; `read_json` reads the JSON format back.
 A transcript with a time that is not a usable number (NaN, infinite, absurdly large; see
 `engine.finite`) is refused with ValueError before anything is written: no format ever says `nan`.
 """
@@ -26,7 +28,7 @@ from pathlib import Path, PurePath
 
 from engine.errors import Cancelled
 from engine.export.atomic import atomic_write
-from engine.export.base import DEFAULT_STEM, Exporter, ExportOptions
+from engine.export.base import DEFAULT_STEM, Exporter, ExportOptions, without_folders
 from engine.export.cues import CueLayout
 from engine.export.document import DocxExporter
 from engine.export.json_format import JsonExporter, read_json
@@ -68,6 +70,7 @@ def export(
     names = _check_formats(formats)
     _check_times(transcript)
     paths = output_paths(transcript, Path(target), names, stem)
+    transcript = without_folders(transcript)
     for name, path in zip(names, paths, strict=True):
         if cancel is not None and cancel.is_set():
             raise Cancelled()
@@ -77,7 +80,8 @@ def export(
 
 
 def render(transcript: Transcript, fmt: str, options: ExportOptions | None = None) -> bytes:
-    """The bytes `export` would write for one format."""
+    """One format's bytes for exactly `transcript` (its `source` as given: a project file keeps
+    the full path; `export` writes `render(without_folders(transcript), ...)`)."""
     _check_times(transcript)
     stream = BytesIO()
     FORMATS[_check_formats([fmt])[0]].write(transcript, stream, options or ExportOptions())

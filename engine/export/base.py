@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from pathlib import PurePath
+from dataclasses import dataclass, field, replace
+from pathlib import PurePath, PureWindowsPath
 from typing import BinaryIO, Protocol
 
 from engine.export.clean import one_line
@@ -60,6 +60,14 @@ def write_lines(stream: BinaryIO, lines: Iterable[str]) -> None:
     for line in lines:
         stream.write(line.encode("utf-8"))
         stream.write(b"\n")
+
+
+def without_folders(transcript: Transcript) -> Transcript:
+    """`transcript` whose `source` is the recording's file name only: exports never reveal where
+    the user keeps files (folder and user names). Both `/` and `\\` separate folders."""
+    if not transcript.source:
+        return transcript
+    return replace(transcript, source=PureWindowsPath(transcript.source).name)
 
 
 def session_id(transcript: Transcript) -> str:

@@ -1,4 +1,5 @@
-"""Murmur's own transcript file (.json): lossless, so `read_json(path)` gives back an equal Transcript.
+"""Murmur's own transcript file (.json): lossless, so `read_json(path)` gives back an equal Transcript
+(through `engine.export`, `source` is the recording's file name, without its folders).
 
 Layout: an object with `"format": "murmur-transcript"`, `"version": 1`, the transcript's scalar
 fields (source, model, language, duration), then the lists `speakers` ({id, name}), `chunks`
@@ -41,11 +42,24 @@ class JsonExporter:
         write_lines(stream, _lines(transcript))
 
 
+def transcript_dict(t: Transcript) -> dict[str, Any]:
+    """The JSON object this format writes, as Python data (for a file that embeds a transcript,
+    without writing it out and parsing it back)."""
+    out = _head(t)
+    out["speakers"] = [{"id": s.id, "name": s.name} for s in t.speakers]
+    out["chunks"] = [_chunk_dict(c) for c in t.chunks]
+    out["utterances"] = [_utterance_dict(u) for u in t.utterances]
+    return out
+
+
+def _head(t: Transcript) -> dict[str, Any]:
+    head = {"format": FORMAT, "version": VERSION, "source": t.source, "model": t.model}
+    return head | {"language": t.language, "duration": t.duration}
+
+
 def _lines(t: Transcript) -> Iterator[str]:
     yield "{"
-    head = {"format": FORMAT, "version": VERSION, "source": t.source, "model": t.model}
-    head |= {"language": t.language, "duration": t.duration}
-    for key, value in head.items():
+    for key, value in _head(t).items():
         yield f"  {_dumps(key)}: {_dumps(value)},"
     yield from _list_lines("speakers", [{"id": s.id, "name": s.name} for s in t.speakers], last=False)
     yield from _list_lines("chunks", map(_chunk_dict, t.chunks), last=False)

@@ -40,10 +40,25 @@ def test_merging_joins_text_and_span_and_keeps_the_first_speaker():
     assert len(merged.words) == 3
 
 
-def test_editing_text_drops_word_times_that_no_longer_match():
+def test_editing_text_keeps_the_times_of_the_words_it_leaves_alone():
     u = timed("one two")
     assert edits.set_text(u, "one  two").words == u.words
-    assert edits.set_text(u, "one too").words == ()
+    assert edits.set_text(u, "one too").words == (u.words[0], Word(0.5, 1.0, "too"))
+    assert edits.set_text(u, "").words == ()
+
+
+def test_punctuation_insertions_and_deletions_keep_every_unchanged_words_times():
+    u = timed("the flights are booked but we still need the hotel.")
+    w = u.words
+    edited = edits.set_text(u, "The flights are booked, but we really still need a hotel!")
+    texts = [x.text for x in edited.words]
+    assert texts == edited.text.split() and edits.words_spell_text(edited)
+    by_text = {x.text: x for x in edited.words}
+    for i, kept in ((0, "The"), (3, "booked,"), (6, "still"), (9, "hotel!")):
+        assert (by_text[kept].start, by_text[kept].end) == (w[i].start, w[i].end)
+    assert w[5].end <= by_text["really"].start <= by_text["really"].end <= w[6].start
+    assert (by_text["a"].start, by_text["a"].end) == (w[8].start, w[8].end)
+    assert edits.word_at(edited, edited.text.index("hotel") + 2) == by_text["hotel!"]
 
 
 def test_retiming_refuses_reversed_or_out_of_range_spans():
@@ -66,3 +81,17 @@ def test_find_and_replace_all_count_and_respect_case():
 
 def test_replacement_text_is_literal():
     assert edits.replace_text("a.b", ".", r"\1") == (r"a\1b", 1)
+
+
+def test_a_run_of_one_speaker_merges_into_the_line_merging_two_at_a_time_gives():
+    pairs = [(Word(i, i + 0.4, f"word{i}"), Word(i + 0.4, i + 0.8, f" more{i}")) for i in range(4)]
+    timed = [Utterance(i, i + 0.8, f"word{i} more{i}", "a", pair) for i, pair in enumerate(pairs)]
+    untimed = Utterance(4, 4.5, "  no words here ", "a")
+    other = Utterance(5, 6, "Someone else.", "b")
+    for lines in (timed, [*timed, untimed], [untimed, *timed]):
+        one_by_one = lines[0]
+        for u in lines[1:]:
+            one_by_one = edits.merge(one_by_one, u)
+        assert edits.merge_runs([*lines, other]) == (one_by_one, other)
+    merged = edits.merge_runs(timed)[0]
+    assert merged.text == "word0 more0 word1 more1 word2 more2 word3 more3" and len(merged.words) == 8

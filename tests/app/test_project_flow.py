@@ -43,6 +43,7 @@ def edited(make_window, demo_transcript, tmp_path: Path):
 def test_a_saved_project_reopens_with_edits_speakers_colours_and_audio(edited, make_window, tmp_path):
     path = tmp_path / "projects" / "standup.murmur"
     assert edited.projects.save(path)
+    edited.projects.wait()  # written on the writer's thread
     assert not edited.isWindowModified() and "standup.murmur" in edited.windowTitle()
     again = make_window(store=make_store(tmp_path / "other"))
     assert again.open_path(path)
@@ -60,6 +61,7 @@ def test_a_saved_project_reopens_with_edits_speakers_colours_and_audio(edited, m
 
 def test_a_project_moved_with_its_audio_finds_the_audio(edited, make_window, tmp_path):
     assert edited.projects.save(tmp_path / "standup.murmur")
+    edited.projects.wait()  # written on the writer's thread
     moved = tmp_path / "usb"
     shutil.copytree(tmp_path / "media", moved / "media")
     shutil.copy(tmp_path / "standup.murmur", moved / "standup.murmur")
@@ -72,6 +74,7 @@ def test_a_project_moved_with_its_audio_finds_the_audio(edited, make_window, tmp
 
 def test_relinking_audio_that_cannot_be_found(edited, make_window, tmp_path):
     assert edited.projects.save(tmp_path / "standup.murmur")
+    edited.projects.wait()  # written on the writer's thread
     again = make_window(store=make_store(tmp_path / "other"))
     assert again.projects.open(tmp_path / "standup.murmur", audio=DEMO)
     wait_until(lambda: not again.session.busy)
@@ -86,6 +89,7 @@ def _dead_pid() -> int:
 def test_unsaved_edits_survive_a_crash(edited, make_window, tmp_path):
     assert edited.projects.autosave()
     assert not edited.projects.autosave(), "nothing new to autosave"
+    edited.projects.wait()
     crashed = RecoveryStore(edited.projects.recovery.folder, pid=_dead_pid())
     edited.projects.recovery.path.replace(crashed.path)  # as if this session had died
     _rewrite_pid(crashed.path, crashed.pid)
@@ -141,6 +145,7 @@ def test_export_dialog_refuses_no_format(edited, tmp_path, qtbot):
 
 def test_opening_another_recording_starts_a_new_document(edited, tmp_path):
     assert edited.projects.save(tmp_path / "standup.murmur")
+    edited.projects.wait()  # written on the writer's thread
     assert edited.open_path(DEMO)
     wait_until(lambda: not edited.session.busy)
     assert edited.session.audio.path == DEMO

@@ -5,7 +5,8 @@ those lines as one undoable step and keep the speakers' identities."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QItemSelectionModel
+from PySide6.QtCore import QItemSelectionModel, QTimer
+from PySide6.QtWidgets import QApplication, QDialog
 from qt_helpers import wait_until
 
 from app.settings import TranscribeSettings
@@ -51,3 +52,45 @@ def test_a_range_marked_on_the_waveform_wins_over_the_selected_lines(window):
     window.waveform.set_range(None)
     u = window.model.utterance(1)
     assert window.selected_range() == (u.start, u.end)
+
+
+def _accept_dialog_when_it_opens(qtbot):
+    def accept() -> None:
+        dialog = QApplication.activeModalWidget()
+        if isinstance(dialog, QDialog):
+            dialog.accept()
+        else:
+            QTimer.singleShot(20, accept)
+
+    QTimer.singleShot(20, accept)
+
+
+def _words(lines) -> list[str]:
+    return [w.strip(".,?!").lower() for u in lines for w in u.text.split()]
+
+
+def test_a_marked_range_is_transcribed_again_from_the_menu_after_a_resize(window, qtbot):
+    before, book, steps = window.model.utterances, window.model.book, window.undo_stack.count()
+    window.waveform.set_range(20.0, 45.0)
+    window.resize(1024, 640)  # pyqtgraph re-computes its own view geometry on every resize
+    qtbot.waitUntil(lambda: window.width() == 1024)
+    _accept_dialog_when_it_opens(qtbot)
+    window.actions_by_name["retranscribe"].trigger()
+    qtbot.waitUntil(lambda: window.session.busy, timeout=5000)
+    wait_until(lambda: not window.session.busy, timeout=300)
+    assert window.undo_stack.count() == steps + 1, "one undoable step"
+    assert window.undo_stack.undoText() == "Transcribe 0:18.7–0:50.9 again"  # widened to the lines it cut
+    after = window.model.utterances
+    inside = [i for i, u in enumerate(before) if 18.7 <= u.start < 50.9]
+    kept_head, kept_tail = before[: inside[0]], before[inside[-1] + 1 :]
+    assert after[: len(kept_head)] == kept_head and after[len(after) - len(kept_tail) :] == kept_tail
+    old = before[inside[0] : inside[-1] + 1]
+    new = after[len(kept_head) : len(after) - len(kept_tail)]
+    assert [u.speaker for u in new] == [u.speaker for u in old], "same people, same turns"
+    assert window.model.book == book, "no speaker was added or renamed"
+    words = _words(new)
+    for phrase in ("still need", "new engineers", "client visit", "final decision", "notifications"):
+        assert " ".join(words).count(phrase) == 1, phrase  # neither duplicated nor lost
+    assert len(words) >= 0.9 * len(_words(old))
+    window.actions_by_name["undo"].trigger()
+    assert window.model.utterances == before

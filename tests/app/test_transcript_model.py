@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QUndoStack
 
-from app import commands
+from app import commands, edits
 from app import speakers as sp
 from app.transcript_model import END, SPEAKER, START, TEXT, ColorRole, TranscriptModel
 from engine.export import render
@@ -177,3 +177,26 @@ def test_renaming_repaints_only_the_speaker_column(qapp):
     commands.rename_speaker(model, "s1", "Ada")
     assert spy.resets == 0 and spy.changed == [(0, 1199, SPEAKER, SPEAKER)] and spy.turns == []
     assert model.index(1, SPEAKER).data() == "Ada"
+
+
+def test_shifting_all_times_shows_at_once_and_undo_redo_are_exact(model, qtbot):
+    before = model.utterances
+    changed: list[tuple[int, int]] = []
+    model.dataChanged.connect(lambda top, bottom, *_: changed.append((top.row(), bottom.row())))
+    commands.shift_all(model, 1.5)
+    assert changed == [(0, 3)]  # one signal over every row, not one per row
+    assert model.index(1, START).data() == "0:04.5" and model.row_at(4.6) == 1
+    assert model.utterance(2).words[0].start == before[2].words[0].start + 1.5
+    qtbot.wait(100)  # the other rows' words are rebuilt while idle
+    shifted = model.utterances
+    assert shifted == edits.shift(before, 1.5)
+    commands.shift_all(model, 0.25)
+    model.undo_stack.undo()
+    assert model.utterances == shifted
+    model.undo_stack.undo()
+    assert model.utterances == before and model.undo_stack.undoText() != "Shift all times by +1.50 s"
+    model.undo_stack.redo()
+    assert model.utterances == shifted
+    with pytest.raises(ValueError, match="cannot move"):
+        commands.shift_all(model, -10.0)
+    assert model.utterances == shifted

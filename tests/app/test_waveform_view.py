@@ -103,7 +103,7 @@ def test_shift_drag_marks_a_range_and_a_plain_drag_still_pans(view, qtbot):
     qtbot.wait(QApplication.doubleClickInterval() + 50)  # not a double click
     _drag(view, 150.0, 120.0, Qt.KeyboardModifier.NoModifier)
     assert view.visible_range()[0] > 110.0  # a plain drag pans
-    assert view.range == (start, end)
+    assert view.marked_range == (start, end)
 
 
 def test_lane_names_are_the_left_header_and_chunk_labels_stay_apart(view):

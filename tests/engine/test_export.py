@@ -21,7 +21,9 @@ from pyannote.database.util import load_rttm
 
 from engine.errors import Cancelled, TranscriptFormatError
 from engine.export import FORMATS, CueLayout, ExportOptions, export, read_json, render
+from engine.export.base import without_folders
 from engine.export.cues import split_utterance
+from engine.export.json_format import transcript_dict
 from engine.export.timefmt import clock, srt_time, vtt_time
 from engine.finite import MAX_SECONDS
 from engine.types import Chunk, Speaker, SpeechSegment, Transcript, Utterance, Word
@@ -113,7 +115,26 @@ transcripts = st.builds(
 def test_json_reads_back_an_equal_transcript(transcript, tmp_path_factory):
     path = tmp_path_factory.mktemp("json") / "t.json"
     export(transcript, path, ["json"])
-    assert read_json(path) == transcript
+    assert read_json(path) == without_folders(transcript)
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_no_format_reveals_the_folders_the_recording_is_kept_in(fmt, tmp_path):
+    t = dataclasses.replace(meeting(), source="/home/zoe.private/clients/acme/team meeting.wav")
+    (path,) = export(t, tmp_path, [fmt])
+    if fmt == "docx":
+        data = "\n".join(p.text for p in docx.Document(str(path)).paragraphs)
+        assert "Source: team meeting.wav" in data
+    else:
+        data = path.read_text(encoding="utf-8")
+    assert "zoe.private" not in data and "acme" not in data
+    windows = dataclasses.replace(t, source=r"C:\Users\zoe.private\team meeting.wav")
+    assert without_folders(windows).source == "team meeting.wav"
+
+
+def test_the_json_formats_data_is_what_its_file_holds():
+    t = meeting()
+    assert transcript_dict(t) == json.loads(render(t, "json"))
 
 
 def test_json_file_names_its_format_and_version(tmp_path):
@@ -246,7 +267,7 @@ def test_docx_shows_title_speakers_bold_names_times_and_texts(tmp_path):
     paragraphs = document.paragraphs
     assert paragraphs[0].text == "team meeting"
     body = "\n".join(p.text for p in paragraphs)
-    assert "Source: /recordings/team meeting.wav" in body and "Duration: 00:01:05" in body
+    assert "Source: team meeting.wav" in body and "Duration: 00:01:05" in body
     assert "Alice — 00:00:14 in 2 utterances" in body and "Bob Stone — 00:00:14 in 2 utterances" in body
     turns = [p for p in paragraphs if p.runs and p.runs[0].bold]
     assert [p.runs[0].text for p in turns] == ["Alice", "Bob Stone", "Bob Stone", "Alice"]

@@ -11,6 +11,7 @@ import pytest
 from engine.backends.whisper import WhisperBackend, WhisperConfig
 from engine.backends.whisper_decode import (
     DecodeOptions,
+    batch_plan,
     compression_ratio,
     decode_accurate,
     problems,
@@ -96,6 +97,13 @@ def test_a_repaired_chunk_keeps_its_own_words_when_they_align_before_its_start()
     texts = [" ".join(w.text for s in r.segments for w in s.words) for r in results]
     assert texts[0].split() == [f"clip0w{i}" for i in range(25)]
     assert texts[1].split() == [f"clip1w{i}" for i in range(24)]
+
+
+def test_batches_grow_from_one_chunk_so_the_first_lines_come_early():
+    plan = batch_plan(25, 8)
+    assert [len(r) for r in plan] == [1, 2, 4, 8, 8, 2]
+    assert [i for r in plan for i in r] == list(range(25))
+    assert batch_plan(0, 8) == [] and [len(r) for r in batch_plan(3, 1)] == [1, 1, 1]
 
 
 def test_quality_must_be_fast_or_accurate():

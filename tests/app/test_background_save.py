@@ -1,0 +1,65 @@
+"""Saving and autosaving never stall the window: Ctrl+S and the autosave timer take a snapshot
+and write it on another thread; what was typed after the snapshot stays unsaved, and a write
+that fails says so and leaves the edits marked unsaved."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
+from app import commands
+from app.project import load_project
+from app.transcript_model import TEXT
+
+
+def _type_into(window, qtbot, row: int, text: str) -> None:
+    view = window.transcript_view
+    view.select_row(row)
+    view.edit(view.filter.mapFromSource(window.model.index(row, TEXT)))
+    editor = view.row_delegate.editor
+    editor.selectAll()
+    qtbot.keyClicks(editor, text)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+
+
+def test_ctrl_s_saves_the_moment_it_was_pressed_while_editing_goes_on(demo_window, qtbot, tmp_path):
+    window = demo_window
+    path = tmp_path / "meeting.murmur"
+    window.projects.path = path
+    second = window.model.utterance(1).text
+    _type_into(window, qtbot, 0, "Saved words.")
+    window.actions_by_name["save"].trigger()
+    assert not window.isWindowModified(), "the window counts as saved at once"
+    _type_into(window, qtbot, 1, "Typed after saving.")  # while the file may still be written
+    assert window.isWindowModified()
+    qtbot.waitUntil(lambda: not window.projects.writer.busy, timeout=10_000)
+    saved = load_project(path).transcript
+    assert saved.utterances[0].text == "Saved words."
+    assert saved.utterances[1].text == second
+    assert "Saved meeting.murmur" in window.statusBar().currentMessage()
+
+
+def test_the_autosave_timer_writes_the_recovery_file_in_the_background(demo_window, qtbot):
+    window = demo_window
+    window.projects.timer.setInterval(50)
+    commands.edit_text(window.model, 2, "An autosaved edit.")
+    recovery = window.projects.recovery.path
+    qtbot.waitUntil(lambda: recovery.exists() and not window.projects.writer.busy, timeout=10_000)
+    data = json.loads(recovery.read_text(encoding="utf-8"))
+    assert data["transcript"]["utterances"][2]["text"] == "An autosaved edit."
+    window.actions_by_name["undo"].trigger()
+    qtbot.waitUntil(lambda: "An autosaved edit." not in recovery.read_text(encoding="utf-8"), timeout=10_000)
+
+
+def test_a_save_that_fails_reports_it_and_keeps_the_edits_unsaved(demo_window, qtbot, tmp_path):
+    window = demo_window
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the project's folder should be")
+    commands.edit_text(window.model, 0, "Precious edit.")
+    assert window.projects.save(blocker / "meeting.murmur")
+    qtbot.waitUntil(lambda: isinstance(window.last_dialog, QMessageBox), timeout=10_000)
+    assert window.last_dialog.windowTitle() == "Could not save the project"
+    assert window.isWindowModified() and window.projects.path is None
+    assert window.model.utterance(0).text == "Precious edit."
