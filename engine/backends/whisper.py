@@ -55,6 +55,29 @@ class WhisperConfig:
             raise ValueError(f"quality must be one of {', '.join(QUALITIES)}, got {self.quality!r}")
         if self.gap_seconds <= 0:
             raise ValueError(f"the longest gap without words must be positive, got {self.gap_seconds}")
+        if english_only(self.model) and self.language not in (None, "en"):
+            raise ValueError(f"the whisper model {self.model} is English-only: it cannot transcribe "
+                             f"{self.language!r}; choose a multilingual model (e.g. small, large-v3)")
+
+
+def english_only(model: str | None) -> bool:
+    """Whether a whisper model transcribes English only (the ".en" models, like the bundled tiny.en)."""
+    return Path(model or BUNDLED).name.endswith(".en")
+
+
+def language_setting(language: str | None, model: str | None = None) -> str | None:
+    """`WhisperConfig.language` for a user's choice: a language code, or None for "auto" (detect it).
+
+    Detection needs a multilingual model; an English-only one refuses every language but English."""
+    code = (language or "en").strip().lower()
+    if code in ("auto", "detect"):
+        if english_only(model):
+            raise ValueError(f"the whisper model {model or BUNDLED} is English-only and cannot detect "
+                             f"the language; choose a multilingual model (e.g. small, large-v3)")
+        return None
+    if not code.isalpha() or not 2 <= len(code) <= 3:
+        raise ValueError(f"a language is a code like en, de or fr (or auto), not {language!r}")
+    return code
 
 
 def bundled_model_path() -> Path:

@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("engine.cli.bench", "run a sweep of systems on a dataset and print the comparison table"),
     "synth-corpus": ("engine.cli.synth", "generate a synthetic long-form test corpus with exact references"),
     "kv-plan": ("engine.cli.kv_plan", "compare eviction policies' kept KV, memory and attention traffic"),
+    "record": ("engine.cli.record", "record from a microphone to FLAC, transcribing live with --live"),
+    "watch": ("engine.cli.watch", "transcribe every new recording that appears in a folder, once"),
 }
 
 

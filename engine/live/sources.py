@@ -110,7 +110,7 @@ class MicSource:
             try:
                 stream.stop()
                 stream.close()
-            except Exception:  # noqa: BLE001 - a device already gone cannot be stopped twice
+            except Exception:  # a device already gone cannot be stopped twice
                 pass
 
 

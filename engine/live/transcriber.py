@@ -112,7 +112,7 @@ class LiveTranscriber:
             self.failed = exc
             self._report(exc)
             return
-        except Exception as exc:  # noqa: BLE001 - one bad segment must not end live transcription
+        except Exception as exc:  # one bad segment must not end live transcription
             self._report(exc)
             return
         self.segments_done += 1
@@ -131,7 +131,7 @@ class LiveTranscriber:
         at, ready = segment.start, time.monotonic()
         return [
             LiveLine(Utterance(at + s.start, at + s.end, s.text.strip(), speaker, _shift(s.words, at)),
-                     segment, ready)  # fmt: skip
+                     segment, ready)
             for s in texts
         ]
 
