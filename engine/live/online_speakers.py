@@ -17,7 +17,7 @@ from typing import Protocol
 import numpy as np
 
 RATE = 16000
-THRESHOLD = 0.75
+THRESHOLD = 0.8
 MIN_SECONDS = 1.0
 
 

@@ -39,9 +39,12 @@ SegmentFn = Callable[[SpeechSegment], None]
 ErrorFn = Callable[[Exception], None]
 
 
+LIVE_SILENCE_MS = 300  # a line closes after this much silence (offline: 500 ms), for a short delay
+
+
 @dataclass(frozen=True, slots=True)
 class LiveConfig:
-    vad: VadConfig = field(default_factory=VadConfig)
+    vad: VadConfig = field(default_factory=lambda: VadConfig(min_silence_ms=LIVE_SILENCE_MS))
     max_segment_seconds: float = MAX_SECONDS
     speakers: bool = True  # provisional speaker labels from the GE2E encoder
 
@@ -73,7 +76,6 @@ class LiveSession:
         self._resampler = StreamingResampler(source.sample_rate, RATE)
         self._audio: list[np.ndarray] = []  # 16 kHz pieces from sample `_audio_from` on
         self._audio_from = 0
-        self._audio_len = 0
         self._lock = threading.Lock()
         self.transcriber: LiveTranscriber | None = None
         if backend is not None:
@@ -129,7 +131,6 @@ class LiveSession:
         samples = self._resampler.push(block)
         with self._lock:
             self._audio.append(samples)
-            self._audio_len += len(samples)
             self._take(self.vad.push(samples))
 
     def _take(self, closed: list[SpeechSegment]) -> None:

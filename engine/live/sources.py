@@ -72,9 +72,11 @@ class MicSource:
         self._stream: Any = None
         try:
             import sounddevice as sd
-
+        except (OSError, ImportError) as exc:  # no PortAudio library
+            raise RecordingError(f"recording needs PortAudio, which is missing: {exc}") from exc
+        try:
             info = sd.query_devices(device, "input")
-        except (OSError, ValueError, ImportError) as exc:  # no PortAudio, or no such device
+        except (sd.PortAudioError, ValueError) as exc:  # no such device, or not an input
             raise RecordingError(f"the input device {device if device is not None else '(default)'} "
                                  f"cannot be used: {exc}") from exc  # fmt: skip
         self.name = str(info["name"])

@@ -22,7 +22,7 @@ import numpy as np
 from engine.audio.vad import CONTEXT, FRAME, VAD_RATE, SileroVad, VadConfig, _frames
 from engine.types import SpeechSegment
 
-MAX_SECONDS = 20.0
+MAX_SECONDS = 15.0
 
 
 class StreamingVad:
@@ -69,7 +69,7 @@ class StreamingVad:
         """Close the open segment at the end of the stream."""
         out = []
         if self._pending.size:
-            self.push(np.zeros(FRAME - len(self._pending), np.float32))
+            out += self.push(np.zeros(FRAME - len(self._pending), np.float32))
         if self._start is not None and self._frame - self._start > self._min_speech:
             out.append(self._close(self._frame))
         self._start = self._silent_from = None
