@@ -24,7 +24,8 @@ def start_recorder(source: Path, out: Path) -> tuple[subprocess.Popen[str], floa
     """`murmur record --play SOURCE` in its own process; returns it and when it began recording."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "engine", "record", "--play", str(source), "--out", str(out), "--no-transcribe"],
+        [sys.executable, "-m", "engine", "record", "--play", str(source), "--out", str(out),
+         "--no-transcribe"],
         stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
     )  # fmt: skip
     assert proc.stderr is not None
@@ -53,7 +54,6 @@ def test_killed_recording_decodes_up_to_the_last_flush_and_recovers(clip: Path, 
     assert len(partial) == 1, "the cut-short recording is found by its marker"
     samples, rate = decoded_seconds(partial[0].audio)
     kept = len(samples) / rate
-    print(f"recorded {recorded:.2f} s, kept {kept:.2f} s")
     assert recorded - 3.0 <= kept <= recorded + 0.5  # flushed at least every 2 s (+1 s of start-up)
     source, _ = sf.read(clip, dtype="float32", frames=len(samples))
     assert np.max(np.abs(samples - source)) < 2 / 32768  # the very audio, 16-bit
@@ -85,7 +85,7 @@ def test_an_empty_cut_short_recording_is_reported_not_rewritten(tmp_path: Path) 
     path.write_bytes(b"fLaC")
     marker_path(path).write_text("{}")
     [partial] = find_partial(tmp_path)
-    with pytest.raises(RecordingError, match="no audio|cannot be read"):
+    with pytest.raises(RecordingError, match=r"no audio|cannot be read"):
         recover(partial)
     assert path.read_bytes() == b"fLaC"
     discard(partial)
