@@ -108,6 +108,11 @@ class WhisperBackend:
     def describe(self) -> str:
         return f"faster-whisper {self.config.model}"
 
+    def load(self) -> None:
+        """Load the model now (it otherwise loads on the first `transcribe`)."""
+        if self._model is None:
+            self._model = load_model(self.config)
+
     def attach(self, model: Any) -> None:
         """Use an already loaded faster-whisper `WhisperModel` (e.g. shared between backends)."""
         self._model = model
@@ -122,8 +127,7 @@ class WhisperBackend:
 
         if recording.sample_rate != self.sample_rate:
             raise ValueError(f"whisper needs {self.sample_rate} Hz audio, got {recording.sample_rate}")
-        if self._model is None:
-            self._model = load_model(self.config)
+        self.load()
         cfg = self.config
         options = DecodeOptions(
             language=cfg.language,

@@ -36,6 +36,12 @@ class OnlineSpeakers:
         self._centroids: list[np.ndarray] = []  # (256,) unit vectors
         self._counts: list[int] = []
 
+    def load(self) -> None:
+        """Load the encoder now, so the first segment does not wait for it."""
+        load = getattr(self.encoder, "load", None)
+        if callable(load):
+            load()
+
     @property
     def ids(self) -> list[str]:
         return [_id(i) for i in range(len(self._centroids))]

@@ -5,10 +5,11 @@ Contract of `LiveSession(source, path, backend, config, on_line)`:
   16 kHz and pushed into a `StreamingVad`; each closed speech segment (absolute seconds in the
   recording, pauses excluded) is recorded in `segments`, passed to `on_segment`, and — with a
   backend — queued on a `LiveTranscriber` with its audio, whose lines reach `on_line`.
-  Only the audio of the open segment is kept in memory, plus what waits in the queue.
+  Only the audio of the open segment is kept in memory, plus what waits in the queue;
+  `on_audio(samples)` sees all of it (16 kHz) for a view that draws the waveform as it grows.
 - `status()` is a snapshot for a view: seconds recorded, input level, paused, how far the live
   lines trail the audio, and how much audio waits to be decoded.
-- `stop()` ends the capture, closes the last segment and returns the file; `finish(timeout)` then
+- `stop()` (idempotent) ends the capture, closes the last segment and returns the file; `finish(timeout)` then
   waits for the queue to be decoded (the catch-up after the meeting) and stops the worker.
 - A capture failure (`RecordingError`: device will not open → raised by `start`; unplugged or
   disk full → `on_error`) keeps the file up to the failure; `error` holds it.
@@ -37,6 +38,7 @@ from engine.types import SpeechSegment
 RATE = 16000
 SegmentFn = Callable[[SpeechSegment], None]
 ErrorFn = Callable[[Exception], None]
+AudioFn = Callable[[np.ndarray], None]  # the next 16 kHz samples (T,) of the recording
 
 
 LIVE_SILENCE_MS = 300  # a line closes after this much silence (offline: 500 ms), for a short delay
@@ -66,8 +68,10 @@ class LiveStatus:
 class LiveSession:
     def __init__(self, source: AudioSource, path: Path, backend: Backend | None = None,
                  config: LiveConfig | None = None, on_line: LineFn | None = None,
-                 on_segment: SegmentFn | None = None, on_error: ErrorFn | None = None) -> None:  # fmt: skip
+                 on_segment: SegmentFn | None = None, on_error: ErrorFn | None = None,
+                 on_audio: AudioFn | None = None) -> None:  # fmt: skip
         self.config = config or LiveConfig()
+        self.on_audio = on_audio
         self.on_segment = on_segment
         self.on_error = on_error
         self.segments: list[SpeechSegment] = []
@@ -77,6 +81,7 @@ class LiveSession:
         self._audio: list[np.ndarray] = []  # 16 kHz pieces from sample `_audio_from` on
         self._audio_from = 0
         self._lock = threading.Lock()
+        self._stopped = False
         self.transcriber: LiveTranscriber | None = None
         if backend is not None:
             speakers = OnlineSpeakers(_encoder()) if self.config.speakers else None
@@ -115,7 +120,9 @@ class LiveSession:
         """End the recording (the file is complete); the last open segment is closed and queued."""
         path = self.capture.stop()
         with self._lock:
-            self._take(self.vad.push(self._resampler.flush()) + self.vad.flush())
+            if not self._stopped:  # idempotent: the last segment is queued once
+                self._stopped = True
+                self._take(self.vad.push(self._resampler.flush()) + self.vad.flush())
         return path
 
     def finish(self, timeout: float | None = None) -> bool:
@@ -132,6 +139,8 @@ class LiveSession:
         with self._lock:
             self._audio.append(samples)
             self._take(self.vad.push(samples))
+        if self.on_audio is not None:
+            self.on_audio(samples)
 
     def _take(self, closed: list[SpeechSegment]) -> None:
         for segment in closed:

@@ -4,6 +4,8 @@ Contract of `LiveTranscriber(backend, speakers, on_line)`:
 - `submit(segment, samples)` queues a closed VAD segment (absolute seconds) with its 16 kHz audio
   (T,) float32. The queue is unbounded: a slow CPU makes it grow, never drops a segment; it is
   decoded in order, and the worker catches up once the meeting ends (`drain`).
+- The worker loads the backend's model (when it has `load()`) and the speaker encoder as soon
+  as it starts, so the first line does not wait for them.
 - Each segment goes to the backend as one chunk; every backend segment becomes a `LiveLine` with
   absolute times (words too) and, when `speakers` is given, the segment's provisional speaker
   (`OnlineSpeakers.assign`). `on_line(line)` is called from the worker thread.
@@ -95,7 +97,20 @@ class LiveTranscriber:
         self._queue.put(None)
         self._thread.join()
 
+    def _warm_up(self) -> None:
+        """Load the models before the first segment closes (a backend with `load()`, the encoder)."""
+        try:
+            load = getattr(self.backend, "load", None)
+            if callable(load):
+                load()
+            if self.speakers is not None:
+                self.speakers.load()
+        except Exception as exc:  # a model that will not load: reported, live lines stop
+            self.failed = exc
+            self._report(exc)
+
     def _work(self) -> None:
+        self._warm_up()
         while (item := self._queue.get()) is not None:
             segment, samples = item
             if not self._cancel.is_set() and self.failed is None:
