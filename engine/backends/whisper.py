@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -104,12 +104,22 @@ class WhisperBackend:
     def __init__(self, config: WhisperConfig | None = None) -> None:
         self.config = config or WhisperConfig()
         self._model: Any = None
+        self._shares: WhisperBackend | None = None  # a variant loads (once) through its original
+
+    def variant(self, **changes: Any) -> WhisperBackend:
+        """The same model, loaded once and shared, with other decoding options (e.g. `beam_size=1`)."""
+        other = WhisperBackend(replace(self.config, **changes))
+        other._shares = self
+        return other
 
     def describe(self) -> str:
         return f"faster-whisper {self.config.model}"
 
     def load(self) -> None:
         """Load the model now (it otherwise loads on the first `transcribe`)."""
+        if self._model is None and self._shares is not None:
+            self._shares.load()
+            self._model = self._shares._model
         if self._model is None:
             self._model = load_model(self.config)
 

@@ -5,6 +5,8 @@ Contract of `LiveSession(source, path, backend, config, on_line)`:
   16 kHz and pushed into a `StreamingVad`; each closed speech segment (absolute seconds in the
   recording, pauses excluded) is recorded in `segments`, passed to `on_segment`, and — with a
   backend — queued on a `LiveTranscriber` with its audio, whose lines reach `on_line`.
+  Live lines are decoded greedily (`LiveConfig.greedy`, whisper's beam 1 on the same loaded model:
+  1.6× faster on the demo for +0.6 points of WER); the final run keeps the backend's beam.
   Only the audio of the open segment is kept in memory, plus what waits in the queue;
   `on_audio(samples)` sees all of it (16 kHz) for a view that draws the waveform as it grows.
 - `status()` is a snapshot for a view: seconds recorded, input level, paused, how far the live
@@ -49,6 +51,7 @@ class LiveConfig:
     vad: VadConfig = field(default_factory=lambda: VadConfig(min_silence_ms=LIVE_SILENCE_MS))
     max_segment_seconds: float = MAX_SECONDS
     speakers: bool = True  # provisional speaker labels from the GE2E encoder
+    greedy: bool = True  # whisper decodes live lines with beam 1 (the final run keeps its beam)
 
     def __post_init__(self) -> None:
         if self.max_segment_seconds <= 1.0:
@@ -85,7 +88,9 @@ class LiveSession:
         self.transcriber: LiveTranscriber | None = None
         if backend is not None:
             speakers = OnlineSpeakers(_encoder()) if self.config.speakers else None
-            self.transcriber = LiveTranscriber(backend, speakers, on_line or (lambda line: None),
+            greedy = self.config.greedy and hasattr(backend, "variant")
+            live = backend.variant(beam_size=1) if greedy else backend
+            self.transcriber = LiveTranscriber(live, speakers, on_line or (lambda line: None),
                                                self._report)  # fmt: skip
 
     @property
