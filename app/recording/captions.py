@@ -1,8 +1,8 @@
 """The captions window: the last live lines in large type, for a second screen or a projector.
 
 `CaptionsWindow` is a separate, resizable top-level window. `add_line(name, color, text)` appends
-a line (the oldest beyond `KEEP` drop off); `set_speaker(...)` is not needed: each line carries
-its speaker's name and colour. The type grows with the window (`font_px`: a fraction of the
+a line with its speaker's name and colour (the same speaker going on extends their line); the
+newest lines that fit are shown, bottom-aligned, the oldest of them cut at its start if needed. The type grows with the window (`font_px`: a fraction of the
 height, never below `MIN_PX`), so it stays readable from across a room at any size.
 `set_theme("dark" | "light")` switches between white-on-black and black-on-white; the D key
 toggles it, F11 toggles full screen (Esc leaves it).
@@ -14,7 +14,7 @@ import html
 from collections import deque
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeyEvent, QResizeEvent
+from PySide6.QtGui import QKeyEvent, QResizeEvent, QTextDocument
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.speakers import contrast_ratio
@@ -76,14 +76,36 @@ class CaptionsWindow(QWidget):
         self._render()
 
     def _render(self) -> None:
+        """The newest lines that fit; the oldest shown one loses words at its start ("…") if needed."""
+        lines = list(self.lines)
+        shown = self._html(lines)
+        while len(lines) > 1 and not self._fits(shown):
+            lines.pop(0)
+            shown = self._html(lines)
+        if lines and not self._fits(shown):
+            name, color, text = lines[0]
+            words = text.split()
+            while len(words) > 1 and not self._fits(shown):
+                words = words[max(1, len(words) // 8) :]
+                shown = self._html([(name, color, "… " + " ".join(words))])
+        self.label.setText(shown)
+
+    def _html(self, lines: list[tuple[str, str, str]]) -> str:
         px = font_px(self.height())
         background = THEMES[self.theme][0]
         parts = []
-        for name, color, text in list(self.lines)[-3:]:
+        for name, color, text in lines:
             shade = readable(color, background)
             who = f'<span style="color:{shade}; font-weight:600">{html.escape(name)}:</span> '
             parts.append(f"<p style='margin:0 0 {px // 3}px 0'>{who}{html.escape(text)}</p>")
-        self.label.setText(f"<div style='font-size:{px}px'>{''.join(parts)}</div>")
+        return f"<div style='font-size:{px}px'>{''.join(parts)}</div>"
+
+    def _fits(self, shown: str) -> bool:
+        doc = QTextDocument()
+        doc.setDefaultFont(self.label.font())
+        doc.setHtml(shown)
+        doc.setTextWidth(max(self.label.width(), 1))
+        return doc.size().height() <= max(self.label.height(), 1)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

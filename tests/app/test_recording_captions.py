@@ -41,14 +41,20 @@ def test_d_switches_between_dark_and_light(qapp, qtbot) -> None:
     assert dark.lightness() < 30 and light.lightness() > 225
 
 
-def test_the_same_speaker_going_on_is_one_caption_and_old_lines_scroll_away(qapp, qtbot) -> None:
+def test_the_newest_words_always_show_and_old_lines_scroll_away(qapp, qtbot) -> None:
     window = CaptionsWindow()
     qtbot.addWidget(window)
+    window.resize(1280, 400)
+    window.show()
     for i in range(6):
-        window.add_line(f"Speaker {i % 2 + 1}", "#4E79A7", f"line {i}")
-    window.add_line("Speaker 2", "#4E79A7", "and more")
+        window.add_line(f"Speaker {i % 2 + 1}", "#4E79A7", f"line {i} " + "and so on " * 4)
+    window.add_line("Speaker 2", "#4E79A7", "the newest words")
     text = window.label.text()
-    assert "line 5 and more" in text and "line 2" not in text
+    assert text.endswith("the newest words</p></div>") and "line 0" not in text
+    assert "Speaker 1:</span> line 4" in text  # the same speaker going on is one caption
+    window.add_line("Speaker 2", "#4E79A7", "a very long turn " * 40 + "END")
+    text = window.label.text()
+    assert "Speaker 2:</span> … " in text and text.endswith("END</p></div>")  # cut at its start
 
 
 def words(*items: tuple[float, float, str]) -> tuple[Word, ...]:
