@@ -2,8 +2,9 @@
 
 `CaptionsWindow` is a separate, resizable top-level window. `add_line(name, color, text)` appends
 a line with its speaker's name and colour (the same speaker going on extends their line); the
-newest lines that fit are shown, bottom-aligned, the oldest of them cut at its start if needed. The type grows with the window (`font_px`: a fraction of the
-height, never below `MIN_PX`), so it stays readable from across a room at any size.
+newest lines that fit are shown, bottom-aligned, the oldest of them cut at its start if needed.
+The type grows with the window (`font_px`: a fraction of the height, never below `MIN_PX`), so
+it stays readable from across a room at any size.
 `set_theme("dark" | "light")` switches between white-on-black and black-on-white; the D key
 toggles it, F11 toggles full screen (Esc leaves it).
 """

@@ -35,7 +35,7 @@ class WhisperConfig:
     compute_type: str = "default"  # CTranslate2 type; default: int8 on CPU, float16 on CUDA
     batch_size: int = 8
     beam_size: int = 5
-    language: str | None = "en"
+    language: str | None = "en"  # a code (en, de…), or "auto" / None: detect (multilingual models)
     context: tuple[str, ...] = ()  # names and terms the user expects (given to whisper as hotwords)
     cpu_threads: int = 0  # 0: let CTranslate2 decide
     offline: bool = True  # never contact the hub for model names
@@ -55,7 +55,7 @@ class WhisperConfig:
             raise ValueError(f"quality must be one of {', '.join(QUALITIES)}, got {self.quality!r}")
         if self.gap_seconds <= 0:
             raise ValueError(f"the longest gap without words must be positive, got {self.gap_seconds}")
-        if english_only(self.model) and self.language not in (None, "en"):
+        if english_only(self.model) and self.language not in (None, "en"):  # None: faster-whisper says en
             raise ValueError(f"the whisper model {self.model} is English-only: it cannot transcribe "
                              f"{self.language!r}; choose a multilingual model (e.g. small, large-v3)")
 
@@ -66,7 +66,7 @@ def english_only(model: str | None) -> bool:
 
 
 def language_setting(language: str | None, model: str | None = None) -> str | None:
-    """`WhisperConfig.language` for a user's choice: a language code, or None for "auto" (detect it).
+    """`WhisperConfig.language` for a user's choice: a language code, or "auto" (detect it).
 
     Detection needs a multilingual model; an English-only one refuses every language but English."""
     code = (language or "en").strip().lower()
@@ -74,7 +74,7 @@ def language_setting(language: str | None, model: str | None = None) -> str | No
         if english_only(model):
             raise ValueError(f"the whisper model {model or BUNDLED} is English-only and cannot detect "
                              f"the language; choose a multilingual model (e.g. small, large-v3)")
-        return None
+        return "auto"
     if not code.isalpha() or not 2 <= len(code) <= 3:
         raise ValueError(f"a language is a code like en, de or fr (or auto), not {language!r}")
     return code
@@ -140,7 +140,7 @@ class WhisperBackend:
         self.load()
         cfg = self.config
         options = DecodeOptions(
-            language=cfg.language,
+            language=None if cfg.language == "auto" else cfg.language,
             beam_size=cfg.beam_size,
             batch_size=cfg.batch_size,
             hotwords=", ".join(cfg.context) or None,
