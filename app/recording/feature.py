@@ -11,6 +11,8 @@ bar (`RecordPanel`, a dock shown while recording). Record:
 3. Stop (or a device failure, after its message) opens the recorded file; once the live lines
    have caught up, the full pipeline runs over it (one undoable step, like Transcribe). Lines the
    user edited while recording are kept (`app.recording.reconcile`).
+Transcribe ▸ Watch Folder… transcribes each new recording in a chosen folder in the background
+(`app.recording.watch_folder`); the choice is a setting that survives restarts.
 `offer_recovery()` (at start-up) offers to make recordings a crash cut short whole and open them.
 """
 
@@ -28,6 +30,7 @@ from app.recording.captions import CaptionsWindow
 from app.recording.controller import RecordingController
 from app.recording.panel import RecordPanel
 from app.recording.reconcile import keep_edited
+from app.recording.watch_folder import FolderWatch
 from engine.errors import RecordingError
 from engine.types import Transcript, Utterance
 
@@ -62,7 +65,11 @@ class RecordingFeature(QObject):
         self._wave = QTimer(self)
         self._wave.setInterval(WAVE_MS)
         self._wave.timeout.connect(self._redraw_wave)
+        self.watch = FolderWatch(window.store, self)
         self._connect()
+        folder = self.watch.folder
+        if folder is not None and folder.is_dir():  # the watch folder setting survives a restart
+            self.watch.start(folder, window.settings)
 
     @property
     def folder(self) -> Path:
@@ -74,6 +81,11 @@ class RecordingFeature(QObject):
         a, c, w = self.window.actions_by_name, self.controller, self.window
         a["record"].triggered.connect(self.toggle)
         a["captions"].triggered.connect(self.show_captions)
+        a["watch"].setCheckable(True)
+        a["watch"].triggered.connect(self.choose_watch_folder)
+        self.watch.transcribed.connect(lambda name, out: w.show_message(f"Watch folder: transcribed {name}"))
+        self.watch.skipped.connect(lambda name, why: w.show_message(f"Watch folder: skipped {name}: {why}"))
+        self.watch.changed.connect(lambda on: a["watch"].setChecked(on))
         self.panel.record_clicked.connect(self.toggle)
         self.panel.pause_toggled.connect(lambda p: c.pause() if p else c.resume())
         self.panel.captions_clicked.connect(self.show_captions)
@@ -128,6 +140,7 @@ class RecordingFeature(QObject):
 
     def shutdown(self) -> None:
         self.controller.shutdown()
+        self.watch.shutdown()
         self.captions.close()
 
     def _microphone(self) -> Any:
@@ -214,6 +227,24 @@ class RecordingFeature(QObject):
         idle = not (self.window.session.busy or self.controller.busy)
         a["record"].setEnabled(self.controller.active or idle)
         a["record"].setText("Stop &Recording" if self.controller.active else "&Record…")
+
+    # -- watch folder ------------------------------------------------------------------------------
+    def choose_watch_folder(self) -> None:
+        """Stop watching, or choose a folder whose new recordings are transcribed in the background."""
+        if self.watch.active:
+            self.watch.stop()
+            self.window.show_message("No longer watching a folder")
+            return
+        from PySide6.QtWidgets import QFileDialog
+
+        start = str(self.watch.folder or Path.home())
+        folder = QFileDialog.getExistingDirectory(self.window, "Watch a folder for new recordings", start)
+        if folder:
+            self.watch.start(Path(folder), self.window.settings)
+            self.window.show_message(f"Watching {folder}: new recordings are transcribed into "
+                                     f"{self.watch.out}")  # fmt: skip
+        else:
+            self.watch.changed.emit(False)
 
     # -- recovery ----------------------------------------------------------------------------------
     def offer_recovery(self) -> QMessageBox | None:
