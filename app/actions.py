@@ -58,7 +58,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Record from the microphone and transcribe while it happens (again: stop)"),
     ActionSpec("captions", "&Captions Window", "Transcribe", ("Ctrl+Alt+C",), "",
                "Show the live lines in large type, for a second screen or a projector"),
-    ActionSpec("watch", "&Watch Folder…", "Transcribe", (), "",
+    ActionSpec("watch", "&Watch Folder…", "Transcribe", ("Ctrl+Alt+W",), "",
                "Transcribe every new recording in a folder in the background (again: stop watching)"),
     ActionSpec("cancel", "&Cancel", "Transcribe", ("Esc",), "cancel", "Stop the running job"),
     ActionSpec("settings", "&Settings…", "Transcribe", ("Ctrl+,",), "settings", "Model, device, chunk size…"),
