@@ -3,7 +3,8 @@
 A PulseAudio server without hardware (`module-null-sink`) is started for the test; `murmur record
 --device pulse` records through sounddevice → PortAudio → ALSA's pulse plugin while `paplay` plays
 the demo into the sink. Where no PulseAudio server can start, the test skips and says why (the
-file-fed tests of the same stream class still run: test_capture.py).
+file-fed tests of the same stream class still run: test_capture.py). A second test kills the
+server mid-recording, as an unplugged device: the error is reported and the file kept.
 """
 
 from __future__ import annotations
@@ -21,15 +22,18 @@ import jiwer
 import pytest
 import soundfile as sf
 
+from engine.errors import RecordingError
 from engine.evaluation.normalize import MurmurNormalizer
 from engine.export import read_json
+from engine.live.capture import CaptureStream
+from engine.live.sources import MicSource
 from tests.engine.live.conftest import ROOT, reference_text, write_clip
 
 SINK = "murmur_test"
 
 
 @pytest.fixture
-def pulse_env() -> Iterator[dict[str, str]]:
+def pulse() -> Iterator[tuple[dict[str, str], subprocess.Popen[str]]]:
     """The environment of a running PulseAudio server with a null sink (skips when none starts)."""
     if shutil.which("pulseaudio") is None or shutil.which("paplay") is None:
         pytest.skip("no PulseAudio server installed (Debian: pulseaudio pulseaudio-utils)")
@@ -49,15 +53,15 @@ def pulse_env() -> Iterator[dict[str, str]]:
                 why = server.stderr.read() if server.poll() is not None and server.stderr else "timed out"
                 pytest.skip(f"the PulseAudio server did not start: {why.strip()[-300:]}")
             time.sleep(0.2)
-        yield env
+        yield env, server
     finally:
         server.terminate()
         server.wait(timeout=10)
         shutil.rmtree(runtime, ignore_errors=True)
 
 
-def test_the_demo_played_into_the_sink_is_recorded_and_transcribed(pulse_env: dict[str, str],
-                                                                   tmp_path: Path) -> None:  # fmt: skip
+def test_the_demo_played_into_the_sink_is_recorded_and_transcribed(pulse, tmp_path: Path) -> None:
+    pulse_env, _ = pulse
     clip = write_clip(tmp_path / "clip.wav", 0.0, 8.2)  # two turns: dave, then carol
     out = tmp_path / "out"
     env = {**pulse_env, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
@@ -78,3 +82,23 @@ def test_the_demo_played_into_the_sink_is_recorded_and_transcribed(pulse_env: di
     transcript = read_json(flac.with_suffix(".json"))
     norm = MurmurNormalizer()
     assert jiwer.wer(norm(reference_text(0.0, 8.2)), norm(transcript.text)) <= 0.25
+
+
+def test_the_audio_server_dying_mid_recording_is_reported_and_the_recording_kept(
+    pulse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env, server = pulse
+    for key in ("PULSE_SERVER", "PULSE_SOURCE"):  # read by ALSA's pulse plugin when the stream opens
+        monkeypatch.setenv(key, env[key])
+    errors: list[RecordingError] = []
+    stream = CaptureStream(MicSource("pulse", 16000), tmp_path / "r.flac", on_error=errors.append)
+    stream.start()
+    deadline = time.monotonic() + 10
+    while stream.seconds < 2.0:
+        assert time.monotonic() < deadline, "no audio from the pulse device"
+        time.sleep(0.1)
+    server.kill()  # like pulling the USB plug
+    assert stream.ended.wait(10)
+    stream.stop()
+    assert len(errors) == 1 and "unplugged" in str(errors[0])
+    assert sf.info(tmp_path / "r.flac").duration >= 2.0  # what was recorded is a complete file
