@@ -1,7 +1,8 @@
 """Recording in the main window: the Record action from start to final transcript.
 
-`RecordingFeature(window)` connects the "record" and "captions" actions and adds the recording
-bar (`RecordPanel`, a dock shown while recording). Record:
+`RecordingFeature(window)` connects the "record", "captions" and "watch" actions and adds the
+recording bar (`RecordPanel`, a dock). The Record action first shows the bar, where the microphone
+is chosen; Record there (or the action again):
 1. asks before replacing unsaved edits, starts a new document and records the chosen microphone
    (`MicSource`, the choice remembered in the settings) into `folder` — beside the open project,
    else the recordings folder setting — as FLAC flushed every ≤ 2 s;
@@ -18,6 +19,7 @@ Transcribe ▸ Watch Folder… transcribes each new recording in a chosen folder
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +88,7 @@ class RecordingFeature(QObject):
         self.watch.transcribed.connect(lambda name, out: w.show_message(f"Watch folder: transcribed {name}"))
         self.watch.skipped.connect(lambda name, why: w.show_message(f"Watch folder: skipped {name}: {why}"))
         self.watch.changed.connect(lambda on: a["watch"].setChecked(on))
-        self.panel.record_clicked.connect(self.toggle)
+        self.panel.record_clicked.connect(lambda: self.stop() if self.controller.active else self.start())
         self.panel.pause_toggled.connect(lambda p: c.pause() if p else c.resume())
         self.panel.captions_clicked.connect(self.show_captions)
         self.panel.devices.currentTextChanged.connect(lambda n: n and w.store.set_value(DEVICE_KEY, n))
@@ -102,7 +104,19 @@ class RecordingFeature(QObject):
 
     # -- start / stop ------------------------------------------------------------------------------
     def toggle(self) -> None:
-        self.stop() if self.controller.active else self.start()
+        """The Record action: show the recording bar (pick the microphone), then record / stop."""
+        if self.controller.active:
+            self.stop()
+        elif not self.dock.isVisible():
+            self.show_bar()
+        else:
+            self.start()
+
+    def show_bar(self) -> None:
+        self._show_devices()
+        self.dock.show()
+        self.panel.record_button.setFocus()
+        self.window.show_message("Choose the microphone, then Record (Ctrl+Alt+R)")
 
     def start(self, source: Any = None) -> bool:
         """Record `source` (default: the chosen microphone); False when it did not start."""
@@ -112,9 +126,8 @@ class RecordingFeature(QObject):
             return False
         if w.ask_before_closing and not w.undo_stack.isClean() and not w.confirm_discard("recording"):
             return False
-        self._show_devices()
-        import time
-
+        if self.panel.devices.count() == 0:
+            self._show_devices()
         path = self.folder / time.strftime("recording-%Y%m%d-%H%M%S.flac")
         try:
             source = source if source is not None else self._microphone()

@@ -85,6 +85,7 @@ class CaptureStream:
             self.source.start(self._deliver, self._fail)
         except RecordingError as exc:
             self._writer.close()
+            self.path.unlink(missing_ok=True)  # nothing was recorded: no empty file left behind
             self.error = exc
             self.ended.set()
             raise

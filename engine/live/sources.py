@@ -69,6 +69,7 @@ class MicSource:
     def __init__(self, device: int | str | None = None, sample_rate: int | None = None) -> None:
         self.device = device
         self.overflows = 0
+        self._stopping = False
         self._stream: Any = None
         try:
             import sounddevice as sd
@@ -91,7 +92,7 @@ class MicSource:
             deliver(indata.mean(axis=1) if indata.shape[1] > 1 else indata[:, 0].copy())
 
         def finished() -> None:
-            if self._stream is not None and not getattr(self, "_stopping", False):
+            if self._stream is not None and not self._stopping:
                 fail(RecordingError(f"the input device {self.name} stopped (unplugged?)"))
 
         try:

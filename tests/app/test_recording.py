@@ -109,9 +109,11 @@ def test_a_recording_killed_mid_way_is_offered_for_recovery_at_the_next_start(
     assert not list(folder.glob("*.recording.json"))
 
 
-def test_the_microphone_choice_is_remembered(make_window, tmp_path: Path) -> None:
+def test_record_first_shows_the_bar_and_the_microphone_choice_is_remembered(make_window, tmp_path: Path):
     store = make_store(tmp_path)
     w = make_window(store=store)
+    w.actions_by_name["record"].trigger()
+    assert w.recording.dock.isVisible() and not w.recording.controller.active  # choose, then record
     w.recording.panel.set_devices(["Built-in", "USB headset"], None)
     w.recording.panel.devices.setCurrentIndex(1)
     again = make_window(store=store)
