@@ -6,7 +6,8 @@ is chosen; Record there (or the action again):
 1. asks before replacing unsaved edits, starts a new document and records the chosen microphone
    (`MicSource`, the choice remembered in the settings) into `folder` — beside the open project,
    else the recordings folder setting — as FLAC flushed every ≤ 2 s;
-2. while recording, the waveform grows (redrawn every `WAVE_MS`) with the speech regions, live
+2. while recording, the waveform grows (redrawn every `WAVE_MS`, less often when a redraw takes
+   longer than a twentieth of that) with the speech regions, live
    lines enter the table in time order with provisional speakers ("Speaker 1"…), and the
    captions window shows them; the bar shows the level, the elapsed time and any lag;
 3. Stop (or a device failure, after its message) opens the recorded file; once the live lines
@@ -29,7 +30,7 @@ from PySide6.QtWidgets import QDockWidget, QMessageBox
 from app import speakers as sp
 from app.envelope import EnvelopePyramid
 from app.recording.captions import CaptionsWindow
-from app.recording.controller import RecordingController
+from app.recording.controller import DISPLAY_RATE, RecordingController
 from app.recording.panel import RecordPanel
 from app.recording.reconcile import keep_edited
 from app.recording.watch_folder import FolderWatch
@@ -227,9 +228,13 @@ class RecordingFeature(QObject):
         self.window.waveform.set_speech([s.start for s in segments], [s.end for s in segments])
 
     def _redraw_wave(self) -> None:
-        audio = self.controller.audio()
-        if len(audio):
-            self.window.waveform.set_audio(EnvelopePyramid.build(audio, 16000))
+        """Redraw the growing waveform; redrawing never takes more than a twentieth of the time."""
+        started = time.perf_counter()
+        signal = self.controller.display()
+        if len(signal):
+            self.window.waveform.set_audio(EnvelopePyramid.build(signal, DISPLAY_RATE))
+        took_ms = (time.perf_counter() - started) * 1000
+        self._wave.setInterval(max(WAVE_MS, int(20 * took_ms)))
 
     def show_captions(self) -> None:
         self.captions.show()
