@@ -4,8 +4,9 @@ Contract of `LiveTranscriber(backend, speakers, on_line)`:
 - `submit(segment, samples)` queues a closed VAD segment (absolute seconds) with its 16 kHz audio
   (T,) float32. The queue is unbounded: a slow CPU makes it grow, never drops a segment; it is
   decoded in order, and the worker catches up once the meeting ends (`drain`).
-- The worker loads the backend's model (when it has `load()`) and the speaker encoder as soon
-  as it starts, so the first line does not wait for them.
+- The worker loads the backend's model (when it has `load()`) and, on a helper thread at the same
+  time, the speaker encoder, as soon as it starts, so the first line waits for them as little as
+  possible. An encoder that will not load is reported once; lines then carry no speaker.
 - Each segment goes to the backend as one chunk; every backend segment becomes a `LiveLine` with
   absolute times (words too) and, when `speakers` is given, the segment's provisional speaker
   (`OnlineSpeakers.assign`). `on_line(line)` is called from the worker thread.
@@ -63,6 +64,7 @@ class LiveTranscriber:
         self._idle = threading.Event()
         self._idle.set()
         self._cancel = threading.Event()
+        self._speakers_ready = threading.Event()
         self._thread = threading.Thread(target=self._work, daemon=True, name="live-transcriber")
         self._thread.start()
 
@@ -98,16 +100,26 @@ class LiveTranscriber:
         self._thread.join()
 
     def _warm_up(self) -> None:
-        """Load the models before the first segment closes (a backend with `load()`, the encoder)."""
+        """Load the models before the first segment closes: the speaker encoder on a helper thread
+        while the backend (when it has `load()`) loads here."""
+        threading.Thread(target=self._load_speakers, daemon=True, name="live-speakers-load").start()
         try:
             load = getattr(self.backend, "load", None)
             if callable(load):
                 load()
-            if self.speakers is not None:
-                self.speakers.load()
         except Exception as exc:  # a model that will not load: reported, live lines stop
             self.failed = exc
             self._report(exc)
+
+    def _load_speakers(self) -> None:
+        try:
+            if self.speakers is not None:
+                self.speakers.load()
+        except Exception as exc:  # no encoder: lines go on without provisional speakers
+            self.speakers = None
+            self._report(exc)
+        finally:
+            self._speakers_ready.set()
 
     def _work(self) -> None:
         self._warm_up()
@@ -142,6 +154,7 @@ class LiveTranscriber:
         texts = [s for r in results for s in r.segments if s.text.strip()]
         if not texts:
             return []
+        self._speakers_ready.wait()
         speaker = self.speakers.assign(samples) if self.speakers is not None else None
         at, ready = segment.start, time.monotonic()
         return [
