@@ -119,3 +119,18 @@ def test_record_first_shows_the_bar_and_the_microphone_choice_is_remembered(make
     again = make_window(store=store)
     again.recording.panel.set_devices(["Built-in", "USB headset"], str(store.value("record_device", "")))
     assert again.recording.panel.device_name() == "USB headset"
+
+
+def test_pause_leaves_the_paused_audio_out_of_the_recording(recorder_window, qtbot, tmp_path: Path) -> None:
+    w = recorder_window
+    panel = w.recording.panel
+    assert w.recording.start(FileSource(clip(tmp_path / "c.flac", 0.0, 12.0), speed=4))
+    qtbot.wait(500)
+    qtbot.mouseClick(panel.pause_button, Qt.MouseButton.LeftButton)
+    assert panel.pause_button.text() == "Resume" and w.recording.controller.session.capture.paused
+    qtbot.wait(1000)  # 4 s of the clip go by unrecorded
+    qtbot.mouseClick(panel.pause_button, Qt.MouseButton.LeftButton)
+    assert panel.pause_button.text() == "Pause"
+    wait_until(lambda: not w.recording.controller.active, timeout=30)
+    [flac] = (tmp_path / "recordings").glob("*.flac")
+    assert sf.info(flac).duration < 12.0 - 2.5
