@@ -99,7 +99,8 @@ class RecordingFeature(QObject):
         c.failed.connect(self._on_failed)
         c.stopped.connect(self._on_stopped)
         c.caught_up.connect(self._on_caught_up)
-        w.session.busy_changed.connect(self._update)
+        for signal in (w.session.busy_changed, w.model.document_changed, w.undo_stack.canUndoChanged):
+            signal.connect(self._update)  # after the window's own update_actions
         w.session.busy_changed.connect(lambda busy: busy or self._finalise())
         w.session.transcribed.connect(self._on_transcribed)
 
@@ -187,6 +188,8 @@ class RecordingFeature(QObject):
 
     def _on_caught_up(self) -> None:
         self._caught_up = True
+        self.window.update_actions()
+        self._update()
         self._finalise()
 
     def _finalise(self) -> None:
@@ -244,6 +247,9 @@ class RecordingFeature(QObject):
         a = self.window.actions_by_name
         idle = not (self.window.session.busy or self.controller.busy)
         a["record"].setEnabled(self.controller.active or idle)
+        if self.controller.busy:  # nothing may replace the recording's document until it is final
+            for name in ("open", "transcribe", "retranscribe"):
+                a[name].setEnabled(False)
         a["record"].setText("Stop &Recording" if self.controller.active else "&Record…")
 
     # -- watch folder ------------------------------------------------------------------------------
