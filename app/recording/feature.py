@@ -33,6 +33,7 @@ from app.recording.captions import CaptionsWindow
 from app.recording.controller import DISPLAY_RATE, RecordingController
 from app.recording.panel import RecordPanel
 from app.recording.reconcile import keep_edited
+from app.recording.recovery_offer import offer_recovery
 from app.recording.watch_folder import FolderWatch
 from engine.errors import RecordingError
 from engine.types import Transcript, Utterance
@@ -273,32 +274,8 @@ class RecordingFeature(QObject):
     # -- recovery ----------------------------------------------------------------------------------
     def offer_recovery(self) -> QMessageBox | None:
         """Ask about recordings a crash cut short in the recordings folder (non-blocking)."""
-        from engine.live.recovery import find_partial
-
-        partial = find_partial(self.folder)
-        if not partial:
+        offer = offer_recovery(self.window, self.folder)
+        if offer is None:
             return None
-        newest = partial[0]
-        box = QMessageBox(QMessageBox.Icon.Question, "Recover a recording?",
-                          f"The recording {newest.audio.name} was cut short (Murmur or the computer "
-                          "stopped while recording). Recover what was recorded and open it?",
-                          parent=self.window)  # fmt: skip
-        box.setAccessibleName("Recover a recording?")
-        self.recover_button = box.addButton("Recover", QMessageBox.ButtonRole.AcceptRole)
-        box.addButton("Not Now", QMessageBox.ButtonRole.RejectRole)
-        box.setWindowModality(Qt.WindowModality.WindowModal)
-        box.buttonClicked.connect(lambda b: self._recover(newest) if b is self.recover_button else None)
-        self.window.last_dialog = box
-        box.open()
+        box, self.recover_button = offer
         return box
-
-    def _recover(self, partial: Any) -> None:
-        from engine.live.recovery import recover
-
-        try:
-            seconds = recover(partial)
-        except RecordingError as exc:
-            self.window.show_error("Cannot recover the recording", str(exc))
-            return
-        self.window.show_message(f"Recovered {seconds:.0f} s of {partial.audio.name}")
-        self.window.open_path(partial.audio)
