@@ -49,6 +49,7 @@ def test_live_lines_appear_while_recording_and_an_edited_line_survives_the_final
     assert max(levels) > 50 and feature.panel.elapsed.text() != "0:00.0"
     assert w.waveform.duration > 0 and feature.captions.lines
     assert not any(w.actions_by_name[n].isEnabled() for n in ("open", "transcribe", "retranscribe"))
+    assert not w.open_path(DEMO)  # a file dropped on the window does not replace the recording either
 
     view = w.transcript_view
     editor = view.edit_text(0)
