@@ -11,7 +11,9 @@ Contract of `CaptureStream(source, path)`:
 - A failure — the device will not open (raised by `start`), stops delivering audio for
   `stall_seconds` (unplugged), reports an error, or the disk fills — ends the recording: the file is
   closed with everything written so far, `error` holds a `RecordingError` and `on_error(error)` is
-  called once (from the writer thread).
+  called once (from the writer thread). After a failed write the file is made clean up to its last
+  whole frame (`recovery.recover`), or, where that cannot be written either, keeps its marker so
+  the next start offers recovery; the error's message says which.
 - `stop()` stops the source, writes what is queued, closes the file and returns its path; it is
   idempotent and also what a failure does. `ended` is set once the stream is over for any reason
   (stop, failure, or a finite source that delivered all its audio).
@@ -56,6 +58,7 @@ class CaptureStream:
         self._thread: threading.Thread | None = None
         self._last_block = time.monotonic()
         self._stopping = False
+        self._salvaged = False
 
     @property
     def sample_rate(self) -> int:
@@ -164,7 +167,7 @@ class CaptureStream:
         self.source.stop()
         self._close()
         if self.on_error is not None:
-            self.on_error(error)
+            self.on_error(self.error)
 
     def _close(self) -> None:
         if self._writer is not None:
@@ -172,7 +175,25 @@ class CaptureStream:
                 self._writer.close()
             except RecordingError as exc:
                 self.error = self.error or exc
+            if self._writer.failed and not self._salvaged:
+                self._salvaged = True
+                self.error = self._salvage(self.error or RecordingError("writing the recording failed"))
         self.ended.set()
+
+    def _salvage(self, error: RecordingError) -> RecordingError:
+        """After a failed write (a full disk): make the file clean up to its last whole frame, or,
+        when that cannot be written either, leave it marked for recovery; say which."""
+        from engine.live.recovery import recover
+
+        try:
+            seconds = recover(self.path)
+        except RecordingError:
+            return RecordingError(
+                f"{error}; the recording up to its last save ({self.flushed_seconds:.0f} s) is kept in "
+                f"{self.path}; once there is space again, `murmur record --recover` or the app's next "
+                f"start makes it whole"
+            )
+        return RecordingError(f"{error}; the {seconds:.0f} s recorded before it are kept in {self.path}")
 
 
 class _Failure:

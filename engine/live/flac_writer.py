@@ -8,11 +8,15 @@ Contract of `FlacWriter(path, sample_rate)`:
 - while the file is open a marker `<name>.recording.json` lies beside it (the sample rate, when it
   started); `close()` finalises the FLAC header and removes the marker, so a marker found later means
   "this recording was cut short";
-- failures (full disk, folder removed) raise `RecordingError`; what was flushed stays on disk.
+- failures (full disk, folder removed) raise `RecordingError` with the reason ("the disk is full");
+  what was flushed stays on disk. After a failed write or flush `failed` is set and `close()` keeps
+  the marker: the file ends somewhere after its last flush and needs `recover`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import time
@@ -43,6 +47,7 @@ class FlacWriter:
         self.frames = 0  # samples written
         self.flushed_frames = 0  # samples known to be on disk
         self._since_flush = 0
+        self.failed = False  # a write or flush failed: the file needs `recover`
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             marker_path(self.path).write_text(json.dumps({
@@ -67,6 +72,7 @@ class FlacWriter:
         try:
             self._file.write(np.clip(block, -1.0, 1.0).astype(np.float32))
         except (OSError, sf.LibsndfileError) as exc:
+            self.failed = True
             raise RecordingError(f"writing {self.path.name} failed: {_reason(exc)}") from exc
         self.frames += len(block)
         self._since_flush += len(block)
@@ -81,15 +87,20 @@ class FlacWriter:
             self._file.flush()
             os.fsync(self._fd)
         except (OSError, sf.LibsndfileError) as exc:
+            self.failed = True
             raise RecordingError(f"saving {self.path.name} to disk failed: {_reason(exc)}") from exc
         self.flushed_frames = self.frames
         self._since_flush = 0
 
     def close(self) -> None:
-        """Finish the file (header with the length) and remove the marker. Idempotent."""
+        """Finish the file (header with the length) and remove the marker. Idempotent. After a
+        failure the file is only released: it keeps its marker, for `recover`."""
         if self._file is None:
             return
         file, self._file = self._file, None
+        if self.failed:
+            _release(file, self._fd)
+            return
         try:
             file.close()
             os.fsync(self._fd)
@@ -100,7 +111,27 @@ class FlacWriter:
         marker_path(self.path).unlink(missing_ok=True)
 
 
+def _release(file: sf.SoundFile, fd: int) -> None:
+    """Let go of a file whose writes failed; its own errors (the same full disk) change nothing."""
+    for close in (file.close, lambda: os.close(fd)):
+        with contextlib.suppress(OSError, sf.LibsndfileError):
+            close()
+
+
 def _reason(exc: Exception) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
+    code = exc.errno if isinstance(exc, OSError) else _system_errno(exc)
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return "the disk is full"
+    if code == errno.EFBIG:
+        return "the file has reached the largest size allowed here"
+    if code:
+        return os.strerror(code)
     return str(exc) or type(exc).__name__
+
+
+def _system_errno(exc: Exception) -> int:
+    """The C `errno` behind libsndfile's bare "System error." (0 when there is none)."""
+    if not isinstance(exc, sf.LibsndfileError) or "System error" not in str(exc):
+        return 0
+    ffi = getattr(sf, "_ffi", None)  # soundfile's cffi handle keeps the errno of its last call
+    return int(getattr(ffi, "errno", 0) or 0)

@@ -56,9 +56,18 @@ def recover(partial: PartialRecording | Path) -> float:
     if len(samples) == 0:
         raise RecordingError(f"{audio.name} holds no audio that can be recovered")
     tmp = audio.with_name(f".{audio.stem}.recovering.flac")
-    writer = FlacWriter(tmp, rate)
-    writer.write(samples)
-    writer.close()
+    writer: FlacWriter | None = None
+    try:
+        writer = FlacWriter(tmp, rate)
+        writer.write(samples)
+        writer.close()
+    except RecordingError:  # e.g. the disk is still full: the partial file stays as it was
+        if writer is not None:
+            writer.failed = True  # only let go of it
+            writer.close()
+        tmp.unlink(missing_ok=True)
+        marker_path(tmp).unlink(missing_ok=True)
+        raise
     os.replace(tmp, audio)
     marker_path(audio).unlink(missing_ok=True)
     return len(samples) / rate
