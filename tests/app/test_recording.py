@@ -10,12 +10,14 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import soundfile as sf
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 from qt_helpers import DEMO, make_store, wait_until
 
+from app.timeline import format_time
 from engine.live.flac_writer import marker_path
 from engine.live.sources import FileSource
 
@@ -126,13 +128,28 @@ def test_record_first_shows_the_bar_and_the_microphone_choice_is_remembered(make
 def test_pause_leaves_the_paused_audio_out_of_the_recording(recorder_window, qtbot, tmp_path: Path) -> None:
     w = recorder_window
     panel = w.recording.panel
-    assert w.recording.start(FileSource(clip(tmp_path / "c.flac", 0.0, 12.0), speed=4))
+    source = clip(tmp_path / "c.flac", 0.0, 30.0)  # 7.5 s at 4x: time left after the resume
+    assert w.recording.start(FileSource(source, speed=4))
     qtbot.wait(500)
     qtbot.mouseClick(panel.pause_button, Qt.MouseButton.LeftButton)
     assert panel.pause_button.text() == "Resume" and w.recording.controller.session.capture.paused
+    capture = w.recording.controller.session.capture
+    wait_until(lambda: capture.backlog == 0, timeout=30)  # blocks that arrived before the pause are written
+    qtbot.wait(300)  # and the label shows them
+    elapsed = panel.elapsed.text()
     qtbot.wait(1000)  # 4 s of the clip go by unrecorded
+    assert panel.elapsed.text() == elapsed != "0:00.0"  # the clock stood still while paused
     qtbot.mouseClick(panel.pause_button, Qt.MouseButton.LeftButton)
     assert panel.pause_button.text() == "Pause"
+    wait_until(lambda: panel.elapsed.text() != elapsed, timeout=5)  # and runs again
     wait_until(lambda: not w.recording.controller.active, timeout=30)
     [flac] = (tmp_path / "recordings").glob("*.flac")
-    assert sf.info(flac).duration < 12.0 - 2.5
+    recorded, _ = sf.read(flac, dtype="float32")
+    original, _ = sf.read(source, dtype="float32")
+    # the file is the clip with one stretch cut out: what came before the pause, then the rest
+    cut = int(np.argmax(np.abs(recorded - original[: len(recorded)]) > 2 / 32768))
+    rest = len(recorded) - cut
+    assert np.allclose(recorded[:cut], original[:cut], atol=2 / 32768) and cut > 16000
+    assert np.allclose(recorded[cut:], original[len(original) - rest :], atol=2 / 32768)
+    assert (len(original) - len(recorded)) / 16000 > 1.0  # the 1 s (or more) paused at 4x speed
+    wait_until(lambda: panel.elapsed.text() == format_time(len(recorded) / 16000), timeout=10)
