@@ -74,6 +74,7 @@ class RecordingController(QObject):
         session.start()
         self.session = session
         self._stopped = False
+        self.status.emit(session.status())  # at once: "loading models" shows before the first tick
         self._timer.start()
 
     def pause(self) -> None:

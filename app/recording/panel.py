@@ -3,8 +3,9 @@
 `RecordPanel` is a plain widget with no engine knowledge: it lists the devices it is given
 (`set_devices`), says which one is chosen (`device_name()`), emits `record_clicked`,
 `pause_toggled(bool)` and `captions_clicked`, and shows a `LiveStatus` (`show_status`): the
-peak level as a meter (dBFS scale), the elapsed time (pauses excluded), and, when the live lines
-trail the audio by more than `BEHIND_NOTE` seconds, how far behind they are.
+peak level as a meter (dBFS scale), the elapsed time (pauses excluded), "Loading models…" until
+the live transcriber is ready, and then, when the live lines trail the audio by more than
+`BEHIND_NOTE` seconds, how far behind they are.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from app.timeline import format_time
 
 FLOOR_DB = -60.0
 BEHIND_NOTE = 3.0
+LOADING_NOTE = "Loading models…"
 
 
 def meter_value(peak: float) -> int:
@@ -91,7 +93,10 @@ class RecordPanel(QWidget):
         self.meter.setValue(0 if status.paused else meter_value(status.level))  # type: ignore[attr-defined]
         self.elapsed.setText(format_time(status.seconds))  # type: ignore[attr-defined]
         behind = status.behind_seconds  # type: ignore[attr-defined]
-        self.lag.setText(f"Transcript {behind:.0f} s behind" if behind > BEHIND_NOTE else "")
+        if status.loading:  # type: ignore[attr-defined]
+            self.lag.setText(LOADING_NOTE)
+        else:
+            self.lag.setText(f"Transcript {behind:.0f} s behind" if behind > BEHIND_NOTE else "")
 
     def _on_pause(self, paused: bool) -> None:
         self.pause_button.setText("Resume" if paused else "Pause")

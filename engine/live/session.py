@@ -66,6 +66,7 @@ class LiveStatus:
     behind_seconds: float  # how far the live lines trail the audio
     backlog_seconds: float  # speech waiting to be decoded
     lines: int
+    loading: bool = False  # the live transcriber's models are still loading
 
 
 class LiveSession:
@@ -119,7 +120,7 @@ class LiveSession:
         t = self.transcriber
         return LiveStatus(seconds, self.capture.level, self.capture.paused,
                           t.behind_seconds(seconds) if t else 0.0, t.backlog_seconds if t else 0.0,
-                          t.lines_done if t else 0)  # fmt: skip
+                          t.lines_done if t else 0, t is not None and not t.ready)  # fmt: skip
 
     def stop(self) -> Path:
         """End the recording (the file is complete); the last open segment is closed and queued."""

@@ -7,6 +7,7 @@ Contract of `LiveTranscriber(backend, speakers, on_line)`:
 - The worker loads the backend's model (when it has `load()`) and, on a helper thread at the same
   time, the speaker encoder, as soon as it starts, so the first line waits for them as little as
   possible. An encoder that will not load is reported once; lines then carry no speaker.
+  `ready` says when both have loaded (or failed to): until then a UI says "loading models".
 - Each segment goes to the backend as one chunk; every backend segment becomes a `LiveLine` with
   absolute times (words too) and, when `speakers` is given, the segment's provisional speaker
   (`OnlineSpeakers.assign`). `on_line(line)` is called from the worker thread.
@@ -65,6 +66,7 @@ class LiveTranscriber:
         self._idle.set()
         self._cancel = threading.Event()
         self._speakers_ready = threading.Event()
+        self._backend_ready = threading.Event()
         self._thread = threading.Thread(target=self._work, daemon=True, name="live-transcriber")
         self._thread.start()
 
@@ -83,6 +85,11 @@ class LiveTranscriber:
     def pending(self) -> int:
         with self._lock:
             return len(self._waiting)
+
+    @property
+    def ready(self) -> bool:
+        """The models are loaded (or failed to load): lines no longer wait for them."""
+        return self._backend_ready.is_set() and self._speakers_ready.is_set()
 
     def behind_seconds(self, now: float) -> float:
         with self._lock:
@@ -110,6 +117,8 @@ class LiveTranscriber:
         except Exception as exc:  # a model that will not load: reported, live lines stop
             self.failed = exc
             self._report(exc)
+        finally:
+            self._backend_ready.set()
 
     def _load_speakers(self) -> None:
         try:

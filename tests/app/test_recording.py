@@ -125,6 +125,17 @@ def test_record_first_shows_the_bar_and_the_microphone_choice_is_remembered(make
     assert again.recording.panel.device_name() == "USB headset"
 
 
+def test_the_bar_says_loading_models_until_the_live_transcriber_is_ready(recorder_window, tmp_path: Path):
+    w = recorder_window
+    panel = w.recording.panel
+    assert w.recording.start(FileSource(clip(tmp_path / "c.flac", 0.0, 30.0)))
+    assert panel.lag.text() == "Loading models…"  # shown at once, before any line can come
+    wait_until(lambda: panel.lag.text() != "Loading models…", timeout=60)
+    assert w.recording.controller.session.transcriber.ready
+    w.recording.stop()
+    wait_until(lambda: not w.recording.controller.active, timeout=10)
+
+
 def test_pause_leaves_the_paused_audio_out_of_the_recording(recorder_window, qtbot, tmp_path: Path) -> None:
     w = recorder_window
     panel = w.recording.panel
