@@ -32,8 +32,10 @@ SINK = "murmur_test"
 @pytest.fixture
 def pulse() -> Iterator[tuple[dict[str, str], subprocess.Popen[str]]]:
     """The environment of a running PulseAudio server with a null sink (skips when none starts)."""
-    if shutil.which("pulseaudio") is None or shutil.which("paplay") is None:
-        pytest.skip("no PulseAudio server installed (Debian: pulseaudio pulseaudio-utils)")
+    missing = [tool for tool in ("pulseaudio", "paplay", "pactl") if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"no PulseAudio server installed ({', '.join(missing)} missing; Debian: pulseaudio "
+                    f"pulseaudio-utils)")  # fmt: skip
     runtime = Path(tempfile.mkdtemp(prefix="pa"))  # short: the socket path has a length limit
     runtime.chmod(0o700)
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "HOME": str(runtime),
