@@ -88,6 +88,34 @@ def test_a_device_failing_mid_recording_shows_a_message_and_keeps_the_recording(
     wait_until(lambda: w.session.audio is not None and w.session.audio.path == flac, timeout=30)
 
 
+def test_a_full_disk_mid_recording_says_so_and_the_recording_is_offered_back(
+    make_window, qtbot, tmp_path: Path
+) -> None:
+    from tests.engine.live.conftest import small_tmpfs
+
+    with small_tmpfs(tmp_path / "disk") as disk:
+        (disk / "other-files.bin").write_bytes(b"\0" * 160 * 1024)  # about 3 s of FLAC left
+        store = make_store(tmp_path)
+        store.set_value("recordings_folder", str(disk))
+        w = make_window(store=store)
+        assert w.recording.start(FileSource(clip(tmp_path / "c.flac", 0.0, 30.0), speed=4))
+        wait_until(lambda: isinstance(w.last_dialog, QMessageBox) and w.last_dialog.isVisible(), timeout=30)
+        assert w.last_dialog.windowTitle() == "Recording stopped"
+        assert "the disk is full" in w.last_dialog.text() and "--recover" in w.last_dialog.text()
+        [flac] = disk.glob("*.flac")
+        assert marker_path(flac).exists()  # kept for recovery: it could not be rewritten clean
+        w.last_dialog.close()
+        wait_until(lambda: not w.recording.controller.busy, timeout=60)
+        (disk / "other-files.bin").unlink()  # the user frees some space
+        again = make_window(store=store)
+        box = again.recording.offer_recovery()
+        assert box is not None and flac.name in box.text()
+        qtbot.mouseClick(again.recording.recover_button, Qt.MouseButton.LeftButton)
+        wait_until(lambda: again.session.audio is not None and again.session.audio.path == flac, timeout=30)
+        assert again.session.audio.recording.duration >= 2.0  # at least up to the first save
+        assert not marker_path(flac).exists()
+
+
 def test_a_recording_killed_mid_way_is_offered_for_recovery_at_the_next_start(
     make_window, qtbot, tmp_path: Path
 ) -> None:

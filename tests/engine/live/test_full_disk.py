@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import resource
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -23,6 +22,7 @@ import pytest
 import soundfile as sf
 
 from engine.live.recovery import find_partial
+from tests.engine.live.conftest import small_tmpfs
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "resources" / "demo" / "meeting.flac"
@@ -62,18 +62,8 @@ def test_a_file_size_limit_mid_recording_ends_it_clearly_and_keeps_a_clean_file(
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("a small tmpfs needs root and mount")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)],
-                             capture_output=True, text=True)  # fmt: skip
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
+    with small_tmpfs(tmp_path / "disk") as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", str(disk)], check=False)
 
 
 def test_a_full_disk_mid_recording_keeps_the_audio_for_recovery(small_disk: Path) -> None:
