@@ -65,6 +65,7 @@ def start_up(window: MainWindow, file: Path | None) -> None:
     """Offer recovery first; open `file` only once the user has answered and a restore has loaded
     (opening it then asks before replacing restored, unsaved work)."""
     offer_recovery(window)
+    window.recording.offer_recovery()  # recordings a crash cut short
     if file is not None:
         open_when_idle(window, file)
 

@@ -62,6 +62,12 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("retranscribe", "Re-transcribe &Selection…", "Transcribe", ("Ctrl+Shift+R",), "transcribe",
                "Transcribe again the range marked on the waveform (Shift+drag) or the selected lines, "
                "with other settings"),
+    ActionSpec("record", "&Record…", "Transcribe", ("Ctrl+Alt+R",), "record",
+               "Record from the microphone and transcribe while it happens (again: stop)"),
+    ActionSpec("captions", "&Captions Window", "Transcribe", ("Ctrl+Alt+C",), "",
+               "Show the live lines in large type, for a second screen or a projector"),
+    ActionSpec("watch", "&Watch Folder…", "Transcribe", ("Ctrl+Alt+W",), "",
+               "Transcribe every new recording in a folder in the background (again: stop watching)"),
     ActionSpec("cancel", "&Cancel", "Transcribe", ("Esc",), "cancel", "Stop the running job"),
     ActionSpec("settings", "&Settings…", "Transcribe", ("Ctrl+,",), "settings", "Model, device, chunk size…"),
     ActionSpec("play", "&Play / Pause", "Playback", ("Space",), "play", "Play or pause the audio"),

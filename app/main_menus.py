@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QMenu, QMenuBar, QToolBar, QToolButton
 
 from app.actions import ACTIONS, MENUS
 
-TOOLBAR = ("open", "save", "export", None, "transcribe", "retranscribe", "cancel", "settings", None,
+TOOLBAR = ("open", "save", "export", None, "record", "transcribe", "retranscribe", "cancel", "settings", None,
            "undo", "redo", None, "play", "zoom_in", "zoom_out", "zoom_fit")  # fmt: skip
 SEPARATE_BEFORE = ("quit", "undo", "split", "delete_lines", "go_to_time", "start_earlier", "transcribe",
                    "zoom_in", "slower", "skip_back", "speaker_1")  # fmt: skip

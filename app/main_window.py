@@ -24,6 +24,7 @@ from app.editing import NUDGE, EditActions, ask
 from app.main_menus import build_menus, build_toolbar
 from app.playback_controller import PlaybackController
 from app.project_controller import ProjectController
+from app.recording.feature import RecordingFeature
 from app.session import Session
 from app.settings import SettingsStore, TranscribeSettings
 from app.sync import SKIP, ViewSync
@@ -77,6 +78,7 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         self.sync = ViewSync(self.session, self.model, self.transcript_view, self.waveform, self.playback,
                              self.playback_box, self.actions_by_name)  # fmt: skip
         self._connect()
+        self.recording = RecordingFeature(self)  # the Record action, its bar, live lines, captions
         self.setAcceptDrops(True)
         self.setAccessibleName("Murmur")
         self.setObjectName("MurmurMain")
@@ -266,6 +268,7 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
             event.ignore()
             return
         self.playback.stop()
+        self.recording.shutdown()
         self.session.shutdown()
         self.projects.close()
         event.accept()

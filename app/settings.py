@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from engine.pipeline import PipelineConfig
 
 RECENT_LIMIT = 10
+LANGUAGES = ("en", "auto", "ar", "da", "de", "es", "fi", "fr", "hi", "it", "ja", "ko", "nl", "no", "pl", "pt",
+             "ru", "sv", "tr", "uk", "zh")  # fmt: skip
 EVICTION_CHOICES = (*POLICIES, *PRESETS)  # the policy names and paper presets (a torch-free module)
 
 
@@ -72,6 +74,9 @@ OPTION_SPECS: tuple[OptionSpec, ...] = (
                special="automatic"),
     OptionSpec("max_speakers", "At most", "int", "The most speakers to look for.", maximum=64,
                special="automatic"),
+    OptionSpec("language", "Language", "choice", "The language spoken; auto detects it. The bundled "
+               "tiny.en (and every model whose name ends in .en) is English-only: choose a "
+               "multilingual model (e.g. small) for other languages.", choices=LANGUAGES),
     OptionSpec("context", "Names and terms", "terms", "Names, jargon and acronyms the recording "
                "contains, comma separated; they help the model spell them."),
 )  # fmt: skip
@@ -94,6 +99,7 @@ class TranscribeSettings:
     num_speakers: int = 0
     min_speakers: int = 0
     max_speakers: int = 0
+    language: str = "en"
     context: tuple[str, ...] = ()
     run_on: str = "local"  # or "server": a Murmur server (app.remote_settings)
     server_url: str = ""
@@ -112,6 +118,12 @@ class TranscribeSettings:
                 raise ValueError(f"{spec.label} must be between {spec.minimum:g} and {spec.maximum:g}")
         if self.min_speakers and self.max_speakers and self.min_speakers > self.max_speakers:
             raise ValueError("the fewest speakers cannot exceed the most speakers")
+        if self.backend == "whisper" and self.language != "en":
+            from engine.backends.whisper import english_only
+
+            if english_only(self.model or None):
+                raise ValueError(f"Language: the model {self.model or 'tiny.en (bundled)'} is English-only; "
+                                 "choose English or a multilingual model such as small")
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as JSON values, without the server's API key (projects travel)."""

@@ -69,6 +69,9 @@ class FileCommands:
     def open_path(self, path: Path) -> bool:
         """Open a recording (decoded in the background) or a project file."""
         path = Path(path)
+        if self.recording.controller.busy:  # recording, or its live lines still catching up
+            self.show_message("Stop the recording first (Ctrl+Alt+R)")
+            return False
         if self.session.busy:
             self.show_message("Wait for the running job to finish, or cancel it (Esc)")
             return False

@@ -44,3 +44,9 @@ class ClusterError(MurmurError):
 
 class ServerError(MurmurError):
     """A transcription server failed: unreachable, timed out, or answered with an error, after retries."""
+
+
+class RecordingError(MurmurError):
+    """Recording failed: the input device would not open, stopped (unplugged) or the disk is full.
+
+    What was recorded before the failure is kept in the recording's file."""

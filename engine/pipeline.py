@@ -15,9 +15,9 @@ decodes (`speakers_alongside`): the result is the same, the wall time shorter wh
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -200,7 +200,7 @@ class Pipeline:
             self.config.speakers.stitching,
         )
         report(Progress(Stage.STITCH, 1, 1))
-        return self._transcript(prepared, utterances)
+        return replace(self._transcript(prepared, utterances), language=spoken_language(results))
 
     def _diarize_alongside(
         self, side: ThreadPoolExecutor, prepared: Prepared, cancel: threading.Event | None
@@ -231,6 +231,18 @@ class Pipeline:
             model=self.backend.describe(),
             chunks=prepared.chunks,
         )
+
+
+def spoken_language(results: Sequence[ChunkResult], default: str = "en") -> str:
+    """The transcript's language from the languages the backend reports per chunk (whisper: the
+    forced one, or the one it detected): the one decoded over the most speech; `default` when the
+    backend reports none."""
+    seconds: dict[str, float] = {}
+    for r in results:
+        if r.language:
+            code = r.language.strip().lower()
+            seconds[code] = seconds.get(code, 0.0) + sum(s.duration for s in r.chunk.speech) + 1e-6
+    return max(seconds, key=lambda code: seconds[code]) if seconds else default
 
 
 def single_chunk(recording: Recording, speech: list[SpeechSegment], limit: float) -> Chunk:

@@ -135,6 +135,7 @@ class ChunkResult:
     finish_reason: FinishReason = FinishReason.EOS
     stats: GenerationStats = field(default_factory=GenerationStats)
     raw_text: str = ""
+    language: str | None = None  # the language the backend decoded it in, when it reports one (e.g. "de")
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ class WhisperConfig:
     compute_type: str = "default"  # CTranslate2 type; default: int8 on CPU, float16 on CUDA
     batch_size: int = 8
     beam_size: int = 5
-    language: str | None = "en"
+    language: str | None = "en"  # a code (en, de…), or "auto" / None: detect (multilingual models)
     context: tuple[str, ...] = ()  # names and terms the user expects (given to whisper as hotwords)
     cpu_threads: int = 0  # 0: let CTranslate2 decide
     offline: bool = True  # never contact the hub for model names
@@ -55,6 +55,29 @@ class WhisperConfig:
             raise ValueError(f"quality must be one of {', '.join(QUALITIES)}, got {self.quality!r}")
         if self.gap_seconds <= 0:
             raise ValueError(f"the longest gap without words must be positive, got {self.gap_seconds}")
+        if english_only(self.model) and self.language not in (None, "en"):  # None: faster-whisper says en
+            raise ValueError(f"the whisper model {self.model} is English-only: it cannot transcribe "
+                             f"{self.language!r}; choose a multilingual model (e.g. small, large-v3)")
+
+
+def english_only(model: str | None) -> bool:
+    """Whether a whisper model transcribes English only (the ".en" models, like the bundled tiny.en)."""
+    return Path(model or BUNDLED).name.endswith(".en")
+
+
+def language_setting(language: str | None, model: str | None = None) -> str | None:
+    """`WhisperConfig.language` for a user's choice: a language code, or "auto" (detect it).
+
+    Detection needs a multilingual model; an English-only one refuses every language but English."""
+    code = (language or "en").strip().lower()
+    if code in ("auto", "detect"):
+        if english_only(model):
+            raise ValueError(f"the whisper model {model or BUNDLED} is English-only and cannot detect "
+                             f"the language; choose a multilingual model (e.g. small, large-v3)")
+        return "auto"
+    if not code.isalpha() or not 2 <= len(code) <= 3:
+        raise ValueError(f"a language is a code like en, de or fr (or auto), not {language!r}")
+    return code
 
 
 def bundled_model_path() -> Path:
@@ -81,9 +104,24 @@ class WhisperBackend:
     def __init__(self, config: WhisperConfig | None = None) -> None:
         self.config = config or WhisperConfig()
         self._model: Any = None
+        self._shares: WhisperBackend | None = None  # a variant loads (once) through its original
+
+    def variant(self, **changes: Any) -> WhisperBackend:
+        """The same model, loaded once and shared, with other decoding options (e.g. `beam_size=1`)."""
+        other = WhisperBackend(replace(self.config, **changes))
+        other._shares = self
+        return other
 
     def describe(self) -> str:
         return f"faster-whisper {self.config.model}"
+
+    def load(self) -> None:
+        """Load the model now (it otherwise loads on the first `transcribe`)."""
+        if self._model is None and self._shares is not None:
+            self._shares.load()
+            self._model = self._shares._model
+        if self._model is None:
+            self._model = load_model(self.config)
 
     def attach(self, model: Any) -> None:
         """Use an already loaded faster-whisper `WhisperModel` (e.g. shared between backends)."""
@@ -99,11 +137,10 @@ class WhisperBackend:
 
         if recording.sample_rate != self.sample_rate:
             raise ValueError(f"whisper needs {self.sample_rate} Hz audio, got {recording.sample_rate}")
-        if self._model is None:
-            self._model = load_model(self.config)
+        self.load()
         cfg = self.config
         options = DecodeOptions(
-            language=cfg.language,
+            language=None if cfg.language == "auto" else cfg.language,
             beam_size=cfg.beam_size,
             batch_size=cfg.batch_size,
             hotwords=", ".join(cfg.context) or None,

@@ -67,9 +67,10 @@ def decode_fast(
         check_cancel(cancel)
         batch = chunks[span.start : span.stop]
         started = time.perf_counter()
-        found = _batched(pipeline, recording, [(c.start, c.end) for c in batch], options)
+        found, language = _batched(pipeline, recording, [(c.start, c.end) for c in batch], options)
         elapsed = (time.perf_counter() - started) / len(batch)
-        results = [_result(c, segs, _all_words(segs), elapsed) for c, segs in zip(batch, found, strict=True)]
+        results = [_result(c, segs, _all_words(segs), elapsed, language)
+                   for c, segs in zip(batch, found, strict=True)]  # fmt: skip
         rates += [_rate(r) for r in results if _speech(r.chunk) > 0]
         broken = [r for r in results if options.repair and problems(r, options.gap_seconds, _median(rates))]
         fixed = {r.chunk.index: r for r in decode_accurate(
@@ -94,9 +95,10 @@ def batch_plan(count: int, batch_size: int) -> list[range]:
 
 def _batched(
     pipeline: Any, recording: Recording, clips: Sequence[tuple[float, float]], options: DecodeOptions
-) -> list[list[Any]]:
-    """faster-whisper's batched decode of `clips`; the segments of each clip, in clip order."""
-    segments, _info = pipeline.transcribe(
+) -> tuple[list[list[Any]], str | None]:
+    """faster-whisper's batched decode of `clips`: the segments of each clip, in clip order, and
+    the language it decoded in (the forced one, or the one it detected)."""
+    segments, info = pipeline.transcribe(
         recording.samples,
         language=options.language,
         beam_size=options.beam_size,
@@ -111,7 +113,7 @@ def _batched(
     for seg in segments:  # absolute times; `seek` is the start of its clip in 10 ms frames
         owner = min(range(len(clips)), key=lambda k: abs(clips[k][0] - seg.seek / FRAMES_PER_SECOND))
         found[owner].append(seg)
-    return found
+    return found, info.language
 
 
 def _fill_gaps(
@@ -125,7 +127,7 @@ def _fill_gaps(
         return results
     clips = [(max(results[k].chunk.start, a - GAP_PAD), min(results[k].chunk.end, b + GAP_PAD))
              for k, a, b in holes]  # fmt: skip
-    found = _batched(pipeline, recording, clips, options)
+    found, _language = _batched(pipeline, recording, clips, options)
     out = list(results)
     for (k, a, b), segs in zip(holes, found, strict=True):
         extra = [w for w in _all_words(segs) if w.end > a - WORD_REACH and w.start < b + WORD_REACH]
@@ -223,7 +225,7 @@ def decode_accurate(
         return
     clips = _spans(chunks) if joined else [(c.start, c.end) for c in chunks]
     ctranslate2.set_random_seed(FALLBACK_SEED)
-    segments, _info = model.transcribe(
+    segments, info = model.transcribe(
         recording.samples,
         language=options.language,
         beam_size=options.beam_size,
@@ -239,12 +241,13 @@ def decode_accurate(
         for word in _words(seg) or [Word(float(seg.start), float(seg.end), seg.text.strip())]:
             at = (word.start + word.end) / 2 if joined else _window_time(seg)  # clip of its own
             while current + 1 < len(chunks) and at >= chunks[current].end:
-                yield _result(chunks[current], found, words, time.perf_counter() - started)
+                yield _result(chunks[current], found, words, time.perf_counter() - started, info.language)
                 current, found, words, started = current + 1, [], [], time.perf_counter()
             words.append(word)
         found.append(seg)
     for k in range(current, len(chunks)):
-        yield _result(chunks[k], found if k == current else [], words if k == current else [], 0.0)
+        here = k == current
+        yield _result(chunks[k], found if here else [], words if here else [], 0.0, info.language)
 
 
 def _window_time(seg: Any) -> float:
@@ -286,8 +289,11 @@ def _all_words(found: Sequence[Any]) -> list[Word]:
     return sorted((w for s in found for w in _words(s)), key=lambda w: w.start)
 
 
-def _result(chunk: Chunk, found: Sequence[Any], words: Sequence[Word], seconds: float) -> ChunkResult:
-    """A chunk's result from faster-whisper segments and their words (absolute times)."""
+def _result(
+    chunk: Chunk, found: Sequence[Any], words: Sequence[Word], seconds: float, language: str | None
+) -> ChunkResult:
+    """A chunk's result from faster-whisper segments and their words (absolute times), decoded in
+    `language` (faster-whisper's `info.language`)."""
     texts = [s.text for s in found if s.text.strip()]
     return ChunkResult(
         chunk=chunk,
@@ -295,6 +301,7 @@ def _result(chunk: Chunk, found: Sequence[Any], words: Sequence[Word], seconds: 
         finish_reason=FinishReason.EOS,
         stats=GenerationStats(generated_tokens=sum(len(s.tokens) for s in found), decode_seconds=seconds),
         raw_text="".join(texts).strip(),
+        language=language,
     )
 
 

@@ -28,6 +28,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "synth-corpus": ("engine.cli.synth", "generate a synthetic long-form test corpus with exact references"),
     "kv-plan": ("engine.cli.kv_plan", "compare eviction policies' kept KV, memory and attention traffic"),
     "serve": ("engine.cli.serve", "serve transcription over HTTP (OpenAI-compatible), batching every client"),
+    "record": ("engine.cli.record", "record from a microphone to FLAC, transcribing live with --live"),
+    "watch": ("engine.cli.watch", "transcribe every new recording that appears in a folder, once"),
 }
 
 

@@ -56,6 +56,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="chunked",
         help="chunked (default): VAD chunks run in batches; single: the whole recording in one pass",
     )
+    p.add_argument("--language", help="whisper: the spoken language (en, de, fr…) or auto to detect it "
+                   "(multilingual models; the bundled tiny.en is English-only); default: en")  # fmt: skip
     p.add_argument("--context", help='names and terms to expect, comma separated: "Alice, Kubernetes"')
     p.add_argument(
         "--quality",
@@ -99,10 +101,18 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
         "batch_size": args.batch_size,
         "context": context,
         "quality": getattr(args, "quality", None),
+        "language": _language(args),
         **{k: getattr(args, k, None) for k in ("dtype", "attention", "budget", "engine", "acoustic")},
         **{k: getattr(args, k, None) for k in ("server", "concurrency")},
         **{k: getattr(args, k, None) for k in ENGINE_OPTIONS},
     }
+
+
+def _language(args: argparse.Namespace) -> str | None:
+    from engine.backends.whisper import language_setting
+
+    language = getattr(args, "language", None)
+    return None if language is None else language_setting(language, args.model)
 
 
 def run(args: argparse.Namespace) -> int:

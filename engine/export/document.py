@@ -60,6 +60,7 @@ def speaking_time(transcript: Transcript) -> list[tuple[str, float, int]]:
 def _front_matter(document: Document, transcript: Transcript) -> None:
     title = _clean(PurePath(transcript.source).stem if transcript.source else "") or DEFAULT_STEM.title()
     document.core_properties.title = title
+    document.core_properties.language = transcript.language
     document.add_heading(title, level=0)
     facts = [("Source", transcript.source), ("Model", transcript.model)]
     for label, value in [*facts, ("Duration", clock(transcript.duration))]:

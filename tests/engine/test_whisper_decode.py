@@ -82,7 +82,7 @@ class _Sequential:
             text = "".join(w.word for w in words)
             segments.append(SimpleNamespace(seek=round(a * 100), start=start, end=b, text=text, words=words,
                                             tokens=[0] * len(words)))  # fmt: skip
-        return iter(segments), None
+        return iter(segments), SimpleNamespace(language="en")  # faster-whisper's TranscriptionInfo
 
 
 def test_a_repaired_chunk_keeps_its_own_words_when_they_align_before_its_start():

@@ -1,0 +1,281 @@
+"""Recording in the main window: the Record action from start to final transcript.
+
+`RecordingFeature(window)` connects the "record", "captions" and "watch" actions and adds the
+recording bar (`RecordPanel`, a dock). The Record action first shows the bar, where the microphone
+is chosen; Record there (or the action again):
+1. asks before replacing unsaved edits, starts a new document and records the chosen microphone
+   (`MicSource`, the choice remembered in the settings) into `folder` — beside the open project,
+   else the recordings folder setting — as FLAC flushed every ≤ 2 s;
+2. while recording, the waveform grows (redrawn every `WAVE_MS`, less often when a redraw takes
+   longer than a twentieth of that) with the speech regions, live
+   lines enter the table in time order with provisional speakers ("Speaker 1"…), and the
+   captions window shows them; the bar shows the level, the elapsed time and any lag;
+3. Stop (or a device failure, after its message) opens the recorded file; once the live lines
+   have caught up, the full pipeline runs over it (one undoable step, like Transcribe). Lines the
+   user edited while recording are kept (`app.recording.reconcile`).
+Transcribe ▸ Watch Folder… transcribes each new recording in a chosen folder in the background
+(`app.recording.watch_folder`); the choice is a setting that survives restarts.
+`offer_recovery()` (at start-up) offers to make recordings a crash cut short whole and open them.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QStandardPaths, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QMessageBox
+
+from app import speakers as sp
+from app.envelope import EnvelopePyramid
+from app.recording.captions import CaptionsWindow
+from app.recording.controller import DISPLAY_RATE, RecordingController
+from app.recording.panel import RecordPanel
+from app.recording.reconcile import keep_edited
+from app.recording.recovery_offer import offer_recovery
+from app.recording.watch_folder import FolderWatch
+from engine.errors import RecordingError
+from engine.types import Transcript, Utterance
+
+WAVE_MS = 1000
+DEVICE_KEY = "record_device"
+FOLDER_KEY = "recordings_folder"
+CAPTIONS_THEME_KEY = "captions_theme"
+
+
+def default_folder() -> Path:
+    music = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.MusicLocation)
+    return Path(music or Path.home()) / "Murmur Recordings"
+
+
+class RecordingFeature(QObject):
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window = window
+        self.controller = RecordingController(self)
+        self.panel = RecordPanel()
+        self.dock = QDockWidget("Recording", window)
+        self.dock.setObjectName("recordingDock")
+        self.dock.setWidget(self.panel)
+        self.dock.setFeatures(QDockWidget.DockWidgetFeature.NoDockWidgetFeatures)
+        window.addDockWidget(Qt.DockWidgetArea.TopDockWidgetArea, self.dock)
+        self.dock.hide()
+        self.captions = CaptionsWindow(str(window.store.value(CAPTIONS_THEME_KEY, "dark")))
+        self.produced: set[Utterance] = set()  # live lines as decoded (to tell the user's edits apart)
+        self._final_pending: Path | None = None
+        self._caught_up = True
+        self._edited: list[Utterance] = []
+        self._wave = QTimer(self)
+        self._wave.setInterval(WAVE_MS)
+        self._wave.timeout.connect(self._redraw_wave)
+        self.watch = FolderWatch(window.store, self)
+        self._connect()
+        folder = self.watch.folder
+        if folder is not None and folder.is_dir():  # the watch folder setting survives a restart
+            self.watch.start(folder, window.settings)
+
+    @property
+    def folder(self) -> Path:
+        if self.window.projects.path is not None:
+            return self.window.projects.path.parent
+        return Path(str(self.window.store.value(FOLDER_KEY, str(default_folder()))))
+
+    def _connect(self) -> None:
+        a, c, w = self.window.actions_by_name, self.controller, self.window
+        a["record"].triggered.connect(self.toggle)
+        a["captions"].triggered.connect(self.show_captions)
+        a["watch"].setCheckable(True)
+        a["watch"].triggered.connect(self.choose_watch_folder)
+        self.watch.transcribed.connect(lambda name, out: w.show_message(f"Watch folder: transcribed {name}"))
+        self.watch.skipped.connect(lambda name, why: w.show_message(f"Watch folder: skipped {name}: {why}"))
+        self.watch.changed.connect(lambda on: a["watch"].setChecked(on))
+        self.panel.record_clicked.connect(lambda: self.stop() if self.controller.active else self.start())
+        self.panel.pause_toggled.connect(lambda p: c.pause() if p else c.resume())
+        self.panel.captions_clicked.connect(self.show_captions)
+        self.panel.devices.currentTextChanged.connect(lambda n: n and w.store.set_value(DEVICE_KEY, n))
+        c.line.connect(self._on_line)
+        c.segment.connect(self._on_segment)
+        c.status.connect(self.panel.show_status)
+        c.failed.connect(self._on_failed)
+        c.stopped.connect(self._on_stopped)
+        c.caught_up.connect(self._on_caught_up)
+        for signal in (w.session.busy_changed, w.model.document_changed, w.undo_stack.canUndoChanged):
+            signal.connect(self._update)  # after the window's own update_actions
+        w.session.busy_changed.connect(lambda busy: busy or self._finalise())
+        w.session.transcribed.connect(self._on_transcribed)
+
+    # -- start / stop ------------------------------------------------------------------------------
+    def toggle(self) -> None:
+        """The Record action: show the recording bar (pick the microphone), then record / stop."""
+        if self.controller.active:
+            self.stop()
+        elif not self.dock.isVisible():
+            self.show_bar()
+        else:
+            self.start()
+
+    def show_bar(self) -> None:
+        self._show_devices()
+        self.dock.show()
+        self.panel.record_button.setFocus()
+        self.window.show_message("Choose the microphone, then Record (Ctrl+Alt+R)")
+
+    def start(self, source: Any = None) -> bool:
+        """Record `source` (default: the chosen microphone); False when it did not start."""
+        w = self.window
+        if w.session.busy or self.controller.busy:
+            w.show_message("Wait for the running job to finish, or cancel it (Esc)")
+            return False
+        if w.ask_before_closing and not w.undo_stack.isClean() and not w.confirm_discard("recording"):
+            return False
+        if self.panel.devices.count() == 0:
+            self._show_devices()
+        path = self.folder / time.strftime("recording-%Y%m%d-%H%M%S.flac")
+        try:
+            source = source if source is not None else self._microphone()
+            self.controller.start(source, path, self._backend(), speakers=w.settings.diarizer != "none")
+        except (RecordingError, ValueError) as exc:
+            w.show_error("Cannot record", str(exc))
+            return False
+        self.produced.clear()
+        self._caught_up = False
+        w.model.set_document((), (), Transcript(utterances=(), source=str(path)))
+        w.undo_stack.clear()
+        w.waveform.set_speech([], [])
+        self.captions.clear()
+        self.panel.set_recording(True)
+        self.dock.show()
+        self._wave.start()
+        self._update()
+        w.show_message(f"Recording to {path}")
+        return True
+
+    def stop(self) -> None:
+        self.controller.stop()
+
+    def shutdown(self) -> None:
+        self.controller.shutdown()
+        self.watch.shutdown()
+        self.captions.close()
+
+    def _microphone(self) -> Any:
+        from engine.live.sources import MicSource
+
+        return MicSource(self.panel.device_name())
+
+    def _backend(self) -> Any:
+        from engine.backends import create_backend
+
+        s = self.window.settings
+        options = {"model": s.model or None, "language": getattr(s, "language", None) or None}
+        return create_backend("whisper", **{k: v for k, v in options.items() if v is not None})
+
+    def _show_devices(self) -> None:
+        from engine.live.sources import list_devices
+
+        names = [d.name for d in list_devices()]
+        self.panel.set_devices(names, str(self.window.store.value(DEVICE_KEY, "")) or None)
+
+    def _on_stopped(self, path: Path) -> None:
+        self._wave.stop()
+        self._redraw_wave()
+        self.panel.set_recording(False)
+        self._final_pending = path
+        w = self.window
+        w.show_message(f"Recorded {path.name}; the transcript catches up, then the full pipeline runs")
+        w.session.open_audio(path, w.settings)
+        self._update()
+
+    def _on_caught_up(self) -> None:
+        self._caught_up = True
+        self.window.update_actions()
+        self._update()
+        self._finalise()
+
+    def _finalise(self) -> None:
+        """Run the full pipeline once the file is loaded and the live lines have caught up."""
+        w, path = self.window, self._final_pending
+        audio = w.session.audio
+        if path is None or not self._caught_up or w.session.busy or audio is None or audio.path != path:
+            return
+        self._final_pending = None
+        self._edited = [u for u in w.model.utterances if u not in self.produced]
+        w.session.transcribe(w.settings)
+
+    def _on_transcribed(self, _transcript: Transcript) -> None:
+        edited, self._edited = self._edited, []
+        if edited:
+            keep_edited(self.window.model, edited)
+
+    def _on_failed(self, message: str) -> None:
+        self.window.show_error("Recording stopped" if not self.controller.active else "Live transcription",
+                               message)  # fmt: skip
+        if not self.controller.active:
+            self.stop()
+
+    # -- live news ---------------------------------------------------------------------------------
+    def _on_line(self, line: Any) -> None:
+        model, u = self.window.model, line.utterance
+        book = model.book
+        if u.speaker is not None and sp.find(book, u.speaker) is None:
+            number = len(book) + 1
+            book = (*book, sp.SpeakerInfo(u.speaker, f"Speaker {number}", sp.free_color(book)))
+            model.change_rows({}, book)
+        self.produced.add(u)
+        model.replace_rows(model.insertion_row(u.start), 0, [u])
+        name, color = sp.display_name(model.book, u.speaker), sp.display_color(model.book, u.speaker)
+        self.captions.add_line(name, color, u.text)
+
+    def _on_segment(self, _segment: Any) -> None:
+        segments = self.controller.session.segments
+        self.window.waveform.set_speech([s.start for s in segments], [s.end for s in segments])
+
+    def _redraw_wave(self) -> None:
+        """Redraw the growing waveform; redrawing never takes more than a twentieth of the time."""
+        started = time.perf_counter()
+        signal = self.controller.display()
+        if len(signal):
+            self.window.waveform.set_audio(EnvelopePyramid.build(signal, DISPLAY_RATE))
+        took_ms = (time.perf_counter() - started) * 1000
+        self._wave.setInterval(max(WAVE_MS, int(20 * took_ms)))
+
+    def show_captions(self) -> None:
+        self.captions.show()
+        self.captions.raise_()
+
+    def _update(self, *_: object) -> None:
+        a = self.window.actions_by_name
+        idle = not (self.window.session.busy or self.controller.busy)
+        a["record"].setEnabled(self.controller.active or idle)
+        if self.controller.busy:  # nothing may replace the recording's document until it is final
+            for name in ("open", "transcribe", "retranscribe"):
+                a[name].setEnabled(False)
+        a["record"].setText("Stop &Recording" if self.controller.active else "&Record…")
+
+    # -- watch folder ------------------------------------------------------------------------------
+    def choose_watch_folder(self) -> None:
+        """Stop watching, or choose a folder whose new recordings are transcribed in the background."""
+        if self.watch.active:
+            self.watch.stop()
+            self.window.show_message("No longer watching a folder")
+            return
+        from PySide6.QtWidgets import QFileDialog
+
+        start = str(self.watch.folder or Path.home())
+        folder = QFileDialog.getExistingDirectory(self.window, "Watch a folder for new recordings", start)
+        if folder:
+            self.watch.start(Path(folder), self.window.settings)
+            self.window.show_message(f"Watching {folder}: new recordings are transcribed into "
+                                     f"{self.watch.out}")  # fmt: skip
+        else:
+            self.watch.changed.emit(False)
+
+    # -- recovery ----------------------------------------------------------------------------------
+    def offer_recovery(self) -> QMessageBox | None:
+        """Ask about recordings a crash cut short in the recordings folder (non-blocking)."""
+        offer = offer_recovery(self.window, self.folder)
+        if offer is None:
+            return None
+        box, self.recover_button = offer
+        return box

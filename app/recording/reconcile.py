@@ -1,0 +1,63 @@
+"""Lines edited while recording survive the final transcription.
+
+Rule (also in docs/app.md): a line the user changed while recording (its text, times or speaker,
+or a split or merge) is kept as the user left it — text and times. From the final run's lines
+that overlap it, only the words inside its span give way (a word belongs to the span its middle
+falls in); their other words stay, as a shorter line; lines that do not overlap stay whole.
+Its speaker becomes the final speaker that overlaps it most (live labels are provisional; the
+final diarization names who spoke), unless nothing overlaps it, when it keeps the one it had.
+The result is one more undoable step after the final transcript, so undo shows the pure final run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from app import commands
+from app import speakers as sp
+from app.transcript_model import TranscriptModel
+from engine.types import Utterance
+
+
+def overlap(a: Utterance, b: Utterance) -> float:
+    return max(0.0, min(a.end, b.end) - max(a.start, b.start))
+
+
+def inside(t: float, edited: Sequence[Utterance]) -> bool:
+    return any(e.start <= t < e.end for e in edited)
+
+
+def outside_words(u: Utterance, edited: Sequence[Utterance]) -> Utterance | None:
+    """`u` without its words inside an edited line (None when nothing is left)."""
+    if not any(overlap(u, e) > 0 for e in edited):
+        return u
+    words = tuple(w for w in u.words if not inside((w.start + w.end) / 2, edited))
+    if not words:
+        return None
+    text = " ".join(w.text.strip() for w in words)
+    return replace(u, start=words[0].start, end=words[-1].end, text=text, words=words)
+
+
+def merged(final: Sequence[Utterance], edited: Sequence[Utterance]) -> tuple[Utterance, ...]:
+    """The final lines, with each edited line in place of the final words it covers."""
+    kept = [k for u in final if (k := outside_words(u, edited)) is not None]
+    placed = []
+    for e in edited:
+        best = max(final, key=lambda u: overlap(u, e), default=None)
+        speaker = best.speaker if best is not None and overlap(best, e) > 0 else e.speaker
+        placed.append(replace(e, speaker=speaker))
+    return tuple(sorted([*kept, *placed], key=lambda u: (u.start, u.end)))
+
+
+def keep_edited(model: TranscriptModel, edited: Sequence[Utterance]) -> None:
+    """Put the edited lines back into the model's (final) document as one undoable step."""
+    utterances = merged(model.utterances, edited)
+    book = model.book
+    known = {s.id for s in book}
+    for u in utterances:
+        if u.speaker is not None and u.speaker not in known:
+            book = (*book, sp.SpeakerInfo(u.speaker, u.speaker, sp.free_color(book)))
+            known.add(u.speaker)
+    commands.set_document(model, replace(model.meta, utterances=utterances), book,
+                          "Keep lines edited while recording")  # fmt: skip

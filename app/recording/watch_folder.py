@@ -1,0 +1,109 @@
+"""The app's watch folder: what `murmur watch` does, in the background of the window.
+
+`FolderWatch(store)` keeps its choice in the settings (`watch_folder`, `watch_out`; the
+transcripts go to `watch_out`, by default a "Transcripts" folder inside the watched one) and,
+once `start()`ed, polls `engine.live.folder_watch.FolderWatcher` every `POLL_MS` on the GUI
+thread. Each ready file is transcribed on one background thread with the pipeline the
+transcription settings describe (`app.settings.engine_arguments`), exported (SRT, VTT, TXT,
+JSON, DOCX) and recorded in the state file, so a restart of the app skips it; `transcribed(name,
+outputs)` or `skipped(name, reason)` follow. Files are taken one at a time, in name order.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from app.settings import SettingsStore, TranscribeSettings, engine_arguments
+from engine.errors import MurmurError
+
+POLL_MS = 1000
+FORMATS = ("srt", "vtt", "txt", "json", "docx")
+FOLDER_KEY, OUT_KEY = "watch_folder", "watch_out"
+
+
+class FolderWatch(QObject):
+    transcribed = Signal(str, list)  # file name, output paths
+    skipped = Signal(str, str)  # file name, reason
+    changed = Signal(bool)  # watching or not
+
+    def __init__(self, store: SettingsStore, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.store = store
+        self.watcher: Any = None
+        self.settings = TranscribeSettings()
+        self._pipeline: Any = None
+        self._busy = threading.Event()
+        self._stop = threading.Event()
+        self._timer = QTimer(self)
+        self._timer.setInterval(POLL_MS)
+        self._timer.timeout.connect(self._poll)
+
+    @property
+    def folder(self) -> Path | None:
+        value = self.store.value(FOLDER_KEY, "")
+        return Path(value) if value else None
+
+    @property
+    def active(self) -> bool:
+        return self._timer.isActive()
+
+    def start(self, folder: Path, settings: TranscribeSettings, out: Path | None = None,
+              settle_seconds: float = 2.0) -> None:  # fmt: skip
+        """Watch `folder` (remembered); raises ValueError when it does not exist."""
+        from engine.live.folder_watch import STATE_NAME, FolderWatcher
+
+        out = out or folder / "Transcripts"
+        self.watcher = FolderWatcher(folder, out / STATE_NAME, settle_seconds)
+        self.out, self.settings, self._pipeline = out, settings, None
+        self.store.set_value(FOLDER_KEY, str(folder))
+        self.store.set_value(OUT_KEY, str(out))
+        self._stop.clear()
+        self._timer.start()
+        self.changed.emit(True)
+
+    def stop(self) -> None:
+        """Stop watching and forget the folder."""
+        self.shutdown()
+        self.store.set_value(FOLDER_KEY, "")
+        self.changed.emit(False)
+
+    def shutdown(self) -> None:
+        """Stop watching (closing the app); the folder stays chosen for the next start."""
+        self._timer.stop()
+        self._stop.set()
+
+    def _poll(self) -> None:
+        if self._busy.is_set() or self.watcher is None:
+            return
+        ready = self.watcher.poll()
+        if ready:
+            self._busy.set()
+            threading.Thread(target=self._handle, args=(ready[0],), daemon=True, name="watch-folder").start()
+
+    def _handle(self, path: Path) -> None:
+        from engine.export import export
+
+        try:
+            transcript = self._get_pipeline().run(path, None, self._stop)
+            written = export(transcript, self.out, FORMATS, stem=path.stem)
+        except (MurmurError, ValueError, OSError) as exc:
+            if not self._stop.is_set():
+                self.watcher.failed(path, str(exc))
+                self.skipped.emit(path.name, str(exc))
+        else:
+            self.watcher.done(path, written)
+            self.transcribed.emit(path.name, [str(p) for p in written])
+        finally:
+            self._busy.clear()
+
+    def _get_pipeline(self) -> Any:
+        if self._pipeline is None:
+            from engine.pipeline import Pipeline
+
+            backend, config, options = engine_arguments(self.settings)
+            self._pipeline = Pipeline.create(backend, config, **options)
+        return self._pipeline

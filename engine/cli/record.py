@@ -1,0 +1,160 @@
+"""`murmur record`: record from a microphone to FLAC; with `--live`, print lines as they are spoken.
+
+The recording is written as it arrives (`engine.live`, flushed every ≤ 2 s) to
+`OUT/recording-<date>-<time>.flac`. Ctrl-C (or `--seconds`) stops it; the live lines catch up,
+then the full pipeline runs over the file and writes the usual exports beside it (a second Ctrl-C
+during that step stops it; the recording is kept). A recording cut short by a crash is reported
+at the next start (`murmur record --recover` makes it whole). `--play FILE` uses a file played
+at real-time speed as the input (demos, tests); `--list-devices` shows the inputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from engine.cli.interrupt import install as install_interrupt
+from engine.cli.live_options import add_model_arguments, formats_of, whisper_options
+from engine.cli.speaker_options import add_speaker_arguments, speaker_config
+from engine.errors import Cancelled, MurmurError
+from engine.progress import format_clock
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", help="input device: its number or name (see --list-devices); default: "
+                   "the system's default input")  # fmt: skip
+    p.add_argument("--out", type=Path, default=Path("."), help="folder of the recording and its exports")
+    p.add_argument("--live", action="store_true", help="transcribe while recording and print each line")
+    p.add_argument("--seconds", type=float, help="stop after this many seconds (default: at Ctrl-C)")
+    p.add_argument("--play", type=Path, metavar="FILE", help="use FILE, played at real-time speed, as input")
+    p.add_argument("--list-devices", action="store_true", help="list the input devices and exit")
+    p.add_argument("--recover", action="store_true", help="make recordings cut short in --out whole, exit")
+    p.add_argument("--no-transcribe", action="store_true", help="only record; no transcript after it")
+    add_model_arguments(p)
+    add_speaker_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.list_devices:
+            return _list_devices()
+        if args.recover:
+            return _recover(args.out)
+        return _record(args)
+    except Cancelled:
+        print("murmur: transcription cancelled; the recording is kept", file=sys.stderr)
+        return 130
+    except (MurmurError, ValueError) as exc:
+        print(f"murmur: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _list_devices() -> int:
+    from engine.live.sources import list_devices
+
+    devices = list_devices()
+    for d in devices:
+        mark = "*" if d.is_default else " "
+        print(f"{mark} {d.index:3d}  {d.name}  ({d.channels} ch, {d.default_rate} Hz)")
+    if not devices:
+        print("murmur: no input devices found", file=sys.stderr)
+    return 0 if devices else 1
+
+
+def _recover(folder: Path) -> int:
+    from engine.live.recovery import find_partial, recover
+
+    partial = find_partial(folder)
+    for p in partial:
+        print(f"recovered {p.audio}: {format_clock(recover(p))}")
+    if not partial:
+        print(f"murmur: no recording was cut short in {folder}", file=sys.stderr)
+    return 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    from engine.live.recovery import find_partial
+    from engine.live.session import LiveSession
+
+    formats = formats_of(args.format)
+    for p in find_partial(args.out):
+        print(f"murmur: {p.audio} was cut short; `murmur record --recover --out {args.out}` keeps it",
+              file=sys.stderr)  # fmt: skip
+    backend = _backend(args) if args.live or not args.no_transcribe else None
+    path = args.out / time.strftime("recording-%Y%m%d-%H%M%S.flac")
+    session = LiveSession(_source(args), path, backend if args.live else None, on_line=_print_line,
+                          on_error=lambda e: print(f"murmur: {e}", file=sys.stderr, flush=True))  # fmt: skip
+    cancel = getattr(args, "cancel", None) or threading.Event()
+    previous = install_interrupt(cancel)
+    try:
+        session.start()
+        name = session.capture.source.name
+        print(f"recording {name} to {path} (Ctrl-C stops)", file=sys.stderr, flush=True)
+        _wait(session, cancel, args.seconds)
+    finally:
+        session.stop()
+        signal.signal(signal.SIGINT, previous)
+    seconds = session.capture.seconds
+    print(f"recorded {format_clock(seconds)} to {path}", file=sys.stderr, flush=True)
+    if args.live and not session.finish(timeout=None):
+        return 1
+    if session.error is not None:
+        print(f"murmur: error: {session.error}", file=sys.stderr)
+    if args.no_transcribe or seconds <= 0:
+        return 1 if session.error else 0
+    _finalise(args, backend, path, formats)
+    return 1 if session.error else 0
+
+
+def _source(args: argparse.Namespace) -> Any:
+    from engine.live.sources import FileSource, MicSource
+
+    if args.play is not None:
+        return FileSource(args.play)
+    device: int | str | None = args.device
+    if isinstance(device, str) and device.isdigit():
+        device = int(device)
+    return MicSource(device)
+
+
+def _backend(args: argparse.Namespace) -> Any:
+    from engine.backends import create_backend
+
+    return create_backend("whisper", **whisper_options(args))
+
+
+def _wait(session: Any, cancel: threading.Event, limit: float | None) -> None:
+    while not cancel.is_set() and not session.capture.ended.is_set():
+        if limit is not None and session.capture.seconds >= limit:
+            return
+        time.sleep(0.1)
+
+
+def _print_line(line: Any) -> None:
+    u = line.utterance
+    who = f"{u.speaker}: " if u.speaker else ""
+    print(f"[{format_clock(u.start)}] {who}{u.text}", flush=True)
+
+
+def _finalise(args: argparse.Namespace, backend: Any, path: Path, formats: tuple[str, ...]) -> None:
+    """The full pipeline over the recording, then the exports beside it."""
+    from engine.cli.outputs import Target
+    from engine.cli.transcribe import deliver
+    from engine.pipeline import Pipeline, PipelineConfig
+
+    cancel = threading.Event()
+    previous = install_interrupt(cancel)
+    try:
+        pipeline = Pipeline(backend, PipelineConfig(speakers=speaker_config(args)))
+        started = time.perf_counter()
+        transcript = pipeline.run(path, None, cancel)
+        args.quiet, args.no_timestamps = not args.live, False
+        target = Target(path.parent, path.stem)
+        deliver(transcript, time.perf_counter() - started, path, target, formats, args)
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -1,0 +1,194 @@
+"""Recording in the window: live lines while it records, the final run after it, an edit kept,
+a device that fails mid-recording, and a recording cut short by a kill offered back at start."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+from qt_helpers import DEMO, make_store, wait_until
+
+from app.timeline import format_time
+from engine.live.flac_writer import marker_path
+from engine.live.sources import FileSource
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def clip(path: Path, start: float, end: float) -> Path:
+    samples, rate = sf.read(DEMO, dtype="float32", start=int(start * 16000), stop=int(end * 16000))
+    sf.write(path, samples, rate)
+    return path
+
+
+@pytest.fixture
+def recorder_window(make_window, tmp_path: Path):
+    store = make_store(tmp_path)
+    store.set_value("recordings_folder", str(tmp_path / "recordings"))
+    return make_window(store=store)
+
+
+def test_live_lines_appear_while_recording_and_an_edited_line_survives_the_final_run(
+    recorder_window, qtbot, tmp_path: Path
+) -> None:
+    w = recorder_window
+    feature = w.recording
+    levels: list[int] = []
+    feature.controller.status.connect(lambda s: levels.append(w.recording.panel.meter.value()))
+    assert feature.start(FileSource(clip(tmp_path / "c.flac", 0.0, 26.0), speed=1.0))
+    assert feature.dock.isVisible() and feature.panel.record_button.text() == "■ Stop"
+    wait_until(lambda: w.model.rowCount() >= 2, timeout=60)
+    assert feature.controller.active  # lines arrived while the recording went on (models load first)
+    assert max(levels) > 50 and feature.panel.elapsed.text() != "0:00.0"
+    assert w.waveform.duration > 0 and feature.captions.lines
+    assert not any(w.actions_by_name[n].isEnabled() for n in ("open", "transcribe", "retranscribe"))
+    assert not w.open_path(DEMO)  # a file dropped on the window does not replace the recording either
+
+    view = w.transcript_view
+    editor = view.edit_text(0)
+    editor.setPlainText("Let us keep this meeting brief please.")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: view.row_delegate.editor is None)
+
+    qtbot.mouseClick(feature.panel.record_button, Qt.MouseButton.LeftButton)  # Stop
+    wait_until(lambda: w.undo_stack.undoText() == "Keep lines edited while recording", timeout=180)
+    texts = [u.text for u in w.model.utterances]
+    assert texts[0] == "Let us keep this meeting brief please."
+    assert any("notes" in t for t in texts[1:])  # the final run's lines around it
+    [flac] = (tmp_path / "recordings").glob("*.flac")
+    assert sf.info(flac).duration < 26.0 and not marker_path(flac).exists()
+    assert w.session.audio is not None and w.session.audio.path == flac
+    w.undo_stack.undo()  # the pure final run is one step back
+    assert w.model.utterances[0].text != "Let us keep this meeting brief please."
+
+
+def test_a_device_failing_mid_recording_shows_a_message_and_keeps_the_recording(
+    recorder_window, tmp_path: Path
+) -> None:
+    w = recorder_window
+    damaged = clip(tmp_path / "d.flac", 0.0, 20.0)
+    data = bytearray(damaged.read_bytes())
+    data[len(data) // 2 :] = bytes(len(data) - len(data) // 2)
+    damaged.write_bytes(bytes(data))
+    assert w.recording.start(FileSource(damaged, speed=8))
+    wait_until(lambda: isinstance(w.last_dialog, QMessageBox) and w.last_dialog.isVisible(), timeout=30)
+    assert w.last_dialog.windowTitle() == "Recording stopped"
+    assert "kept" in w.last_dialog.text()
+    [flac] = (tmp_path / "recordings").glob("*.flac")
+    assert 4.0 < sf.info(flac).duration < 20.0
+    wait_until(lambda: w.session.audio is not None and w.session.audio.path == flac, timeout=30)
+
+
+def test_a_full_disk_mid_recording_says_so_and_the_recording_is_offered_back(
+    make_window, qtbot, tmp_path: Path
+) -> None:
+    from tests.engine.live.conftest import small_tmpfs
+
+    with small_tmpfs(tmp_path / "disk") as disk:
+        (disk / "other-files.bin").write_bytes(b"\0" * 160 * 1024)  # about 3 s of FLAC left
+        store = make_store(tmp_path)
+        store.set_value("recordings_folder", str(disk))
+        w = make_window(store=store)
+        assert w.recording.start(FileSource(clip(tmp_path / "c.flac", 0.0, 30.0), speed=4))
+        wait_until(lambda: isinstance(w.last_dialog, QMessageBox) and w.last_dialog.isVisible(), timeout=30)
+        assert w.last_dialog.windowTitle() == "Recording stopped"
+        assert "the disk is full" in w.last_dialog.text() and "--recover" in w.last_dialog.text()
+        [flac] = disk.glob("*.flac")
+        assert marker_path(flac).exists()  # kept for recovery: it could not be rewritten clean
+        w.last_dialog.close()
+        wait_until(lambda: not w.recording.controller.busy, timeout=60)
+        (disk / "other-files.bin").unlink()  # the user frees some space
+        again = make_window(store=store)
+        box = again.recording.offer_recovery()
+        assert box is not None and flac.name in box.text()
+        qtbot.mouseClick(again.recording.recover_button, Qt.MouseButton.LeftButton)
+        wait_until(lambda: again.session.audio is not None and again.session.audio.path == flac, timeout=30)
+        assert again.session.audio.recording.duration >= 2.0  # at least up to the first save
+        assert not marker_path(flac).exists()
+
+
+def test_a_recording_killed_mid_way_is_offered_for_recovery_at_the_next_start(
+    make_window, qtbot, tmp_path: Path
+) -> None:
+    folder = tmp_path / "recordings"
+    source = clip(tmp_path / "c.flac", 0.0, 20.0)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "engine", "record", "--play", str(source), "--out", str(folder),
+               "--no-transcribe"]  # fmt: skip
+    proc = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None and "recording" in proc.stderr.readline()
+    time.sleep(5.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+
+    store = make_store(tmp_path)
+    store.set_value("recordings_folder", str(folder))
+    w = make_window(store=store)
+    box = w.recording.offer_recovery()
+    assert box is not None and box.isVisible() and "cut short" in box.text()
+    qtbot.mouseClick(w.recording.recover_button, Qt.MouseButton.LeftButton)
+    wait_until(lambda: w.session.audio is not None and not w.session.busy, timeout=30)
+    assert 2.5 < w.session.audio.recording.duration < 6.0  # all but the last seconds
+    assert not list(folder.glob("*.recording.json"))
+
+
+def test_record_first_shows_the_bar_and_the_microphone_choice_is_remembered(make_window, tmp_path: Path):
+    store = make_store(tmp_path)
+    w = make_window(store=store)
+    w.actions_by_name["record"].trigger()
+    assert w.recording.dock.isVisible() and not w.recording.controller.active  # choose, then record
+    w.recording.panel.set_devices(["Built-in", "USB headset"], None)
+    w.recording.panel.devices.setCurrentIndex(1)
+    again = make_window(store=store)
+    again.recording.panel.set_devices(["Built-in", "USB headset"], str(store.value("record_device", "")))
+    assert again.recording.panel.device_name() == "USB headset"
+
+
+def test_the_bar_says_loading_models_until_the_live_transcriber_is_ready(recorder_window, tmp_path: Path):
+    w = recorder_window
+    panel = w.recording.panel
+    assert w.recording.start(FileSource(clip(tmp_path / "c.flac", 0.0, 30.0)))
+    assert panel.lag.text() == "Loading models…"  # shown at once, before any line can come
+    wait_until(lambda: panel.lag.text() != "Loading models…", timeout=60)
+    assert w.recording.controller.session.transcriber.ready
+    w.recording.stop()
+    wait_until(lambda: not w.recording.controller.active, timeout=10)
+
+
+def test_pause_leaves_the_paused_audio_out_of_the_recording(recorder_window, qtbot, tmp_path: Path) -> None:
+    w = recorder_window
+    panel = w.recording.panel
+    source = clip(tmp_path / "c.flac", 0.0, 30.0)  # 7.5 s at 4x: time left after the resume
+    assert w.recording.start(FileSource(source, speed=4))
+    qtbot.wait(500)
+    qtbot.mouseClick(panel.pause_button, Qt.MouseButton.LeftButton)
+    assert panel.pause_button.text() == "Resume" and w.recording.controller.session.capture.paused
+    capture = w.recording.controller.session.capture
+    wait_until(lambda: capture.backlog == 0, timeout=30)  # blocks that arrived before the pause are written
+    qtbot.wait(300)  # and the label shows them
+    elapsed = panel.elapsed.text()
+    qtbot.wait(1000)  # 4 s of the clip go by unrecorded
+    assert panel.elapsed.text() == elapsed != "0:00.0"  # the clock stood still while paused
+    qtbot.mouseClick(panel.pause_button, Qt.MouseButton.LeftButton)
+    assert panel.pause_button.text() == "Pause"
+    wait_until(lambda: panel.elapsed.text() != elapsed, timeout=5)  # and runs again
+    wait_until(lambda: not w.recording.controller.active, timeout=30)
+    [flac] = (tmp_path / "recordings").glob("*.flac")
+    recorded, _ = sf.read(flac, dtype="float32")
+    original, _ = sf.read(source, dtype="float32")
+    # the file is the clip with one stretch cut out: what came before the pause, then the rest
+    cut = int(np.argmax(np.abs(recorded - original[: len(recorded)]) > 2 / 32768))
+    rest = len(recorded) - cut
+    assert np.allclose(recorded[:cut], original[:cut], atol=2 / 32768) and cut > 16000
+    assert np.allclose(recorded[cut:], original[len(original) - rest :], atol=2 / 32768)
+    assert (len(original) - len(recorded)) / 16000 > 1.0  # the 1 s (or more) paused at 4x speed
+    wait_until(lambda: panel.elapsed.text() == format_time(len(recorded) / 16000), timeout=10)
