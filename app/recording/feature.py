@@ -178,11 +178,18 @@ class RecordingFeature(QObject):
         self.panel.set_devices(names, str(self.window.store.value(DEVICE_KEY, "")) or None)
 
     def _on_stopped(self, path: Path) -> None:
+        from engine.live.flac_writer import marker_path
+
         self._wave.stop()
         self._redraw_wave()
         self.panel.set_recording(False)
-        self._final_pending = path
         w = self.window
+        if marker_path(path).exists():  # a full disk left it unfinished: recovered later, not opened now
+            self._final_pending = None
+            w.show_message(f"{path.name} is kept for recovery (offered at the next start)")
+            self._update()
+            return
+        self._final_pending = path
         w.show_message(f"Recorded {path.name}; the transcript catches up, then the full pipeline runs")
         w.session.open_audio(path, w.settings)
         self._update()

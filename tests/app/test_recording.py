@@ -104,8 +104,10 @@ def test_a_full_disk_mid_recording_says_so_and_the_recording_is_offered_back(
         assert "the disk is full" in w.last_dialog.text() and "--recover" in w.last_dialog.text()
         [flac] = disk.glob("*.flac")
         assert marker_path(flac).exists()  # kept for recovery: it could not be rewritten clean
-        w.last_dialog.close()
         wait_until(lambda: not w.recording.controller.busy, timeout=60)
+        assert w.last_dialog.windowTitle() == "Recording stopped"  # the unfinished file is not opened
+        assert w.session.audio is None
+        w.last_dialog.close()
         (disk / "other-files.bin").unlink()  # the user frees some space
         again = make_window(store=store)
         box = again.recording.offer_recovery()
