@@ -5,12 +5,13 @@
     └── settle: EOS / budget → a result; a loop → rolled back and queued again, or a LOOP result
 
 Results are yielded the moment a row finishes, so any number of requests runs with a bounded
-batch. Work comes only through the queue object (a `WorkSource`: only an idle, empty batch waits
-in `pop`, a running one takes what is there with `poll`; a row whose request is `cancelled` leaves
-at once, with no result); how many rows take it is the KV memory budget's choice at the size each row's policy keeps (`Runner.reserve`),
-and an anchored row that keeps more than planned makes the store grow between steps
-(`Runner.make_room`). A row that loops only ever costs itself: it leaves its row, and its retry
-waits in the queue like any other request. `cancel` is checked before every step.
+batch. Work comes only through the queue object, a `WorkSource`: only an idle, empty batch waits in
+`pop`, a running one takes what is there with `poll`, and a row whose request is `cancelled` leaves
+at once, with no result. How many rows take work is the KV memory budget's choice at the size each
+row's policy keeps (`Runner.reserve`), and an anchored row that keeps more than planned makes the
+store grow between steps (`Runner.make_room`). A row that loops only ever costs itself: it leaves
+its row, and its retry waits in the queue like any other request. `cancel` is checked before every
+step.
 """
 
 from __future__ import annotations
