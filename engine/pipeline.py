@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from engine.progress import format_clock
 from engine.speakers import SpeakerConfig, create_diarizer
 from engine.speakers.attribution import attribute_speakers
 from engine.speakers.diarization import Diarization, Diarizer
-from engine.stitching import StitchConfig
+from engine.stitching import StitchConfig, removals
 from engine.types import (
     Chunk,
     ChunkResult,
@@ -199,7 +199,8 @@ class Pipeline:
             diarization,
         )
         report(Progress(Stage.STITCH, 1, 1))
-        return self._transcript(prepared, utterances)
+        removed = removals(results, utterances, self.config.stitch)
+        return replace(self._transcript(prepared, utterances), removed=removed)
 
     def _diarize_alongside(
         self, side: ThreadPoolExecutor, prepared: Prepared, cancel: threading.Event | None

@@ -206,6 +206,7 @@ def _transcribe_one(
     seconds = time.perf_counter() - started
     if profile:
         print(f"profile: {path.name}: {times.render()} · total {seconds:.2f} s", file=sys.stderr)
+        print(f"profile: {path.name}: {transcript.removed.render()}", file=sys.stderr)
     return transcript, seconds
 
 
