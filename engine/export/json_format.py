@@ -2,9 +2,10 @@
 
 Layout: an object with `"format": "murmur-transcript"`, `"version": 1`, the transcript's scalar
 fields (source, model, language, duration), `removed` (what the clean-up steps removed:
-{boundary_words, merge_words, rollback_tokens, salvage_tokens}; optional on reading), then the lists `speakers` ({id, name}), `chunks`
-({index, start, end, speech: [[start, end], ...]}) and `utterances` ({start, end, text, speaker,
-words: [{start, end, text, probability}, ...]}), one item per line. Floats are written in shortest
+{boundary_words, merge_words, rollback_tokens, salvage_tokens}; optional on reading), then the
+lists `speakers` ({id, name}), `chunks` ({index, start, end, speech: [[start, end], ...]}) and
+`utterances` ({start, end, text, speaker, words: [{start, end, text, probability}, ...]}), one
+item per line. Floats are written in shortest
 round-trip form; NaN or infinite times are refused with ValueError. Export options do not apply.
 A file that is missing, not JSON, or not this format raises `TranscriptFormatError`, and so does
 one holding NaN/Infinity, a time `engine.finite` refuses, or a string with a lone surrogate.

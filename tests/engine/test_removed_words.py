@@ -44,7 +44,9 @@ def test_adjacent_chunks_whose_repeat_lies_far_from_the_tail_in_time_keep_it():
 
 def test_a_real_boundary_repeat_is_removed_and_counted():
     first = result(0, 0.0, 30.0, Segment(26.0, 29.8, "Next week then, fine.", 0))
-    second = result(1, 30.2, 60.0, Segment(0.0, 1.5, "next week then fine", 0), Segment(2.0, 4.0, "Agreed.", 0))
+    second = result(
+        1, 30.2, 60.0, Segment(0.0, 1.5, "next week then fine", 0), Segment(2.0, 4.0, "Agreed.", 0)
+    )
     utterances = stitch([first, second])
     assert "next week then fine" not in [u.text for u in utterances]
     assert removals([first, second], utterances).boundary_words == 4
@@ -94,9 +96,16 @@ def test_a_sentence_repeated_five_minutes_later_survives_and_nothing_is_removed(
 def test_profile_reports_what_each_step_removed(two_blocks: Path, tmp_path: Path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     cmd = [sys.executable, "-m", "engine", "transcribe", str(two_blocks), "--out", str(tmp_path)]
-    done = subprocess.run([*cmd, "--format", "json", "--profile", "-q"], env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [*cmd, "--format", "json", "--profile", "-q"], env=env, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     assert "removed: boundary repeats 0 words · merge 0 words" in done.stderr
     saved = json.loads((tmp_path / "two_blocks.json").read_text())
-    assert saved["removed"] == {"boundary_words": 0, "merge_words": 0, "rollback_tokens": 0, "salvage_tokens": 0}
+    assert saved["removed"] == {
+        "boundary_words": 0,
+        "merge_words": 0,
+        "rollback_tokens": 0,
+        "salvage_tokens": 0,
+    }
     assert _said(" ".join(u["text"] for u in saved["utterances"])) == 2
