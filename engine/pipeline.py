@@ -55,8 +55,12 @@ class PipelineConfig:
     stitch: StitchConfig = field(default_factory=StitchConfig)
     speakers: SpeakerConfig = field(default_factory=SpeakerConfig)
     speakers_alongside: bool = True  # diarize while the backend runs (backends without speakers)
+    audio_stream: int | None = None  # which audio stream of a file (from 0); None: the default one
 
     def __post_init__(self) -> None:
+        stream = self.audio_stream
+        if stream is not None and not (isinstance(stream, int) and stream >= 0):
+            raise ValueError(f"the audio stream is a number from 0, got {self.audio_stream!r}")
         if self.chunk_seconds is not None:
             ChunkingConfig(max_seconds=self.chunk_seconds, pad_seconds=self.chunk_pad)
         if self.single_pass and self.chunk_seconds is not None:
@@ -158,6 +162,7 @@ class Pipeline:
         return load_audio(
             Path(path),
             self.backend.sample_rate,
+            stream=self.config.audio_stream,
             progress=lambda done, total: report(Progress(Stage.LOAD, done, total)),
             cancel=cancel,
         )

@@ -64,6 +64,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "slower: see docs/performance.md)",
     )
     p.add_argument("--profile", action="store_true", help="print the seconds each stage took")
+    p.add_argument(
+        "--audio-stream",
+        type=int,
+        metavar="N",
+        help="which audio stream of a file with several (from 0; default: the one marked default)",
+    )
     vv = p.add_argument_group("vibevoice options")
     vv.add_argument("--dtype", choices=vibevoice.DTYPES, help="weights' dtype (default: auto)")
     vv.add_argument("--attention", choices=vibevoice.ATTENTIONS, help="attention kernel (default: sdpa)")
@@ -130,6 +136,7 @@ def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Even
         chunk_seconds=args.chunk_seconds,
         single_pass=args.mode == "single",
         speakers=speaker_config(args),
+        audio_stream=args.audio_stream,
     )
     if cancel.is_set():
         raise Cancelled()
