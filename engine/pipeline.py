@@ -113,7 +113,11 @@ class Pipeline:
         on_progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
     ) -> Transcript:
-        """Transcribe a file (or a decoded recording) end to end."""
+        """Transcribe a file (or a decoded recording) end to end; a backend that can tell it will
+        fail (`check_ready`, e.g. a server that is down) fails before any audio is decoded."""
+        check_ready = getattr(self.backend, "check_ready", None)
+        if check_ready is not None:
+            check_ready()
         return self.transcribe(self.prepare(source, on_progress, cancel), on_progress, cancel)
 
     def prepare(

@@ -48,6 +48,13 @@ class VibeVoiceBackend:
             return f"VibeVoice-ASR {self.config.server_model} at {self.config.server}"
         return f"VibeVoice-ASR {self.config.model}"
 
+    def check_ready(self) -> None:
+        """Fail at once, before any audio is decoded, when the server cannot be reached."""
+        if self.config.engine == "server":
+            from engine.backends.vibevoice.server_client import ServerClient
+
+            ServerClient(self.config).check_reachable()
+
     def transcribe(
         self,
         recording: Recording,
