@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QUndoCommand
 
-from app import edits, range_join
+from app import edits
 from app import speakers as sp
 from app.timeline import format_time
 from engine.types import Transcript, Utterance
@@ -102,26 +102,35 @@ def set_document(model: TranscriptModel, transcript: Transcript, book: sp.Speake
 
 
 def range_bounds(model: TranscriptModel, start: float, end: float) -> tuple[float, float]:
-    """[start, end] widened to the whole lines that overlap it (`app.range_join.widen`)."""
-    return range_join.widen(model.utterances, start, end)
+    """[start, end] widened to the whole lines that start inside it."""
+    rows = _rows_in(model, start, end)
+    if rows:
+        start = min(start, model.utterance(rows[0]).start)
+        end = max(end, max(model.utterance(r).end for r in rows))
+    return start, end
+
+
+def _rows_in(model: TranscriptModel, start: float, end: float) -> range:
+    first = model.insertion_row(start - 1e-6) if start > 0 else 0
+    while first > 0 and model.utterance(first - 1).start >= start - 1e-6:
+        first -= 1
+    last = model.insertion_row(end - 1e-6)
+    return range(first, max(first, last))
 
 
 def replace_range(model: TranscriptModel, result: RangeResult) -> tuple[int, int]:
-    """The lines starting in the result's range become its lines, attributed to the speakers of
-    the lines they replace (`app.range_join`), as one undo step; speakers the result brought that
-    match nobody join the book. Returns (first row, rows inserted)."""
-    utterances = model.utterances
-    rows = range_join.lines_in(utterances, result.start, result.end)
-    old = utterances[rows.start : rows.stop]
+    """The lines starting in the result's range become its lines (one undo step); speakers the
+    result brought that match nobody join the book. Returns (first row, rows inserted)."""
+    rows = _rows_in(model, result.start, result.end)
     book, names = model.book, {}
-    new = range_join.attribute(result.utterances, old)
     for sid in result.new_speakers:
-        if any(u.speaker == sid for u in new):
-            book, info = sp.add_speaker(book)
-            names[sid] = info.id
-    new = tuple(replace(u, speaker=names.get(u.speaker, u.speaker)) for u in new)
+        book, info = sp.add_speaker(book)
+        names[sid] = info.id
+    new = tuple(replace(u, speaker=names.get(u.speaker, u.speaker)) for u in result.utterances)
+    old = [model.utterance(r) for r in rows]
     books = (model.book, book) if book != model.book else None
     text = f"Transcribe {format_time(result.start)}–{format_time(result.end)} again"
+    new = tuple(sorted(new, key=lambda u: u.start))
     model.undo_stack.push(ReplaceRows(model, rows.start, old, new, text, books))
     return rows.start, len(new)
 

@@ -267,8 +267,8 @@ class MainWindow(QMainWindow):
 
     def selected_range(self) -> tuple[float, float] | None:
         """The range marked on the waveform, else the span of the selected lines."""
-        if self.waveform.marked_range is not None:
-            return self.waveform.marked_range
+        if self.waveform.range is not None:
+            return self.waveform.range
         rows = self.transcript_view.selected_source_rows()
         if not rows:
             return None

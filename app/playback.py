@@ -55,20 +55,13 @@ class PlaybackSource:
         self._pos = min(max(seconds * self.sample_rate, 0.0), float(max(len(self.samples) - 1, 0)))
 
     def read(self, frames: int) -> np.ndarray:
-        """The next `frames` output samples (zeros past the end), float32 (frames,).
-
-        Interpolates only the samples this read covers, so its cost is O(frames) whatever the
-        length of the recording (the audio callback calls it every few milliseconds)."""
+        """The next `frames` output samples (zeros past the end), float32 (frames,)."""
         last = len(self.samples) - 1
+        idx = self._pos + np.arange(frames) * self._speed
         out = np.zeros(frames, np.float32)
-        if last > 0:
-            idx = self._pos + np.arange(frames) * self._speed  # (frames,) fractional sample indices
-            n = int(np.count_nonzero(idx < last))  # idx grows: the samples inside are a prefix
-            if n:
-                lo = idx[:n].astype(np.int64)  # (n,) floor, idx ≥ 0
-                frac = (idx[:n] - lo).astype(np.float32)
-                a, b = self.samples[lo], self.samples[lo + 1]
-                out[:n] = a + (b - a) * frac
+        inside = idx < last
+        if last > 0 and inside.any():
+            out[inside] = np.interp(idx[inside], np.arange(len(self.samples)), self.samples)
         self._pos = min(self._pos + frames * self._speed, float(max(last, 0)))
         return out
 

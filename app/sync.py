@@ -7,8 +7,7 @@
   line is edited, moving the caret onto a word moves the playhead to that word; clicking the
   waveform selects the utterance there (or the nearest) and moves the playhead; double-clicking
   plays from there; Back / Forward 5 s move the playhead;
-- while audio plays, the playhead moves, the utterance under it is tinted and kept in view
-  (only while no line is being edited: an open editor is never scrolled away, closed or refilled).
+- while audio plays, the playhead moves, the utterance under it is tinted and kept in view.
 """
 
 from __future__ import annotations
@@ -46,7 +45,6 @@ class ViewSync(QObject):
         self.playback, self.box, self.actions = playback, box, actions
         self._lanes: dict[str | None, sp.Lane] = {}
         self._showing_playing: bool | None = None
-        self._seeking = False
         session.audio_ready.connect(self.on_audio)
         session.plan_ready.connect(self.on_plan)
         model.turns_changed.connect(self.update_lanes)
@@ -109,12 +107,8 @@ class ViewSync(QObject):
 
     def on_caret(self, row: int, position: int) -> None:
         word = word_at(self.model.utterance(row), position)
-        if word is not None and not self.playback.playing and not self._seeking:
-            self._seeking = True  # a seek repaints lines; nothing it causes may seek again
-            try:
-                self.playback.seek(word.start)
-            finally:
-                self._seeking = False
+        if word is not None and not self.playback.playing:
+            self.playback.seek(word.start)
 
     def on_waveform_click(self, t: float) -> None:
         row = self.model.nearest_row(t)
@@ -139,7 +133,7 @@ class ViewSync(QObject):
             x0, x1 = self.waveform.visible_range()
             if not x0 <= t <= x1:
                 self.waveform.show_range(t, t + (x1 - x0))
-            if row is not None and self.view.row_delegate.editor is None:  # never move an open editor
+            if row is not None:
                 index = self.view.filter.mapFromSource(self.model.index(row, 0))
                 if index.isValid():
                     self.view.scrollTo(index)

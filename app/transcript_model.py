@@ -48,7 +48,6 @@ RIGHT_TOP = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop  # computed 
 LEFT_TOP = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
 TIME_INK = QColor("#5B6670")
 CURRENT_TINT = QColor("#FFF1C2")  # the line being heard
-TINT_ROLES = [TINT, CURRENT]
 
 
 class TranscriptModel(QAbstractTableModel):
@@ -272,9 +271,9 @@ class TranscriptModel(QAbstractTableModel):
         if row == self.current_row:
             return
         old, self.current_row = self.current_row, row
-        for r in (old, row):  # only the tint changes: views neither refit nor refill editors
+        for r in (old, row):
             if r is not None and 0 <= r < len(self._utterances):
-                self.dataChanged.emit(self.index(r, 0), self.index(r, len(HEADERS) - 1), TINT_ROLES)
+                self._rows_changed(r, r)
 
     def insertion_row(self, start: float) -> int:
         return bisect.bisect_right(self._starts, start)

@@ -70,7 +70,6 @@ class LineTextEdit(QPlainTextEdit):
         self.setTabChangesFocus(False)
         self.setFrameShape(QPlainTextEdit.Shape.NoFrame)
         self.setAccessibleName("Edit text")
-        self.filled: str | None = None  # the text the delegate put in (None: not yet)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key, mods = event.key(), event.modifiers()
@@ -132,16 +131,9 @@ class TextDelegate(RowDelegate):
         return editor
 
     def setEditorData(self, editor: QWidget, index: Index) -> None:
-        """Fill a fresh editor; an editor the user has typed in, or one already showing the
-        model's text, is left alone (a repaint of the line, e.g. playback tinting it, must not
-        reset what is being typed nor move the caret)."""
         if not isinstance(editor, LineTextEdit):
             return
-        text = str(index.data(Qt.ItemDataRole.EditRole) or "")
-        if editor.filled is not None and (editor.toPlainText() != editor.filled or text == editor.filled):
-            return  # the user has typed, or the editor already shows this text
-        editor.filled = text
-        editor.setPlainText(text)
+        editor.setPlainText(str(index.data(Qt.ItemDataRole.EditRole) or ""))
         editor.moveCursor(QTextCursor.MoveOperation.End)
 
     def place_caret(self, editor: LineTextEdit, viewport_point: QPoint | None) -> None:

@@ -37,7 +37,6 @@ from app.widgets.transcript_delegates import (
     text_height,
 )
 
-DISPLAY_ROLE = int(Qt.ItemDataRole.DisplayRole.value)
 ALL = "\x00all"  # the filter value that shows every speaker
 Index = QModelIndex | QPersistentModelIndex
 EDIT_KEY = QAbstractItemView.EditTrigger.EditKeyPressed
@@ -138,7 +137,7 @@ class TranscriptView(QTableView):
                 self.scrollTo(self.currentIndex(), QAbstractItemView.ScrollHint.EnsureVisible)
 
     def _on_data_changed(self, top: QModelIndex, bottom: QModelIndex, roles: list[int] = ()) -> None:
-        if top.column() <= TEXT <= bottom.column() and (not roles or DISPLAY_ROLE in map(int, roles)):
+        if top.column() <= TEXT <= bottom.column():
             self.fit_rows(top.row(), bottom.row())
 
     def resizeEvent(self, event: QResizeEvent) -> None:

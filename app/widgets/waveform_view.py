@@ -86,7 +86,7 @@ class WaveformView(pg.PlotWidget):
         super().__init__(parent, background="#FBFCFD", viewBox=RangeViewBox(),
                          axisItems={"bottom": TimeAxis("bottom"), "left": self.lane_axis})  # fmt: skip
         self.duration = 0.0
-        self.marked_range: tuple[float, float] | None = None
+        self.range: tuple[float, float] | None = None
         plot = self.getPlotItem()
         plot.hideButtons()
         plot.setMenuEnabled(False)
@@ -157,16 +157,16 @@ class WaveformView(pg.PlotWidget):
     def set_range(self, start: float | None, end: float | None = None) -> None:
         """Mark [start, end] as the chosen range (None clears it)."""
         if start is None or end is None or end - start < MIN_SPAN:
-            self.marked_range = None
+            self.range = None
             self.range_item.set_spans([], [])
         else:
-            self.marked_range = (max(start, 0.0), min(end, self.duration) if self.duration else end)
-            self.range_item.set_spans([self.marked_range[0]], [self.marked_range[1]])
+            self.range = (max(start, 0.0), min(end, self.duration) if self.duration else end)
+            self.range_item.set_spans([self.range[0]], [self.range[1]])
 
     def _on_range_drag(self, start: float, end: float, finished: bool) -> None:
         self.set_range(start, end)
-        if finished and self.marked_range is not None:
-            self.range_selected.emit(*self.marked_range)
+        if finished and self.range is not None:
+            self.range_selected.emit(*self.range)
 
     def set_selection(self, start: float | None, end: float | None = None) -> None:
         if start is None or end is None:
