@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
-from PySide6.QtWidgets import QFileDialog, QWidget
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
+from app.file_guard import AutosaveNotice, DiskStamp
 from app.project import (
     SUFFIX,
     AudioRef,
@@ -72,6 +73,8 @@ class ProjectController(QObject):
         self.timer.timeout.connect(self.autosave)
         self.timer.start()
         self._replace_on_load: Path | None = None
+        self._stamp: DiskStamp | None = None  # the project file as this window last read or wrote it
+        self._autosave_notice = AutosaveNotice()
         window.session.audio_ready.connect(self._on_audio)
         window.session.error.connect(self._on_error)
 
@@ -129,17 +132,30 @@ class ProjectController(QObject):
             return False
         if path.suffix != SUFFIX:
             path = path.with_name(path.name + SUFFIX)
+        changed = path == self.path and self._stamp is not None and self._stamp.changed(path)
+        if changed and not self._confirm_overwrite(path):
+            return False
         try:
             save_project(self.snapshot(), path)
         except OSError as exc:
             self.error.emit("Could not save the project", f"{path}: {exc.strerror or exc}")
             return False
-        self.path = path
+        self.path, self._stamp = path, DiskStamp.of(path)
         self.window.undo_stack.setClean()
         self.recovery.discard()
         self.path_changed.emit()
         self.message.emit(f"Saved {path.name}")
         return True
+
+    def _confirm_overwrite(self, path: Path) -> bool:
+        """Ask before saving over a project file something else changed since it was opened."""
+        buttons = QMessageBox.StandardButton
+        answer = QMessageBox.question(
+            self.window.dialog_parent(), "Project changed on disk",
+            f"{path.name} was changed on disk since you opened it (another window or program). "
+            "Save over those changes?", buttons.Save | buttons.Cancel, buttons.Cancel,
+        )  # fmt: skip
+        return answer == buttons.Save
 
     def open(self, path: Path, audio: Path | None = None) -> bool:
         """Open a project; `audio` overrides where its recording is (relinking). Unsaved edits are
@@ -152,8 +168,8 @@ class ProjectController(QObject):
         except ProjectError as exc:
             self.error.emit("Cannot open this project", str(exc))
             return False
-        self.path = path
         self.apply(project, audio or self._find_audio(path, project.audio))
+        self.path, self._stamp = path, DiskStamp.of(path)  # bound to the file only once shown
         self.window.undo_stack.clear()
         self.window.undo_stack.setClean()
         self._autosaved_index = 0
@@ -195,7 +211,10 @@ class ProjectController(QObject):
             return False
         try:
             self.recovery.write(self.snapshot(), self.path)
-        except OSError:
+        except OSError as exc:
+            told = self._autosave_notice.first(self.recovery.folder, exc)
+            if told is not None:
+                self.error.emit("Crash protection is off", told)
             return False
         self._autosaved_index = stack.index()
         return True
