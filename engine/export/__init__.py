@@ -10,6 +10,10 @@ or a cancel leaves each file either complete or untouched. Where the files go:
 - otherwise `target` is a file path: with one format it is written exactly there; with several,
   each format replaces a known format suffix of the name (`talk.srt` → `talk.vtt`, `talk.docx`...).
 
+The files of one `export` call are written as one set: the folder is locked while they are
+written (`folder_lock`), so two runs exporting the same stem into the same folder leave one
+run's complete set, never SRT from one and JSON from the other.
+
 `render` gives one format's bytes without touching the disk; `read_json` reads the JSON format back.
 A transcript with a time that is not a usable number (NaN, infinite, absurdly large; see
 `engine.finite`) is refused with ValueError before anything is written: no format ever says `nan`.
@@ -17,6 +21,7 @@ A transcript with a time that is not a usable number (NaN, infinite, absurdly la
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import threading
@@ -25,7 +30,7 @@ from io import BytesIO
 from pathlib import Path, PurePath
 
 from engine.errors import Cancelled
-from engine.export.atomic import atomic_write
+from engine.export.atomic import atomic_write, folder_lock
 from engine.export.base import DEFAULT_STEM, Exporter, ExportOptions
 from engine.export.cues import CueLayout
 from engine.export.document import DocxExporter
@@ -68,11 +73,16 @@ def export(
     names = _check_formats(formats)
     _check_times(transcript)
     paths = output_paths(transcript, Path(target), names, stem)
-    for name, path in zip(names, paths, strict=True):
-        if cancel is not None and cancel.is_set():
-            raise Cancelled()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, functools.partial(FORMATS[name].write, transcript, options=options))
+    folders = sorted({path.parent for path in paths})
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as locks:
+        for folder in folders:  # in a fixed order: two exports never wait on each other
+            locks.enter_context(folder_lock(folder))
+        for name, path in zip(names, paths, strict=True):
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()
+            atomic_write(path, functools.partial(FORMATS[name].write, transcript, options=options))
     return paths
 
 

@@ -49,11 +49,16 @@ class VibeVoiceBackend:
         return f"VibeVoice-ASR {self.config.model}"
 
     def check_ready(self) -> None:
-        """Fail at once, before any audio is decoded, when the server cannot be reached."""
+        """Fail at once, before any audio is decoded, when the server cannot be reached or the
+        checkpoint is neither local nor downloadable now."""
         if self.config.engine == "server":
             from engine.backends.vibevoice.server_client import ServerClient
 
             ServerClient(self.config).check_reachable()
+        else:
+            from engine.backends.vibevoice.availability import check_available
+
+            check_available(self.config)
 
     def transcribe(
         self,
