@@ -149,3 +149,29 @@ def test_engine_and_server_go_together():
         VibeVoiceConfig(server="http://localhost:8000")
     with pytest.raises(ValueError, match="http:// or https://"):
         VibeVoiceConfig(engine="server", server="localhost:8000")
+
+
+def test_the_loopback_server_runs_as_a_command_and_serves_the_cli(trained_model, trained_clips, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, "-m", "engine.backends.vibevoice.loopback_server", str(trained_model)]
+    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        first = server.stdout.readline()  # printed once the socket listens
+        url = first.split(" at ")[1].split(" ")[0]
+        path, reference = trained_clips[0]
+        code = main([
+            "transcribe", str(path), "--backend", "vibevoice", "--engine", "server", "--server", url,
+            "--diarizer", "none", "--format", "json", "--out", str(tmp_path), "-q",
+        ])  # fmt: skip
+        assert code == 0
+        data = json.loads((tmp_path / f"{path.stem}.json").read_text())
+        assert [u["text"] for u in data["utterances"]] == [r.text for r in reference]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
