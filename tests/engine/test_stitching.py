@@ -80,3 +80,16 @@ def test_dropping_inversions_removes_segments_written_end_before_start_as_the_pa
     assert len(stitch([chunk])) == 3  # repaired by default
     with pytest.raises(ValueError, match="inversions"):
         StitchConfig(inversions="ignore")
+
+
+def test_merging_two_lines_of_one_speaker_keeps_both_lines_word_timings():
+    first_words = (Word(1.0, 1.4, "We"), Word(1.5, 2.0, "agreed."))
+    second_words = (Word(2.6, 3.0, "Ship"), Word(3.1, 3.6, "it."))
+    chunk = result(0, 0.0, 10.0, Segment(1.0, 2.0, "We agreed.", 0, first_words),
+                   Segment(2.6, 3.6, "Ship it.", 0, second_words))  # fmt: skip
+    (merged,) = stitch([chunk], {(0, 0): "S1"}, StitchConfig(merge_gap=1.5))
+    assert merged.text == "We agreed. Ship it."
+    assert [(w.start, w.end, w.text) for w in merged.words] == [
+        (1.0, 1.4, "We"), (1.5, 2.0, "agreed."), (2.6, 3.0, "Ship"), (3.1, 3.6, "it.")
+    ]  # fmt: skip
+    assert (merged.start, merged.end) == (1.0, 3.6)
