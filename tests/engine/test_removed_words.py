@@ -109,3 +109,16 @@ def test_profile_reports_what_each_step_removed(two_blocks: Path, tmp_path: Path
         "salvage_tokens": 0,
     }
     assert _said(" ".join(u["text"] for u in saved["utterances"])) == 2
+
+
+def test_removals_add_up_the_loop_tokens_of_every_chunk_and_follow_the_inversion_rule():
+    from dataclasses import replace as with_
+
+    from engine.types import GenerationStats
+
+    a = with_(result(0, 0.0, 10.0, Segment(1.0, 2.0, "one two three", 0), Segment(5.0, 4.0, "four five", 0)),
+              stats=GenerationStats(rolled_back_tokens=5, salvage_dropped_tokens=2))  # fmt: skip
+    b = with_(result(1, 40.0, 50.0, Segment(1.0, 2.0, "six", 0)), stats=GenerationStats(rolled_back_tokens=1))
+    drop = StitchConfig(inversions="drop")
+    assert removals([a, b], stitch([a, b], config=drop), drop) == Removed(rollback_tokens=6, salvage_tokens=2)
+    assert removals([a, b], stitch([a, b])) == Removed(rollback_tokens=6, salvage_tokens=2)
