@@ -196,3 +196,17 @@ def test_a_segment_written_without_a_speaker_gets_its_neighbours_speaker():
     assert "missing_speaker" in first.flags and "missing_speaker" not in second.flags
     (alone,) = parse_reply('[{"Start":0,"End":1,"Content":"nobody named"}]', 5.0)
     assert alone.speaker == 0
+
+
+def test_a_malformed_object_reads_spelled_keys_nulls_and_keeps_the_first_text():
+    reply = '[{"Start time": 1.5, "End": null, "Speaker_ID": 2 "Content": "first", "Text": "second"}]'
+    (only,) = parse_reply(reply, 5.0)
+    assert (only.start, only.end, only.speaker, only.text) == (1.5, 5.0, 2, "first")
+    assert only.flags == ("malformed", "missing_time")
+
+
+def test_a_reply_cut_inside_its_text_keeps_the_words_without_trailing_junk():
+    (cut,) = parse_reply('[{"Start": 0, "End": 2, "Speaker": 0, "Content": "and then   \n', 5.0)
+    assert (cut.text, cut.flags) == ("and then", ("partial",))
+    (one,) = parse_reply('[{"Start": 0, "End": 2, "Speaker": 0, "Content": "x"', 5.0)
+    assert one.text == "x"
