@@ -11,13 +11,23 @@ then a file of the same name beside the project. Files are written atomically.
 Recovery: `RecoveryStore(folder)` keeps one autosave file per running session (the project plus
 the saving process id and the project's own path). A file left behind by a process that is no
 longer running means edits were not saved: `pending()` lists those so they can be restored.
-Malformed files raise `ProjectError` with a message naming the file, and so do files holding a
-time that is NaN, infinite or absurdly large (`engine.finite`), so no view ever sees one.
+Recovery metadata (pid, saved_at) is cosmetic: a pid that no process can have means the session
+is gone, and a saved_at that is not a plausible time is replaced by the file's own time, so the
+edits are always offered.
+
+A project is validated completely before any of it is used: a wrongly typed field anywhere
+(settings included), JSON nested too deep to read, a file over `MAX_PROJECT_BYTES` or a
+transcript over `MAX_UTTERANCES` lines raise `ProjectError` with a message naming the file and
+the field or the limit, and so do times that are NaN, infinite or absurdly large
+(`engine.finite`), so no view ever sees one. A speaker colour that is not `#RRGGBB` falls back
+to a palette colour no other speaker uses.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
 import sys
 import time
@@ -25,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.speakers import SpeakerBook, SpeakerInfo
+from app.project_fields import audio_fields, pair, settings_from, speakers_from, typed
+from app.speakers import SpeakerBook
 from engine.errors import MurmurError, TranscriptFormatError
 from engine.finite import time_problem
 from engine.types import Chunk, SpeechSegment, Transcript
@@ -34,6 +45,9 @@ FORMAT = "murmur-project"
 VERSION = 1
 SUFFIX = ".murmur"
 RECOVERY_SUFFIX = ".murmur-recovery"
+MAX_PROJECT_BYTES = 512 * 2**20  # a 24-hour transcript with word times takes well under 100 MB
+MAX_UTTERANCES = 100_000  # far above a day of speech; more would leave the window unusable
+_MAX_PID = 2**22  # above any process id a system hands out
 
 
 class ProjectError(MurmurError):
@@ -102,24 +116,29 @@ def to_dict(project: Project, project_path: Path | None) -> dict[str, Any]:
 
 
 def from_dict(data: Any) -> Project:
+    """The project in parsed JSON, validated completely; ValueError/TypeError names the first bad field."""
     from engine.export.json_format import transcript_from_dict
 
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError("it is not a Murmur project")
     if data.get("version") != VERSION:
         raise ValueError(f"it has format version {data.get('version')!r}; this Murmur reads {VERSION}")
-    audio = data.get("audio")
-    transcript = data.get("transcript")
+    transcript, audio = data.get("transcript"), audio_fields(data.get("audio"))
+    if isinstance(transcript, dict) and len(typed(transcript, "utterances", list, [])) > MAX_UTTERANCES:
+        count = len(transcript["utterances"])
+        raise ValueError(f"it holds {count:,} lines; Murmur opens projects of at most {MAX_UTTERANCES:,}")
     return Project(
-        audio=None if audio is None else AudioRef(
-            str(audio["path"]), audio.get("relative"), audio.get("size"), float(audio.get("duration", 0.0))
-        ),
+        audio=None if audio is None else AudioRef(*audio),
         transcript=None if transcript is None else transcript_from_dict(transcript),
-        speakers=tuple(SpeakerInfo(str(s["id"]), str(s["name"]), str(s["color"])) for s in data["speakers"]),
-        settings=dict(data.get("settings") or {}),
-        speech=tuple(SpeechSegment(float(a), float(b)) for a, b in data.get("speech", [])),
-        chunks=tuple(Chunk(i, float(a), float(b)) for i, (a, b) in enumerate(data.get("chunks", []))),
-    )  # fmt: skip
+        speakers=speakers_from(typed(data, "speakers", list)),
+        settings=settings_from(data.get("settings")),
+        speech=tuple(
+            SpeechSegment(*pair(p, f"speech[{i}]")) for i, p in enumerate(typed(data, "speech", list, []))
+        ),
+        chunks=tuple(
+            Chunk(i, *pair(p, f"chunks[{i}]")) for i, p in enumerate(typed(data, "chunks", list, []))
+        ),
+    )
 
 
 def check_project_times(project: Project) -> None:
@@ -153,11 +172,19 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 def _read_project(path: Path) -> tuple[dict[str, Any], Project]:
     """The file's JSON and the project it holds (parsed once)."""
     try:
+        size = path.stat().st_size
+        if size > MAX_PROJECT_BYTES:
+            raise ProjectError(
+                f"{path.name} is {size / 2**20:,.0f} MB; Murmur opens projects of at most "
+                f"{MAX_PROJECT_BYTES // 2**20} MB"
+            )
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ProjectError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ProjectError(f"{path.name} is not a Murmur project: it is not valid JSON") from exc
+    except RecursionError as exc:
+        raise ProjectError(f"{path.name} is not a Murmur project: its JSON is nested too deep") from exc
     try:
         project = from_dict(data)
         check_project_times(project)
@@ -196,7 +223,8 @@ class RecoveryStore:
         _write_json(self.path, data)
 
     def discard(self) -> None:
-        self.path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a folder that cannot be written holds no autosave
+            self.path.unlink(missing_ok=True)
 
     def pending(self) -> list[Recovery]:
         """Autosaves of sessions that are no longer running, newest first (unreadable ones skipped)."""
@@ -204,17 +232,35 @@ class RecoveryStore:
         for path in sorted(self.folder.glob(f"*{RECOVERY_SUFFIX}")):
             try:
                 data, project = _read_project(path)
-                meta = data["recovery"]
-                if path == self.path or _process_alive(int(meta["pid"])):
-                    continue
-                where = meta.get("project_path")
-                found.append(Recovery(path, float(meta["saved_at"]), where and Path(where), project))
-            except (ProjectError, KeyError, TypeError, ValueError):
+            except ProjectError:
                 continue
+            meta = data.get("recovery") if isinstance(data.get("recovery"), dict) else {}
+            if path == self.path or _process_alive(meta.get("pid")):
+                continue
+            where = meta.get("project_path")
+            found.append(Recovery(path, _saved_at(meta.get("saved_at"), path), _path_or_none(where), project))
         return sorted(found, key=lambda r: r.saved_at, reverse=True)
 
 
-def _process_alive(pid: int) -> bool:
+def _saved_at(value: Any, path: Path) -> float:
+    """When a recovery file was saved: its own record if plausible, else the file's time."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if ok and 0 < value <= time.time() + 86_400:
+        return float(value)
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _path_or_none(value: Any) -> Path | None:
+    return Path(value) if isinstance(value, str) and value else None
+
+
+def _process_alive(pid: Any) -> bool:
+    """Whether the process that wrote a recovery file still runs (an impossible pid: it does not)."""
+    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid < _MAX_PID:
+        return False
     if pid == os.getpid():
         return True
     if sys.platform == "win32":  # os.kill would terminate the process there

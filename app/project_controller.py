@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
-from PySide6.QtWidgets import QFileDialog, QWidget
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
+from app.file_guard import AutosaveNotice, DiskStamp
 from app.project import (
     SUFFIX,
     AudioRef,
@@ -76,6 +77,8 @@ class ProjectController(QObject):
         self.timer.timeout.connect(self.autosave)
         self.timer.start()
         self._replace_on_load: Path | None = None
+        self._stamp: DiskStamp | None = None  # the project file as this window last read or wrote it
+        self._autosave_notice = AutosaveNotice()
         window.session.audio_ready.connect(self._on_audio)
         window.session.error.connect(self._on_error)
 
@@ -136,6 +139,9 @@ class ProjectController(QObject):
             return False
         if path.suffix != SUFFIX:
             path = path.with_name(path.name + SUFFIX)
+        changed = path == self.path and self._stamp is not None and not self.writer.busy
+        if changed and self._stamp.changed(path) and not self._confirm_overwrite(path):
+            return False
         project, previous, recovery = self.snapshot(), self.path, self.recovery
 
         def write() -> None:
@@ -150,6 +156,7 @@ class ProjectController(QObject):
 
     def _saved(self, path: Path, previous: Path | None, error: Exception | None) -> None:
         if error is None:
+            self._stamp = DiskStamp.of(path)  # what this window wrote is what it last saw
             self.message.emit(f"Saved {path.name}")
             return
         if self.path == path:
@@ -158,6 +165,16 @@ class ProjectController(QObject):
         self.path_changed.emit()
         reason = error.strerror if isinstance(error, OSError) and error.strerror else error
         self.error.emit("Could not save the project", f"{path}: {reason}")
+
+    def _confirm_overwrite(self, path: Path) -> bool:
+        """Ask before saving over a project file something else changed since it was opened."""
+        buttons = QMessageBox.StandardButton
+        answer = QMessageBox.question(
+            self.window.dialog_parent(), "Project changed on disk",
+            f"{path.name} was changed on disk since you opened it (another window or program). "
+            "Save over those changes?", buttons.Save | buttons.Cancel, buttons.Cancel,
+        )  # fmt: skip
+        return answer == buttons.Save
 
     def open(self, path: Path, audio: Path | None = None) -> bool:
         """Open a project; `audio` overrides where its recording is (relinking). Unsaved edits are
@@ -170,8 +187,8 @@ class ProjectController(QObject):
         except ProjectError as exc:
             self.error.emit("Cannot open this project", str(exc))
             return False
-        self.path = path
         self.apply(project, audio or self._find_audio(path, project.audio))
+        self.path, self._stamp = path, DiskStamp.of(path)  # bound to the file only once shown
         self.window.undo_stack.clear()
         self.window.undo_stack.setClean()
         self._autosaved_index = 0
@@ -220,8 +237,15 @@ class ProjectController(QObject):
         return True
 
     def _autosaved(self, previous: int, index: int, error: Exception | None) -> None:
-        if error is not None and self._autosaved_index == index:
+        if error is None:
+            return
+        if self._autosaved_index == index:
             self._autosaved_index = previous  # try again at the next tick
+        if not isinstance(error, OSError):
+            return
+        told = self._autosave_notice.first(self.recovery.folder, error)
+        if told is not None:
+            self.error.emit("Crash protection is off", told)
 
     def pending(self) -> list[Recovery]:
         return self.recovery.pending()

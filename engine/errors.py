@@ -2,9 +2,12 @@
 
 The CLI prints `str(error)` on one line and exits non-zero; the GUI shows it in a dialog and keeps
 the user's work. Programming errors are not wrapped: they stay ordinary exceptions.
+`check_cancel(event)` raises `Cancelled` once the user asked to stop (every stage calls it).
 """
 
 from __future__ import annotations
+
+import threading
 
 
 class MurmurError(Exception):
@@ -50,3 +53,9 @@ class RecordingError(MurmurError):
     """Recording failed: the input device would not open, stopped (unplugged) or the disk is full.
 
     What was recorded before the failure is kept in the recording's file."""
+
+
+def check_cancel(cancel: threading.Event | None) -> None:
+    """Raise `Cancelled` if the user asked to stop."""
+    if cancel is not None and cancel.is_set():
+        raise Cancelled()

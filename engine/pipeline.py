@@ -30,7 +30,7 @@ from engine.progress import format_clock
 from engine.speakers import SpeakerConfig, create_diarizer
 from engine.speakers.attribution import attribute_speakers
 from engine.speakers.diarization import Diarization, Diarizer
-from engine.stitching import StitchConfig
+from engine.stitching import StitchConfig, removals
 from engine.types import (
     Chunk,
     ChunkResult,
@@ -55,8 +55,12 @@ class PipelineConfig:
     stitch: StitchConfig = field(default_factory=StitchConfig)
     speakers: SpeakerConfig = field(default_factory=SpeakerConfig)
     speakers_alongside: bool = True  # diarize while the backend runs (backends without speakers)
+    audio_stream: int | None = None  # which audio stream of a file (from 0); None: the default one
 
     def __post_init__(self) -> None:
+        stream = self.audio_stream
+        if stream is not None and not (isinstance(stream, int) and stream >= 0):
+            raise ValueError(f"the audio stream is a number from 0, got {self.audio_stream!r}")
         if self.chunk_seconds is not None:
             ChunkingConfig(max_seconds=self.chunk_seconds, pad_seconds=self.chunk_pad)
         if self.single_pass and self.chunk_seconds is not None:
@@ -109,7 +113,11 @@ class Pipeline:
         on_progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
     ) -> Transcript:
-        """Transcribe a file (or a decoded recording) end to end."""
+        """Transcribe a file (or a decoded recording) end to end; a backend that can tell it will
+        fail (`check_ready`, e.g. a server that is down) fails before any audio is decoded."""
+        check_ready = getattr(self.backend, "check_ready", None)
+        if check_ready is not None:
+            check_ready()
         return self.transcribe(self.prepare(source, on_progress, cancel), on_progress, cancel)
 
     def prepare(
@@ -158,6 +166,7 @@ class Pipeline:
         return load_audio(
             Path(path),
             self.backend.sample_rate,
+            stream=self.config.audio_stream,
             progress=lambda done, total: report(Progress(Stage.LOAD, done, total)),
             cancel=cancel,
         )
@@ -200,7 +209,9 @@ class Pipeline:
             self.config.speakers.stitching,
         )
         report(Progress(Stage.STITCH, 1, 1))
-        return replace(self._transcript(prepared, utterances), language=spoken_language(results))
+        removed = removals(results, utterances, self.config.stitch)
+        transcript = self._transcript(prepared, utterances)
+        return replace(transcript, language=spoken_language(results), removed=removed)
 
     def _diarize_alongside(
         self, side: ThreadPoolExecutor, prepared: Prepared, cancel: threading.Event | None

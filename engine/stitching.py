@@ -10,7 +10,10 @@ This is the one place where times become absolute. Contract of `stitch`:
 - text repeated across a chunk boundary is said once: a segment (of at least `dedup_min_words`
   words) starting within `dedup_seconds` of its chunk's start whose words already occur in a
   segment ending within `dedup_seconds` of the previous chunk's end is dropped; one that merely
-  starts with that segment's last words (at least `dedup_min_words`) loses them;
+  starts with that segment's last words (at least `dedup_min_words`) loses them. Only *adjacent*
+  chunks are compared (the silence between them at most `adjacent_gap` seconds), and only
+  segments whose times overlap once widened by `dedup_seconds`: the same sentence said again
+  minutes later is never removed. `removals` counts what this and the other steps removed;
 - an optional `relabel` step (word-level speaker assignment) may re-split and relabel utterances;
 - neighbours of the same (known) speaker closer than `merge_gap` seconds are merged;
 - speaker ids are renamed "S1", "S2"… in order of first appearance (`renumber_speakers`);
@@ -23,7 +26,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from engine.types import Chunk, ChunkResult, Segment, Utterance, Word
+from engine.types import Chunk, ChunkResult, Removed, Segment, Utterance, Word
 
 INVERSIONS = ("repair", "drop")
 SECONDS_PER_WORD = 0.35  # a typical speaking rate, used only to repair a missing end time
@@ -38,6 +41,7 @@ class StitchConfig:
     max_merged_seconds: float = 120.0  # never merge into an utterance longer than this
     dedup_seconds: float = 3.0  # how near a chunk boundary repeated text is looked for
     dedup_min_words: int = 3  # shortest repeat (whole or partial) that is removed
+    adjacent_gap: float = 0.5  # chunks further apart than this (seconds) are never de-duplicated
     inversions: str = "repair"  # "repair" inverted times, or "drop" those segments (the paper)
 
     def __post_init__(self) -> None:
@@ -47,8 +51,8 @@ class StitchConfig:
             raise ValueError(f"merge gap must be non-negative, got {self.merge_gap}")
         if self.max_merged_seconds <= 0:
             raise ValueError("max merged utterance length must be positive")
-        if self.dedup_seconds < 0 or self.dedup_min_words < 1:
-            raise ValueError("duplicate removal needs a non-negative window and at least one word")
+        if self.dedup_seconds < 0 or self.dedup_min_words < 1 or not self.adjacent_gap >= 0:
+            raise ValueError("duplicate removal needs non-negative windows and at least one word")
 
 
 def stitch(
@@ -100,6 +104,9 @@ def drop_edge_duplicates(
     """Remove text a chunk's head repeats from the previous chunk's tail (see the module contract)."""
     out = [list(per_chunk[0])] if per_chunk else []
     for i in range(1, len(per_chunk)):
+        if chunks[i].start - chunks[i - 1].end > config.adjacent_gap:  # not touching: nothing repeats
+            out.append(list(per_chunk[i]))
+            continue
         tail = [u for u in out[-1] if u.end >= chunks[i - 1].end - config.dedup_seconds]
         head_until = chunks[i].start + config.dedup_seconds
         kept = [_without_repeat(u, tail, config) if u.start <= head_until else u for u in per_chunk[i]]
@@ -112,6 +119,8 @@ def _without_repeat(u: Utterance, tail: Sequence[Utterance], config: StitchConfi
     if len(head) < config.dedup_min_words:  # "Yes." twice is usually said twice
         return u
     for t in tail:
+        if not _near(t, u, config.dedup_seconds):
+            continue
         before = _norm_words(t.text)
         if _contains(before, head):
             return None
@@ -119,6 +128,34 @@ def _without_repeat(u: Utterance, tail: Sequence[Utterance], config: StitchConfi
         if k:
             return _drop_first_words(u, k)
     return u
+
+
+def _near(before: Utterance, after: Utterance, slack: float) -> bool:
+    """Whether the two utterances' times overlap once widened by `slack` seconds."""
+    return after.start <= before.end + slack and before.start <= after.end + slack
+
+
+def removals(
+    results: Sequence[ChunkResult], utterances: Sequence[Utterance], config: StitchConfig | None = None
+) -> Removed:
+    """What the clean-up steps removed on the way from `results` to the stitched `utterances`:
+    words at chunk boundaries, words lost after that (speaker assignment, same-speaker merge;
+    0 when they work as they should), and the model tokens loop recovery rolled back or cut."""
+    config = config or StitchConfig()
+    ordered = sorted(results, key=lambda r: r.chunk.index)
+    per_chunk = [absolute_utterances(r, {}, config.inversions == "drop") for r in ordered]
+    kept = word_count(drop_edge_duplicates([r.chunk for r in ordered], per_chunk, config))
+    return Removed(
+        boundary_words=word_count(per_chunk) - kept,
+        merge_words=max(0, kept - word_count([utterances])),
+        rollback_tokens=sum(r.stats.rolled_back_tokens for r in results),
+        salvage_tokens=sum(r.stats.salvage_dropped_tokens for r in results),
+    )
+
+
+def word_count(groups: Iterable[Iterable[Utterance]]) -> int:
+    """Words (as the de-duplication counts them) in groups of utterances."""
+    return sum(len(_norm_words(u.text)) for group in groups for u in group)
 
 
 def _norm_words(text: str) -> list[str]:

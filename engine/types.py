@@ -124,6 +124,8 @@ class GenerationStats:
     speech_lost_fraction: float | None = None
     speech_lost_seconds: float | None = None
     retries: int = 0
+    rolled_back_tokens: int = 0  # output tokens a loop retry threw away (then decoded again)
+    salvage_dropped_tokens: int = 0  # tokens cut after the last loop-free point when retries ran out
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +164,22 @@ class Utterance:
 
 
 @dataclass(frozen=True, slots=True)
+class Removed:
+    """What the clean-up steps removed from the model's output on the way to a transcript."""
+
+    boundary_words: int = 0  # text repeated across an adjacent chunk boundary, said once
+    merge_words: int = 0  # words lost by speaker assignment or same-speaker merging (should be 0)
+    rollback_tokens: int = 0  # model tokens a loop retry threw away and decoded again
+    salvage_tokens: int = 0  # model tokens cut after a loop no retry could get past
+
+    def render(self) -> str:
+        return (
+            f"removed: boundary repeats {self.boundary_words} words · merge {self.merge_words} words · "
+            f"loop rollback {self.rollback_tokens} tokens · loop salvage {self.salvage_tokens} tokens"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Transcript:
     """The product: ordered utterances, the speakers they refer to, and where they came from."""
 
@@ -172,6 +190,7 @@ class Transcript:
     model: str | None = None
     language: str = "en"
     chunks: tuple[Chunk, ...] = ()
+    removed: Removed = Removed()
 
     def speaker_name(self, speaker_id: str | None) -> str | None:
         """Display name of a speaker id (the id itself if it has no entry)."""

@@ -26,8 +26,7 @@ import numpy as np
 
 from engine.audio.resample import StreamingResampler, resample
 from engine.audio.speech_runs import speech_runs
-from engine.backends.base import check_cancel
-from engine.errors import ModelLoadError
+from engine.errors import ModelLoadError, check_cancel
 from engine.types import Recording, SpeechSegment
 
 VAD_RATE = 16000

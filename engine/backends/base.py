@@ -12,8 +12,10 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
-from engine.errors import Cancelled
+from engine.errors import check_cancel
 from engine.types import Chunk, ChunkResult, Recording
+
+__all__ = ["Backend", "check_cancel"]  # check_cancel lives in engine.errors; kept here for backends
 
 
 @runtime_checkable
@@ -38,9 +40,3 @@ class Backend(Protocol):
     ) -> Iterator[ChunkResult]:
         """Yield one result per chunk. `recording.sample_rate` equals `self.sample_rate`."""
         ...
-
-
-def check_cancel(cancel: threading.Event | None) -> None:
-    """Raise `Cancelled` if the user asked to stop."""
-    if cancel is not None and cancel.is_set():
-        raise Cancelled()

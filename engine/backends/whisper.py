@@ -185,6 +185,6 @@ def _load_hint(model: str, exc: Exception) -> str:
         return f"the whisper model folder '{model}' does not exist"
     return (
         f"whisper model '{model}' is not available offline. Download it once with network access "
-        f"(e.g. `huggingface-cli download Systran/faster-whisper-{model}`), or pass a local "
+        f"(e.g. `hf download Systran/faster-whisper-{model}`), or pass a local "
         f"CTranslate2 model folder with --model, or use the bundled '{BUNDLED}'"
     )

@@ -33,7 +33,8 @@ def cluster_config(args: argparse.Namespace) -> Any:
     if getattr(args, "ray", None) is None:
         given = [flag for name, flag in RAY_ONLY if getattr(args, name, None) is not None]
         if given:
-            raise ValueError(f"{', '.join(given)} only apply with --ray")
+            verb = "applies" if len(given) == 1 else "apply"
+            raise ValueError(f"{', '.join(given)} only {verb} with --ray")
         return None
     if Path(args.ray).exists():  # `--ray a.wav b.wav`: argparse took a file for the address
         raise ValueError(f"--ray took {args.ray!r} for a cluster address; write --ray auto or put it last")

@@ -14,6 +14,7 @@ import threading
 import time
 from typing import Any
 
+from engine.cli.delivery import backend_options, deliver
 from engine.cli.progressbar import ProgressBar
 from engine.progress import format_clock
 
@@ -22,7 +23,6 @@ def transcribe_on_cluster(
     args: argparse.Namespace, cluster: Any, config: Any, plan: Any, cancel: threading.Event
 ) -> int:
     """Run every file of `args.files` over the cluster; `plan` is the checked `preflight` plan."""
-    from engine.cli.transcribe import backend_options
     from engine.distributed.corpus import CorpusRunner
     from engine.pipeline import Pipeline
 
@@ -56,8 +56,6 @@ class _Writer:
         self.failures = 0
 
     def __call__(self, outcome: Any) -> None:
-        from engine.cli.transcribe import deliver
-
         if self.bar.live:
             sys.stderr.write("\n")
         if outcome.transcript is None:

@@ -66,6 +66,9 @@ def check_numbers(args: argparse.Namespace) -> None:
         value = getattr(args, flag, None)
         if value is not None and value < 1:
             raise ValueError(f"--{flag.replace('_', '-')} must be at least 1, got {value}")
+    stream = getattr(args, "audio_stream", None)
+    if stream is not None and stream < 0:
+        raise ValueError(f"--audio-stream counts a file's audio streams from 0, got {stream}")
 
 
 def check_model(model: str | None) -> None:

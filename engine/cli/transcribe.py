@@ -22,9 +22,9 @@ from typing import Any
 from engine.backends import BACKENDS
 from engine.backends.vibevoice import config as vibevoice
 from engine.cli.cluster_options import add_cluster_arguments, cluster_config
+from engine.cli.delivery import backend_options, deliver, fail, render_transcript
 from engine.cli.eviction_options import add_eviction_arguments
 from engine.cli.interrupt import install as install_interrupt
-from engine.cli.outputs import Target, rescue
 from engine.cli.preflight import Plan, preflight
 from engine.cli.progressbar import ProgressBar
 from engine.cli.quiet import library_output_hidden
@@ -32,11 +32,12 @@ from engine.cli.remote_options import add_remote_arguments, remote_pipeline
 from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 from engine.decode.eviction import POLICIES, PRESETS
 from engine.errors import Cancelled, MurmurError
-from engine.progress import StageTimes, format_clock
+from engine.progress import StageTimes
 from engine.types import Transcript
 
+__all__ = ["add_arguments", "backend_options", "deliver", "render_transcript", "run"]
+
 DEFAULT_FORMATS = "srt,vtt,txt,json,docx"
-ENGINE_OPTIONS = vibevoice.ENGINE_OPTIONS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -67,6 +68,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "slower: see docs/performance.md)",
     )
     p.add_argument("--profile", action="store_true", help="print the seconds each stage took")
+    p.add_argument(
+        "--audio-stream",
+        type=int,
+        metavar="N",
+        help="which audio stream of a file with several (from 0; default: the one marked default)",
+    )
     vv = p.add_argument_group("vibevoice options")
     vv.add_argument("--dtype", choices=vibevoice.DTYPES, help="weights' dtype (default: auto)")
     vv.add_argument("--attention", choices=vibevoice.ATTENTIONS, help="attention kernel (default: sdpa)")
@@ -92,29 +99,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no transcript on stdout")
 
 
-def backend_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The backend options given on the command line (None: use the backend's default)."""
-    context = tuple(t.strip() for t in args.context.split(",") if t.strip()) if args.context else None
-    return {
-        "model": args.model,
-        "device": args.device,
-        "batch_size": args.batch_size,
-        "context": context,
-        "quality": getattr(args, "quality", None),
-        "language": _language(args),
-        **{k: getattr(args, k, None) for k in ("dtype", "attention", "budget", "engine", "acoustic")},
-        **{k: getattr(args, k, None) for k in ("server", "concurrency")},
-        **{k: getattr(args, k, None) for k in ENGINE_OPTIONS},
-    }
-
-
-def _language(args: argparse.Namespace) -> str | None:
-    from engine.backends.whisper import language_setting
-
-    language = getattr(args, "language", None)
-    return None if language is None else language_setting(language, args.model)
-
-
 def run(args: argparse.Namespace) -> int:
     began = time.perf_counter()
     cancel = getattr(args, "cancel", None) or threading.Event()  # `main` passes the one Ctrl-C sets
@@ -129,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         print("murmur: cancelled; nothing was written for the unfinished file", file=sys.stderr)
         return 130
     except (MurmurError, ValueError) as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     finally:
         signal.signal(signal.SIGINT, previous)
 
@@ -142,6 +126,7 @@ def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Even
         chunk_seconds=args.chunk_seconds,
         single_pass=args.mode == "single",
         speakers=speaker_config(args),
+        audio_stream=args.audio_stream,
     )
     if cancel.is_set():
         raise Cancelled()
@@ -161,47 +146,17 @@ def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Even
             raise
         except (MurmurError, ValueError, OSError) as exc:
             failures += 1
-            _fail(f"{path}: {exc}")
+            fail(f"{path}: {exc}")
             continue
         failures += not deliver(transcript, seconds, path, target, plan.formats, args)
     total = len(args.files)
     if failures and total > 1:
-        _fail(
+        fail(
             f"all {total} files failed"
             if failures == total
             else f"{failures} of {total} files failed; the others were written"
         )
     return 1 if failures else 0
-
-
-def deliver(
-    transcript: Transcript, seconds: float, path: Path, target: Target, formats: tuple[str, ...],
-    args: argparse.Namespace,
-) -> bool:  # fmt: skip
-    """Print and export one transcript; if the export fails, keep it in a recovery file."""
-    from engine.export import ExportOptions, export
-
-    if not args.quiet:
-        print(render_transcript(transcript), flush=True)
-    options = ExportOptions(timestamps=not args.no_timestamps)
-    try:
-        written = export(transcript, target.folder, formats, options, stem=target.stem)
-    except (OSError, ValueError) as exc:
-        reason = getattr(exc, "strerror", None) or exc
-        saved = rescue(transcript, target.stem)
-        kept = f"; the transcript was saved to {saved}" if saved else ""
-        _fail(f"could not write the transcript of {path.name} to {target.folder}: {reason}{kept}")
-        if saved is None and args.quiet:
-            print(render_transcript(transcript), flush=True)
-        return False
-    if not args.quiet:
-        rtf = seconds / max(transcript.duration, 1e-9)
-        print(
-            f"\n{path.name}: {format_clock(transcript.duration)} of audio in {seconds:.1f} s "
-            f"(real-time factor {rtf:.3f}); wrote {', '.join(str(w) for w in written)}",
-            file=sys.stderr,
-        )
-    return True
 
 
 def _transcribe_one(
@@ -218,19 +173,5 @@ def _transcribe_one(
     seconds = time.perf_counter() - started
     if profile:
         print(f"profile: {path.name}: {times.render()} · total {seconds:.2f} s", file=sys.stderr)
+        print(f"profile: {path.name}: {transcript.removed.render()}", file=sys.stderr)
     return transcript, seconds
-
-
-def render_transcript(transcript: Transcript) -> str:
-    """The transcript as readable lines: `[0:01:02] Speaker 1: text`."""
-    lines = []
-    for u in transcript.utterances:
-        name = transcript.speaker_name(u.speaker)
-        who = f"{name}: " if name else ""
-        lines.append(f"[{format_clock(u.start)}] {who}{u.text}")
-    return "\n".join(lines)
-
-
-def _fail(message: str) -> int:
-    print(f"murmur: error: {message}", file=sys.stderr)
-    return 1

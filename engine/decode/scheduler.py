@@ -247,8 +247,10 @@ class Scheduler:
 
     def _finish(self, row: int, reason: FinishReason, tokens: tuple[int, ...] | None = None) -> DecodeResult:
         work = self._work(row)
-        out = self.table.tokens(row) if tokens is None else tokens
-        result = work.result(out, reason, self._cost(row), self._evicts)
+        decoded = self.table.tokens(row)
+        out = decoded if tokens is None else tokens
+        cut = max(0, len(decoded) - len(out))
+        result = work.result(out, reason, self._cost(row), self._evicts, cut)
         self._release(row)
         return result
 
@@ -265,7 +267,9 @@ class Scheduler:
         if work.retries >= len(retries):
             return self._finish(row, FinishReason.LOOP, work.salvage)
         resume = tokens[: rollback_point(tokens, loop, self.boundary)]
-        self.queue.push_front([work.retry(resume, retries[work.retries], loop.start, self._cost(row))])
+        dropped = len(tokens) - len(resume)
+        retry = work.retry(resume, retries[work.retries], loop.start, self._cost(row), dropped)
+        self.queue.push_front([retry])
         self._release(row)
         return None
 

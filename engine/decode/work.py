@@ -54,9 +54,13 @@ class Work:
     revert_after: int | None = None  # back to the base mode once a segment ends past this index
     salvage: tuple[int, ...] = ()  # the best loop-free output seen, kept if every retry fails
     cost: Cost = Cost()
+    rolled_back: int = 0  # output tokens earlier attempts threw away
 
-    def retry(self, prefix: tuple[int, ...], mode: DecodeMode, loop_start: int, cost: Cost) -> Work:
-        """The next attempt: resume after `prefix` in `mode` until the output passes `loop_start`."""
+    def retry(
+        self, prefix: tuple[int, ...], mode: DecodeMode, loop_start: int, cost: Cost, dropped: int = 0
+    ) -> Work:
+        """The next attempt: resume after `prefix` in `mode` until the output passes `loop_start`;
+        `dropped` tokens of this attempt's output were thrown away."""
         return replace(
             self,
             prefix=prefix,
@@ -64,6 +68,7 @@ class Work:
             retries=self.retries + 1,
             revert_after=loop_start,
             cost=self.cost + cost,
+            rolled_back=self.rolled_back + dropped,
         )
 
     def resumed(self, tokens: tuple[int, ...], cost: Cost) -> Work:
@@ -73,7 +78,10 @@ class Work:
     def spent(self, cost: Cost) -> Work:
         return replace(self, cost=self.cost + cost)
 
-    def result(self, tokens: tuple[int, ...], reason: FinishReason, cost: Cost, evicts: bool) -> DecodeResult:
+    def result(
+        self, tokens: tuple[int, ...], reason: FinishReason, cost: Cost, evicts: bool, cut: int = 0
+    ) -> DecodeResult:
+        """The finished request; `cut` tokens of the last attempt were dropped (loop salvage)."""
         total = self.cost + cost
         kept = total.kept_sum / total.steps if evicts and total.steps else None
         last = total.kept_last if evicts and total.steps else None
@@ -87,6 +95,8 @@ class Work:
             kv_peak_entries=total.peak if total.steps else None,
             speech_lost_fraction=self._lost_fraction(total) if evicts else None,
             retries=self.retries,
+            rolled_back_tokens=self.rolled_back,
+            salvage_dropped_tokens=cut,
         )
         return DecodeResult(self.request.id, tokens, reason, stats)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from engine.evaluation.metrics import METRICS
 from engine.evaluation.report import SystemReport
-from engine.evaluation.sparsity import CATEGORIES, SparsityProfile
+from engine.evaluation.sparsity_profile import CATEGORIES, SparsityProfile
 from engine.evaluation.tables import HEADERS
 
 CHUNK_TICKS = (30, 60, 120, 300, 600)

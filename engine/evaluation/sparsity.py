@@ -24,42 +24,14 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-CATEGORIES = ("kept speech", "evictable speech", "kept text", "evictable text")
+from engine.evaluation.sparsity_profile import CATEGORIES, LayerSparsity, SparsityProfile
 
-
-@dataclass(frozen=True, slots=True)
-class LayerSparsity:
-    layer: int
-    speech_needed: float  # fraction of speech tokens holding `mass` of the attention on speech
-    kept_speech: float  # the four fractions of all KV entries (they sum to 1)
-    evictable_speech: float
-    kept_text: float
-    evictable_text: float
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class SparsityProfile:
-    mass: float
-    steps: int
-    prompt_tokens: int
-    speech_tokens: int
-    layers: tuple[LayerSparsity, ...]
-    speech_needed_per_step: np.ndarray = field(repr=False)  # (layers, steps)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "mass": self.mass,
-            "steps": self.steps,
-            "prompt_tokens": self.prompt_tokens,
-            "speech_tokens": self.speech_tokens,
-            "layers": [asdict(layer) for layer in self.layers],
-        }
+__all__ = ["CATEGORIES", "LayerSparsity", "SparsityProfile", "combine", "profile_attention"]
 
 
 def needed_fraction(weights: np.ndarray, mass: float) -> float:

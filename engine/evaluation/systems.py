@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.errors import MurmurError
 from engine.pipeline import PipelineConfig
 from engine.speakers import SpeakerConfig
 from engine.stitching import StitchConfig
@@ -141,7 +142,7 @@ def unavailable(system: System) -> str | None:
         return f"backend {system.backend!r} is not available (known: {', '.join(sorted(BACKENDS))})"
     module_name, _, class_name = BACKENDS[system.backend]
     try:
-        backend_config(system.backend, **system.backend_options())
+        config = backend_config(system.backend, **system.backend_options())
         backend_cls = getattr(importlib.import_module(module_name), class_name)
     except (ValueError, TypeError) as exc:
         return str(exc)
@@ -151,6 +152,12 @@ def unavailable(system: System) -> str | None:
     if system.chunk_seconds is not None and system.chunk_seconds > limit:
         chunk = system.chunk_seconds
         return f"the {system.backend} backend takes at most {limit:g} s per chunk, not {chunk:g}"
+    check_ready = getattr(backend_cls(config), "check_ready", None)  # the checkpoint, not the model
+    try:
+        if check_ready is not None:
+            check_ready()
+    except MurmurError as exc:
+        return str(exc)
     return None
 
 

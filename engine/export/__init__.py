@@ -13,12 +13,18 @@ or a cancel leaves each file either complete or untouched. Where the files go:
 Every exported file names the recording by its file name only, never its folders
 (`without_folders`), so a shared file does not reveal the user's disk layout. `render` gives one
 format's bytes without touching the disk; `read_json` reads the JSON format back.
+
+The files of one `export` call are written as one set: the folder is locked while they are
+written (`folder_lock`), so two runs exporting the same stem into the same folder leave one
+run's complete set, never SRT from one and JSON from the other.
+
 A transcript with a time that is not a usable number (NaN, infinite, absurdly large; see
 `engine.finite`) is refused with ValueError before anything is written: no format ever says `nan`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import threading
@@ -27,7 +33,7 @@ from io import BytesIO
 from pathlib import Path, PurePath
 
 from engine.errors import Cancelled
-from engine.export.atomic import atomic_write
+from engine.export.atomic import atomic_write, folder_lock
 from engine.export.base import DEFAULT_STEM, Exporter, ExportOptions, without_folders
 from engine.export.cues import CueLayout
 from engine.export.document import DocxExporter
@@ -71,11 +77,16 @@ def export(
     _check_times(transcript)
     paths = output_paths(transcript, Path(target), names, stem)
     transcript = without_folders(transcript)
-    for name, path in zip(names, paths, strict=True):
-        if cancel is not None and cancel.is_set():
-            raise Cancelled()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, functools.partial(FORMATS[name].write, transcript, options=options))
+    folders = sorted({path.parent for path in paths})
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as locks:
+        for folder in folders:  # in a fixed order: two exports never wait on each other
+            locks.enter_context(folder_lock(folder))
+        for name, path in zip(names, paths, strict=True):
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()
+            atomic_write(path, functools.partial(FORMATS[name].write, transcript, options=options))
     return paths
 
 

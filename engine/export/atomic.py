@@ -5,6 +5,10 @@ folder (`.<name>.<pid>-<random>.part`), flushes it to disk, then renames it over
 raises (an error, a cancel, Ctrl-C), the temporary file is removed and `path` is left exactly as
 it was. A process killed mid-write cannot remove its temporary file: the next write to that folder
 removes every `.part` file whose writing process is no longer running (`remove_stale_parts`).
+
+`folder_lock(folder)` holds an exclusive lock on a folder (flock on the folder itself, so no
+lock file is left behind; a no-op where flock does not exist): two processes exporting into one
+folder write their sets one after the other, never interleaved.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import os
 import re
 import secrets
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -37,6 +41,22 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], None]) -> None:
         with contextlib.suppress(FileNotFoundError):
             temporary.unlink()
         raise
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Exclusive lock on `folder` while the block runs (see the module docstring)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def remove_stale_parts(folder: Path) -> list[Path]:

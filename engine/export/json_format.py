@@ -2,9 +2,11 @@
 (through `engine.export`, `source` is the recording's file name, without its folders).
 
 Layout: an object with `"format": "murmur-transcript"`, `"version": 1`, the transcript's scalar
-fields (source, model, language, duration), then the lists `speakers` ({id, name}), `chunks`
-({index, start, end, speech: [[start, end], ...]}) and `utterances` ({start, end, text, speaker,
-words: [{start, end, text, probability}, ...]}), one item per line. Floats are written in shortest
+fields (source, model, language, duration), `removed` (what the clean-up steps removed:
+{boundary_words, merge_words, rollback_tokens, salvage_tokens}; optional on reading), then the
+lists `speakers` ({id, name}), `chunks` ({index, start, end, speech: [[start, end], ...]}) and
+`utterances` ({start, end, text, speaker, words: [{start, end, text, probability}, ...]}), one
+item per line. Floats are written in shortest
 round-trip form; NaN or infinite times are refused with ValueError. Export options do not apply.
 A file that is missing, not JSON, or not this format raises `TranscriptFormatError`, and so does
 one holding NaN/Infinity, a time `engine.finite` refuses, or a string with a lone surrogate.
@@ -19,14 +21,14 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from engine.errors import TranscriptFormatError
 from engine.export.base import ExportOptions, write_lines
 from engine.finite import transcript_time_problem
-from engine.types import Chunk, Speaker, SpeechSegment, Transcript, Utterance, Word
+from engine.types import Chunk, Removed, Speaker, SpeechSegment, Transcript, Utterance, Word
 
 FORMAT = "murmur-transcript"
 VERSION = 1
@@ -61,6 +63,7 @@ def _lines(t: Transcript) -> Iterator[str]:
     yield "{"
     for key, value in _head(t).items():
         yield f"  {_dumps(key)}: {_dumps(value)},"
+    yield f'  "removed": {_dumps(asdict(t.removed))},'
     yield from _list_lines("speakers", [{"id": s.id, "name": s.name} for s in t.speakers], last=False)
     yield from _list_lines("chunks", map(_chunk_dict, t.chunks), last=False)
     yield from _list_lines("utterances", map(_utterance_dict, t.utterances), last=True)
@@ -129,11 +132,16 @@ def transcript_from_dict(data: Any) -> Transcript:
         model=_get(data, "model", "text", "", default=None, nullable=True),
         language=_get(data, "language", "text", "", default="en"),
         chunks=_items(data, "chunks", _chunk),
+        removed=_removed(_get(data, "removed", "object", "", default={})),
     )
     problem = transcript_time_problem(transcript)
     if problem is not None:
         raise TranscriptFormatError(problem)
     return transcript
+
+
+def _removed(obj: dict) -> Removed:
+    return Removed(**{f.name: _get(obj, f.name, "int", "removed", default=0) for f in fields(Removed)})
 
 
 def _speaker(obj: dict, where: str) -> Speaker:
@@ -197,6 +205,7 @@ _KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
     "text": (lambda v: isinstance(v, str), "a string"),
     "list": (lambda v: isinstance(v, list), "a list"),
+    "object": (lambda v: isinstance(v, dict), "an object"),
 }
 _REQUIRED = object()
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -24,8 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.backends.base import check_cancel
-from engine.errors import ModelLoadError
+from engine.errors import ModelLoadError, check_cancel
 
 SAMPLE_RATE = 16000
 HOP = 160  # 10 ms
@@ -151,7 +150,7 @@ class SpeakerEncoder:
 
     def _load(self) -> object:
         if self._net is None:
-            from engine.speakers.ge2e_onnx import OnnxEncoder, bundled_model
+            from engine.speakers.onnx_encoder import OnnxEncoder, bundled_model
 
             path = Path(self.weights or bundled_model() or resemblyzer_weights())  # .onnx: no torch
             self._net = OnnxEncoder(path, self.threads) if path.suffix == ".onnx" else _build_network(path)
@@ -159,7 +158,7 @@ class SpeakerEncoder:
 
     def embed_mels(self, windows: np.ndarray) -> np.ndarray:
         """Embeddings of (B, 160, 40) mel windows: float32 (B, 256), each of unit length."""
-        from engine.speakers.ge2e_onnx import OnnxEncoder
+        from engine.speakers.onnx_encoder import OnnxEncoder
 
         net = self._load()
         if isinstance(net, OnnxEncoder):

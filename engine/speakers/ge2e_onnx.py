@@ -7,10 +7,8 @@ Contract:
   float32 (B, 160, 40), output `embeddings` float32 (B, 256). Needs torch and onnx (build time only).
 - `compare(model, windows)` runs the torch encoder and the ONNX model on the same mel windows and
   returns the largest absolute difference and the smallest cosine between their embeddings.
-- `OnnxEncoder(path, threads)` runs such a model on onnxruntime's CPU provider (the runtime the
-  silero VAD already uses); `embed(windows, batch_size)` matches `SpeakerEncoder.embed_mels`.
-- `bundled_model()` is the exported model shipped beside this module (a desktop bundle puts it
-  there), or None; `SpeakerEncoder` uses it when present, and torch otherwise.
+- `OnnxEncoder` and `bundled_model` (running such a model without torch) live in
+  `engine.speakers.onnx_encoder`, which the encoder imports; this module is the build-time tool.
 
     python -m engine.speakers.ge2e_onnx OUT.onnx [--check AUDIO]
 exports, then (with --check) compares both runtimes on the speech of AUDIO and exits 1 when the
@@ -23,56 +21,30 @@ import argparse
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from engine.errors import ModelLoadError
-from engine.speakers.embedding import EMBEDDING_DIM, N_MELS, WINDOW_FRAMES
+from engine.speakers.embedding import (
+    N_MELS,
+    WINDOW_FRAMES,
+    _build_network,
+    fixed_window,
+    mel_frames,
+    normalize_volume,
+    resemblyzer_weights,
+    window_starts,
+)
+from engine.speakers.onnx_encoder import MODEL_NAME, OnnxEncoder, bundled_model
 
-MODEL_NAME = "ge2e.onnx"
+__all__ = ["MODEL_NAME", "OnnxEncoder", "bundled_model", "compare", "export", "speech_windows"]
+
 OPSET = 17
 MIN_COSINE = 0.9999
-
-
-def bundled_model() -> Path | None:
-    """The exported encoder beside this module, or None when this install has none."""
-    path = Path(__file__).with_name(MODEL_NAME)
-    return path if path.is_file() else None
-
-
-class OnnxEncoder:
-    """The exported GE2E encoder on onnxruntime (CPU)."""
-
-    def __init__(self, path: Path, threads: int = 1) -> None:
-        if threads < 1:
-            raise ValueError("threads must be at least 1")
-        try:
-            import onnxruntime as ort
-
-            options = ort.SessionOptions()
-            options.inter_op_num_threads = 1
-            options.intra_op_num_threads = threads
-            self._session: Any = ort.InferenceSession(
-                str(path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:  # a missing file, a broken model or a broken onnxruntime
-            raise ModelLoadError(f"could not load the speaker encoder from {path}: {exc}") from exc
-
-    def embed(self, windows: np.ndarray, batch_size: int) -> np.ndarray:
-        """Embeddings of (B, 160, 40) mel windows: float32 (B, 256), each of unit length."""
-        out = np.empty((len(windows), EMBEDDING_DIM), np.float32)
-        for a in range(0, len(windows), batch_size):
-            batch = np.ascontiguousarray(windows[a : a + batch_size], dtype=np.float32)
-            out[a : a + len(batch)] = self._session.run(["embeddings"], {"mels": batch})[0]
-        return out
 
 
 def export(out: Path, weights: Path | None = None) -> Path:
     """Write the torch encoder (resemblyzer's weights unless `weights`) as ONNX to `out`."""
     import torch
-
-    from engine.speakers.embedding import _build_network, resemblyzer_weights
 
     net = _build_network(weights or resemblyzer_weights())
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -96,8 +68,6 @@ def compare(model: Path, windows: np.ndarray) -> tuple[float, float]:
     """(largest absolute difference, smallest cosine) between torch's and the model's embeddings."""
     import torch
 
-    from engine.speakers.embedding import _build_network, resemblyzer_weights
-
     with torch.inference_mode():
         reference = _build_network(resemblyzer_weights())(torch.from_numpy(windows)).numpy()  # (B, 256)
     exported = OnnxEncoder(model).embed(windows, batch_size=64)  # (B, 256)
@@ -111,7 +81,6 @@ def speech_windows(audio: Path, limit: int = 512) -> np.ndarray:
     """Up to `limit` mel windows (hop 0.4 s) over the VAD speech of a recording: (N, 160, 40)."""
     from engine.audio.io import load_audio
     from engine.audio.vad import SileroVad
-    from engine.speakers.embedding import fixed_window, mel_frames, normalize_volume, window_starts
 
     recording = load_audio(audio, 16000)
     windows = []

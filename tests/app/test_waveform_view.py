@@ -53,9 +53,17 @@ def test_keys_zoom_and_pan_and_stay_inside_the_recording(view, qtbot):
     assert view.visible_range() == pytest.approx((0, 3600), abs=1)
 
 
-def test_zooming_to_milliseconds_draws_without_trouble(view):
+def test_zooming_to_milliseconds_shows_the_waveform_of_that_moment(view, hour):
     view.show_range(1234.5, 1234.55)
-    assert view.grab().width() == view.width()
+    assert view.visible_range() == pytest.approx((1234.5, 1234.55), abs=0.005)
+    drawn = view.grab().toImage()
+    view.set_audio(None)  # the same view with no waveform: what the user would see without one
+    view.show_range(1234.5, 1234.55)
+    blank = view.grab().toImage()
+    changed = sum(
+        drawn.pixel(x, y) != blank.pixel(x, y) for x in range(0, drawn.width(), 4) for y in range(0, 120, 2)
+    )
+    assert changed > 200, "no waveform is drawn at millisecond zoom"
 
 
 def test_a_click_reports_the_time_under_the_mouse(view, qtbot):

@@ -122,3 +122,21 @@ def test_chunks_cut_at_pauses_still_cover_all_speech_once_and_stay_bounded(layou
     for c in chunks:
         assert all(_inside(p, c.start, c.end) for p in c.speech)
         assert all(p.duration >= 0 for p in c.speech)
+
+
+def _loud_with_quiet(
+    spans: list[tuple[float, float]], seconds: float = 20.0, rate: int = 16_000
+) -> Recording:
+    samples = np.random.default_rng(3).normal(0, 0.3, int(seconds * rate)).astype(np.float32)
+    for a, b in spans:
+        samples[round(a * rate) : round(b * rate)] = 0.0
+    return Recording(samples, rate)
+
+
+def test_the_quietest_point_is_the_middle_of_the_real_silence_not_a_lone_click():
+    recording = _loud_with_quiet([(11.0, 11.05), (13.0, 13.15)])  # a one-frame dip, then 150 ms of silence
+    assert energy_quietest(recording)(10.0, 15.0) == pytest.approx(13.075, abs=0.001)
+
+
+def test_a_range_shorter_than_a_frame_gives_its_middle():
+    assert energy_quietest(_loud_with_quiet([]))(5.0, 5.01) == pytest.approx(5.005)

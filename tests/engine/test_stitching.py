@@ -80,3 +80,34 @@ def test_dropping_inversions_removes_segments_written_end_before_start_as_the_pa
     assert len(stitch([chunk])) == 3  # repaired by default
     with pytest.raises(ValueError, match="inversions"):
         StitchConfig(inversions="ignore")
+
+
+def test_merging_two_lines_of_one_speaker_keeps_both_lines_word_timings():
+    first_words = (Word(1.0, 1.4, "We"), Word(1.5, 2.0, "agreed."))
+    second_words = (Word(2.6, 3.0, "Ship"), Word(3.1, 3.6, "it."))
+    chunk = result(0, 0.0, 10.0, Segment(1.0, 2.0, "We agreed.", 0, first_words),
+                   Segment(2.6, 3.6, "Ship it.", 0, second_words))  # fmt: skip
+    (merged,) = stitch([chunk], {(0, 0): "S1"}, StitchConfig(merge_gap=1.5))
+    assert merged.text == "We agreed. Ship it."
+    assert [(w.start, w.end, w.text) for w in merged.words] == [
+        (1.0, 1.4, "We"), (1.5, 2.0, "agreed."), (2.6, 3.0, "Ship"), (3.1, 3.6, "it.")
+    ]  # fmt: skip
+    assert (merged.start, merged.end) == (1.0, 3.6)
+
+
+def test_a_word_near_the_chunk_start_keeps_its_own_time():
+    chunk = result(0, 100.0, 130.0, Segment(0.2, 1.0, "hi", words=(Word(0.2, 0.5, "hi"),)))
+    (u,) = stitch([chunk])
+    assert (u.words[0].start, u.words[0].end) == (100.2, 100.5)
+
+
+def test_a_zero_length_segment_is_not_inverted_and_is_kept_when_dropping_inversions():
+    chunk = result(0, 0.0, 10.0, Segment(2.0, 2.0, "instant"), Segment(5.0, 4.0, "inverted"))
+    assert [u.text for u in stitch([chunk], config=StitchConfig(inversions="drop"))] == ["instant"]
+
+
+def test_a_repeated_head_whose_words_do_not_line_up_loses_its_text_only():
+    first = result(0, 0.0, 30.0, Segment(26.0, 29.9, "right to the end of it", 0))
+    second = result(1, 30.0, 60.0, Segment(0.1, 1.9, "— the end of it and more", 0))
+    *_, last = stitch([first, second])
+    assert last.text == "and more" and last.start == 30.1

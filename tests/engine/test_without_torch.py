@@ -29,7 +29,7 @@ class Absent:
             raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
 
 sys.meta_path.insert(0, Absent())
-import engine.speakers.ge2e_onnx as ge2e
+import engine.speakers.onnx_encoder as ge2e
 ge2e.bundled_model = lambda: Path(sys.argv[1])
 from engine.cli import main
 code = main(sys.argv[2:])

@@ -48,6 +48,21 @@ class VibeVoiceBackend:
             return f"VibeVoice-ASR {self.config.server_model} at {self.config.server}"
         return f"VibeVoice-ASR {self.config.model}"
 
+    def check_ready(self) -> None:
+        """Fail at once, before any audio is decoded, when the server cannot be reached or the
+        checkpoint is neither local nor downloadable now."""
+        if self.config.engine == "server":
+            from engine.backends.vibevoice.server_client import ServerClient
+
+            ServerClient(self.config).check_reachable()
+        else:
+            from engine.backends.vibevoice.availability import check_available
+
+            missing = [m for m in ("torch", "transformers") if not _installed(m)]
+            if missing:
+                raise ModelLoadError(_LEFT_OUT.format(missing[0]))
+            check_available(self.config)
+
     def transcribe(
         self,
         recording: Recording,
@@ -136,10 +151,7 @@ class VibeVoiceBackend:
                 from engine.backends.vibevoice.decoders import create_decoder
                 from engine.backends.vibevoice.loading import load_model
             except ModuleNotFoundError as exc:  # the desktop app's default bundle has no torch
-                raise ModelLoadError(
-                    f"the VibeVoice backend needs {exc.name}, which this installation leaves out; "
-                    "use the whisper backend, or install Murmur with torch (the full variant)"
-                ) from exc
+                raise ModelLoadError(_LEFT_OUT.format(exc.name)) from exc
 
             loaded = load_model(self.config)
             tokenizer = loaded.processor.tokenizer
@@ -154,6 +166,21 @@ class VibeVoiceBackend:
             )
             self._loaded = loaded
         return self._loaded, self._decoder
+
+
+_LEFT_OUT = (
+    "the VibeVoice backend needs {}, which this installation leaves out; "
+    "use the whisper backend, or install Murmur with torch (the full variant)"
+)
+
+
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def chunk_seed(seed: int, chunk_index: int) -> int:

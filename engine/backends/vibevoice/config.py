@@ -96,9 +96,9 @@ class VibeVoiceConfig:
         object.__setattr__(self, "context", tuple(terms))  # a list or "a, b" becomes a tuple
         _check_server(self)
         if self.engine_options and self.engine != "murmur":
-            raise ValueError(
-                f"{', '.join(self.engine_options)} only apply to Murmur's decode engine (--engine murmur)"
-            )
+            verb = "applies" if len(self.engine_options) == 1 else "apply"
+            names = ", ".join(self.engine_options)
+            raise ValueError(f"{names} only {verb} to Murmur's decode engine (--engine murmur)")
 
     @property
     def is_offline(self) -> bool:

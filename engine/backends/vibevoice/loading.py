@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 
+from engine.backends.vibevoice.availability import checkpoint_source, download_hint, must_stay_offline
 from engine.backends.vibevoice.config import SAMPLE_RATE, VibeVoiceConfig
 from engine.backends.vibevoice.prompt import PromptTokens, read_prompt_tokens
 from engine.errors import ModelLoadError
@@ -65,8 +66,8 @@ def load_model(config: VibeVoiceConfig) -> LoadedModel:
     """Load the checkpoint `config.model` (see the module docstring)."""
     from transformers import VibeVoiceAsrForConditionalGeneration, VibeVoiceAsrProcessor
 
-    source = _source(config.model)
-    offline = config.is_offline
+    source = checkpoint_source(config.model)
+    offline = must_stay_offline(source, config)  # no hub retries when it cannot be reached
     device = resolve_device(config.device)
     dtype = resolve_dtype(config.dtype, device)
     _check_format(source, offline)
@@ -91,18 +92,6 @@ def load_model(config: VibeVoiceConfig) -> LoadedModel:
         raise ModelLoadError(f"the checkpoint expects {rate} Hz audio; VibeVoice-ASR uses {SAMPLE_RATE} Hz")
     log.info("loaded VibeVoice-ASR from %s on %s (%s, %s)", source, device, dtype, config.attention)
     return LoadedModel(model, processor, tokens, device, dtype, source)
-
-
-def _source(model: str) -> str:
-    """A local folder (expanded) when `model` names one or looks like a path; else the hub id."""
-    path = Path(model).expanduser()
-    if path.is_dir():
-        return str(path)
-    if path.exists():
-        raise ModelLoadError(f"'{model}' is a file; --model takes a checkpoint folder or a hub id")
-    if model.startswith((".", "/", "~")) or model.count("/") > 1 or "\\" in model:
-        raise ModelLoadError(f"there is no model folder at '{model}'")
-    return model
 
 
 def _check_format(source: str, offline: bool) -> None:
@@ -144,15 +133,13 @@ def _load_hint(model: str, source: str, offline: bool, exc: Exception) -> str:
             f"'{source}' is not a complete VibeVoice-ASR checkpoint folder (it needs config.json, "
             f"the safetensors weights and the processor and tokenizer files): {exc}"
         )
-    where = "is not in the Hugging Face cache and the hub may not be used (offline)" if offline else (
-        "could not be downloaded"
+    where = (
+        "is not in the Hugging Face cache and the hub cannot be reached or may not be used (offline)"
+        if offline
+        else "could not be downloaded"
     )
-    return (
-        f"the VibeVoice-ASR checkpoint '{model}' {where}. Download it once (about 17 GB) with "
-        f"`huggingface-cli download {model} --local-dir ~/models/VibeVoice-ASR-HF` and pass "
-        f"--model ~/models/VibeVoice-ASR-HF"
-        + ("" if offline else f" (reason: {exc})")
-    )
+    reason = "" if offline else f" (reason: {exc})"
+    return f"the VibeVoice-ASR checkpoint '{model}' {where}. {download_hint(model)}{reason}"
 
 
 @contextlib.contextmanager

@@ -13,7 +13,9 @@ Guarantees of `parse_reply(text, duration)`:
   clamped), "inverted" (end before start: end := next segment's start, else the chunk end),
   "missing_time" (start := previous end, end := next start or the chunk end);
 - a reply with no segment object at all but some plain (non-JSON) text becomes one "unparsed"
-  segment spanning the chunk.
+  segment spanning the chunk;
+- every segment has a speaker: one the model wrote without one takes the speaker of the segment
+  before it (else the one after it, else speaker 0) and is flagged "missing_speaker".
 Times are seconds relative to the chunk start; speakers are the model's chunk-local integers.
 """
 
@@ -61,9 +63,21 @@ def parse_reply(text: str, duration: float) -> tuple[Segment, ...]:
         rest = _HEADER.sub("", text).strip()
         if not rest or rest[0] in "[{`" or "assistant".startswith(rest.lower()):
             return ()  # nothing yet, or JSON cut off before its first segment's words
-        return (Segment(0.0, max(duration, 0.0), rest, flags=("unparsed",)),)
+        return (Segment(0.0, max(duration, 0.0), rest, 0, flags=("unparsed", "missing_speaker")),)
     drafts = [d for d in (_draft(obj) for obj in objects) if d is not None]
-    return tuple(_repair(drafts, max(duration, 0.0)))
+    return tuple(_repair(_with_speakers(drafts), max(duration, 0.0)))
+
+
+def _with_speakers(drafts: list[_Draft]) -> list[_Draft]:
+    """Each draft without a speaker takes its neighbour's (previous first), else speaker 0."""
+    known = [d.speaker for d in drafts]
+    for i, d in enumerate(drafts):
+        if d.speaker is None:
+            before = next((s for s in reversed(known[:i]) if s is not None), None)
+            after = next((s for s in known[i + 1 :] if s is not None), None)
+            d.speaker = before if before is not None else after if after is not None else 0
+            _flag(d, "missing_speaker")
+    return drafts
 
 
 def _draft(obj: RawObject) -> _Draft | None:

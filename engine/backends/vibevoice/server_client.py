@@ -6,8 +6,17 @@ Each chunk goes out as one `POST {server}/v1/chat/completions` in the plugin's o
 `audio_url` part with a `data:audio/wav;base64,…` URL (24 kHz mono float32 WAV, so nothing is
 requantised) and the same instruction text the local backend writes (duration, context terms);
 greedy (`temperature` 0), `max_tokens` from the chunk's token budget, no streaming. The reply's
-`choices[0].message.content` goes through the same salvage parser as local output; its
-`finish_reason` "length" becomes `FinishReason.LENGTH`, and `usage` fills the token counts.
+`choices[0].message.content` goes through the same salvage parser as local output, then through
+the loop guard and the token budget (`engine.backends.vibevoice.reply_guard`); its
+`finish_reason` "length" becomes `FinishReason.LENGTH`, and `usage` fills the token counts (odd
+values count as 0). A chunk whose reply holds no text (`content: null`) or no segment the parser
+can read is logged as a warning naming the chunk.
+
+The server is not trusted: each request has one deadline, `server_timeout` seconds for the whole
+exchange (not per read), and its reply may take at most `reply_cap(budget)` bytes; a larger
+reply, JSON too deep to read, or a reply claiming more tokens than the budget fails the chunk
+with one `ServerError` line. `check_reachable()` opens a connection before any work, so a server
+that is down is reported before the audio is decoded.
 
 Up to `concurrency` requests are in flight (the server batches them; with data parallelism its
 replicas share them). A connection error, a timeout, or an HTTP 408/429/5xx answer is retried
@@ -20,14 +29,12 @@ are left to finish in daemon threads (nothing waits for them).
 from __future__ import annotations
 
 import base64
-import http.client
 import io
 import json
+import logging
 import queue
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -36,13 +43,18 @@ import numpy as np
 from engine.backends.base import check_cancel
 from engine.backends.vibevoice.budget import token_budget
 from engine.backends.vibevoice.config import SAMPLE_RATE, VibeVoiceConfig
+from engine.backends.vibevoice.http_post import HTTPStatusError, ReplyTooLarge, post_json, reachable
 from engine.backends.vibevoice.parsing import parse_reply
 from engine.backends.vibevoice.prompt import SYSTEM_PROMPT, instruction
+from engine.backends.vibevoice.reply_guard import count, guarded, over_budget, reply_cap
 from engine.errors import ServerError
+from engine.progress import format_clock
 from engine.types import Chunk, ChunkResult, FinishReason, GenerationStats, Recording
 
 RETRY_STATUS = (408, 429, 500, 502, 503, 504)
-Post = Callable[[str, bytes, float], dict[str, Any]]  # (url, JSON body, timeout) → reply JSON
+REACH_TIMEOUT_S = 5.0
+Post = Callable[[str, bytes, float, int], dict[str, Any]]  # (url, JSON body, deadline, byte cap) → JSON
+log = logging.getLogger(__name__)
 
 
 class _Retryable(Exception):
@@ -82,13 +94,6 @@ def chat_request(samples: np.ndarray, config: VibeVoiceConfig) -> dict[str, Any]
     }
 
 
-def post_json(url: str, body: bytes, timeout: float) -> dict[str, Any]:
-    """POST a JSON body; the reply's JSON. HTTP errors raise `urllib.error.HTTPError`."""
-    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        return json.loads(response.read().decode("utf-8"))
-
-
 class ServerClient:
     def __init__(self, config: VibeVoiceConfig, post: Post | None = None, backoff: float = 0.5) -> None:
         if config.server is None:
@@ -97,6 +102,12 @@ class ServerClient:
         self.url = config.server.rstrip("/") + "/v1/chat/completions"
         self._post = post or post_json
         self._backoff = backoff
+
+    def check_reachable(self) -> None:
+        """Raise `ServerError` at once when no connection to the server opens."""
+        why = reachable(self.config.server or "", min(REACH_TIMEOUT_S, self.config.server_timeout))
+        if why is not None:
+            raise ServerError(f"cannot reach the VibeVoice server at {self.config.server} ({why})")
 
     def transcribe(
         self, recording: Recording, chunks: Sequence[Chunk], cancel: threading.Event | None = None
@@ -141,21 +152,32 @@ class ServerClient:
         if len(samples) == 0:
             return ChunkResult(chunk=chunk, segments=())
         started = time.perf_counter()
-        reply, retries = self._ask(json.dumps(chat_request(samples, self.config)).encode("utf-8"), chunk)
+        request = chat_request(samples, self.config)
+        budget = request["max_tokens"]
+        reply, retries = self._ask(json.dumps(request).encode("utf-8"), chunk, reply_cap(budget))
         text, finish, usage = _read_reply(reply, chunk)
         stats = GenerationStats(
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            generated_tokens=int(usage.get("completion_tokens") or 0),
+            prompt_tokens=count(usage.get("prompt_tokens")),
+            generated_tokens=count(usage.get("completion_tokens")),
             decode_seconds=time.perf_counter() - started,
             retries=retries,
         )
-        return ChunkResult(chunk, parse_reply(text, chunk.duration), finish, stats, text)
+        if over_budget(stats.generated_tokens, budget):
+            raise ServerError(
+                f"the server's reply for the chunk at {_span(chunk)} claims {stats.generated_tokens} tokens, "
+                f"more than the {budget} it was allowed; it was refused"
+            )
+        segments, cut = guarded(parse_reply(text, chunk.duration), budget)
+        _warn_if_empty(text, segments, chunk)
+        if cut is not None:
+            log.warning("the server's reply for the chunk at %s was cut (%s)", _span(chunk), cut.value)
+        return ChunkResult(chunk, segments, cut or finish, stats, text)
 
-    def _ask(self, body: bytes, chunk: Chunk) -> tuple[dict[str, Any], int]:
+    def _ask(self, body: bytes, chunk: Chunk, cap: int) -> tuple[dict[str, Any], int]:
         tries = self.config.server_retries + 1
         for attempt in range(tries):
             try:
-                return self._once(body), attempt
+                return self._once(body, chunk, cap), attempt
             except _Retryable as exc:
                 if attempt + 1 == tries:
                     raise ServerError(
@@ -165,41 +187,62 @@ class ServerClient:
                 time.sleep(self._backoff * 2**attempt)
         raise AssertionError("unreachable")
 
-    def _once(self, body: bytes) -> dict[str, Any]:
+    def _once(self, body: bytes, chunk: Chunk, cap: int) -> dict[str, Any]:
+        where = f"the server at {self.config.server}"
         try:
-            return self._post(self.url, body, self.config.server_timeout)
-        except urllib.error.HTTPError as exc:
-            detail = _error_detail(exc)
+            return self._post(self.url, body, self.config.server_timeout, cap)
+        except HTTPStatusError as exc:
+            detail = _error_detail(exc.body)
             if exc.code in RETRY_STATUS:
                 raise _Retryable(f"HTTP {exc.code} {detail}") from None
-            message = f"the server at {self.config.server} refused a chunk: HTTP {exc.code} {detail}"
-            raise ServerError(message) from None
-        except (TimeoutError, urllib.error.URLError, ConnectionError, http.client.HTTPException) as exc:
-            reason = getattr(exc, "reason", exc)
-            if isinstance(reason, TimeoutError) or isinstance(exc, TimeoutError):
-                raise _Retryable(f"no answer within {self.config.server_timeout:g} s") from None
-            raise _Retryable(f"cannot reach it ({reason})") from None
-        except (ValueError, UnicodeDecodeError) as exc:
-            message = f"the server at {self.config.server} sent a reply that is not JSON: {exc}"
-            raise ServerError(message) from None
+            raise ServerError(f"{where} refused a chunk: HTTP {exc.code} {detail}") from None
+        except TimeoutError:
+            raise _Retryable(f"no answer within {self.config.server_timeout:g} s") from None
+        except ReplyTooLarge:
+            raise ServerError(
+                f"{where} sent more than {cap:,} bytes for the chunk at {_span(chunk)}, far more than its "
+                "token budget needs; the reply was refused"
+            ) from None
+        except OSError as exc:
+            raise _Retryable(f"cannot reach it ({exc.strerror or exc})") from None
+        except ValueError as exc:
+            raise ServerError(
+                f"{where} sent a reply for the chunk at {_span(chunk)} that is unusable: {exc}"
+            ) from None
 
 
 def _read_reply(reply: dict[str, Any], chunk: Chunk) -> tuple[str, FinishReason, dict[str, Any]]:
     try:
         choice = reply["choices"][0]
-        text = choice["message"]["content"] or ""
+        content = choice["message"]["content"]
     except (KeyError, IndexError, TypeError) as exc:
         raise ServerError(f"the server's reply for the chunk at {chunk.start:.1f} s has no message") from exc
     finish = FinishReason.LENGTH if choice.get("finish_reason") == "length" else FinishReason.EOS
     usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
-    return str(text), finish, usage
+    return (content if isinstance(content, str) else ""), finish, usage
 
 
-def _error_detail(exc: urllib.error.HTTPError) -> str:
+def _warn_if_empty(text: str, segments: Sequence[Any], chunk: Chunk) -> None:
+    if not text.strip():
+        log.warning(
+            "the server's reply for the chunk at %s holds no text; nothing was transcribed there",
+            _span(chunk),
+        )
+    elif not segments or all("unparsed" in s.flags for s in segments):
+        log.warning(
+            "the server's reply for the chunk at %s is not the model's segment list; %s",
+            _span(chunk), "its text is kept as one segment" if segments else "nothing was transcribed there",
+        )  # fmt: skip
+
+
+def _span(chunk: Chunk) -> str:
+    return f"{format_clock(chunk.start)}–{format_clock(chunk.end)}"
+
+
+def _error_detail(body: bytes) -> str:
+    text = body.decode("utf-8", "replace")
     try:
-        body = exc.read().decode("utf-8", "replace")
-        message = json.loads(body).get("error", {})
+        message = json.loads(text).get("error", {})
         return str(message.get("message", message) if isinstance(message, dict) else message)[:300]
-    except Exception:
-        return str(exc.reason)
-
+    except (ValueError, AttributeError, RecursionError):
+        return text.strip()[:300]

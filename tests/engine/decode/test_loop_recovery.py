@@ -71,6 +71,7 @@ def test_a_looping_row_is_rolled_back_and_recovered_by_a_repetition_penalty(mode
     assert result.token_ids == (*BEFORE_LOOP, A, B, C, D, SEG3)
     assert result.finish_reason == FinishReason.EOS
     assert result.stats.retries == 1
+    assert result.stats.rolled_back_tokens > 0 and result.stats.salvage_dropped_tokens == 0  # reported
 
 
 def test_a_loop_no_retry_can_break_keeps_the_output_before_the_loop(model):
@@ -78,6 +79,7 @@ def test_a_loop_no_retry_can_break_keeps_the_output_before_the_loop(model):
     assert result.finish_reason == FinishReason.LOOP
     assert result.token_ids == (*BEFORE_LOOP, A, B)  # the segments before the loop, and one repetition
     assert result.stats.retries == 1
+    assert result.stats.rolled_back_tokens > 0 and result.stats.salvage_dropped_tokens > 0  # reported
 
 
 def test_without_a_segment_boundary_the_row_resumes_where_the_loop_began(model):

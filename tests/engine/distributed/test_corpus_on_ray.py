@@ -147,7 +147,7 @@ def test_a_file_taken_for_the_ray_address_is_a_clear_error(excerpts, capsys):
 @pytest.mark.parametrize("command", ["transcribe", "eval", "bench"])
 def test_cluster_flags_without_ray_are_refused(command, excerpts, capsys):
     assert main([command, str(excerpts[0]), "--workers", "2"]) == 1
-    assert "--workers only apply with --ray" in capsys.readouterr().err
+    assert "--workers only applies with --ray" in capsys.readouterr().err
 
 
 def test_a_chunk_that_fails_every_try_fails_only_its_file(ray_cluster):

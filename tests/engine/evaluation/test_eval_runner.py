@@ -100,3 +100,12 @@ def test_a_bad_reference_stops_the_run_before_any_inference(one_minute, tmp_path
     with pytest.raises(ReferenceFileError, match="expected a time"):
         evaluate(WHISPER, Manifest("bad", (entry,)), RunOptions(out_dir=tmp_path / "out"))
     assert not (tmp_path / "out").exists()
+
+
+def test_bench_list_says_a_vibevoice_system_whose_checkpoint_is_not_here_cannot_run(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    single_pass = next(s for s in SWEEP if s.name == "single-pass")
+    missing = single_pass.with_options({"model": "example-org/VibeVoice-ASR-HF-absent"})
+    reason = unavailable(missing)
+    assert reason is not None and "is not in the Hugging Face cache" in reason and "hf download" in reason
+    assert unavailable(WHISPER) is None

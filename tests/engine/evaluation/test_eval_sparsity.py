@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -116,6 +117,19 @@ def test_keeping_less_mass_never_needs_more_tokens():
 def test_profiles_of_several_chunks_combine_into_means(profile):
     both = combine([profile, profile])
     assert both.steps == 24 and both.layers == profile.layers
+    other = dataclasses.replace(
+        profile,
+        prompt_tokens=profile.prompt_tokens + 10,
+        layers=tuple(
+            dataclasses.replace(layer, speech_needed=1.0, kept_speech=0.0) for layer in profile.layers
+        ),
+    )
+    mixed = combine([profile, other])  # each chunk weighs the same: the means a reader sees
+    for mean, mine in zip(mixed.layers, profile.layers, strict=True):
+        assert mean.speech_needed == pytest.approx((mine.speech_needed + 1.0) / 2)
+        assert mean.kept_speech == pytest.approx(mine.kept_speech / 2)
+        assert mean.kept_text == pytest.approx(mine.kept_text)
+    assert mixed.prompt_tokens == profile.prompt_tokens + 5
 
 
 def test_table_and_bar_plot(profile, tmp_path):

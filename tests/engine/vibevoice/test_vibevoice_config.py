@@ -70,8 +70,10 @@ def test_decode_engine_options_go_only_with_murmurs_engine():
     config = VibeVoiceConfig(engine="murmur", eviction="paper-speech", window=1538)
     assert config.engine_options == {"eviction": "paper-speech", "window": 1538}
     assert VibeVoiceConfig().engine_options == {}
-    with pytest.raises(ValueError, match="only apply to Murmur's decode engine"):
+    with pytest.raises(ValueError, match=r"^eviction only applies to Murmur's decode engine"):
         VibeVoiceConfig(engine="hf", eviction="both")
+    with pytest.raises(ValueError, match=r"^eviction, window only apply to Murmur's decode engine"):
+        VibeVoiceConfig(engine="hf", eviction="both", window=8)
 
 
 def test_murmurs_engine_is_the_default_and_loop_recovery_can_be_turned_off_for_either_decoder():

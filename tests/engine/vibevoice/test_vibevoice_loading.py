@@ -46,7 +46,7 @@ def test_a_missing_folder_is_named(tmp_path):
 
 def test_a_hub_model_not_downloaded_says_how_to_get_it_without_touching_the_network():
     config = VibeVoiceConfig(model="example-org/VibeVoice-ASR-HF-missing", device="cpu", offline=True)
-    with pytest.raises(ModelLoadError, match="huggingface-cli download example-org/VibeVoice-ASR-HF-missing"):
+    with pytest.raises(ModelLoadError, match="hf download example-org/VibeVoice-ASR-HF-missing"):
         load_model(config)
 
 

@@ -90,11 +90,12 @@ def test_a_damaged_object_is_read_field_by_field():
     )
     fine, damaged = parse_reply(reply, 5.0)
     assert fine.flags == ()
-    assert (damaged.start, damaged.end, damaged.text, damaged.flags) == (1.0, 2.0, "damaged", ("malformed",))
+    assert (damaged.start, damaged.end, damaged.text) == (1.0, 2.0, "damaged")
+    assert damaged.flags == ("malformed", "missing_speaker") and damaged.speaker == 0
 
 
 def test_text_without_any_segment_is_kept_as_one_unparsed_segment():
-    unparsed = Segment(0.0, 4.0, "hello there", flags=("unparsed",))
+    unparsed = Segment(0.0, 4.0, "hello there", 0, flags=("unparsed", "missing_speaker"))
     assert parse_reply("assistant\nhello there", 4.0) == (unparsed,)
     assert parse_reply("assistant\n[]\n", 4.0) == ()
     assert parse_reply("", 4.0) == ()
@@ -182,3 +183,30 @@ def test_garbage_between_segments_never_loses_one(segs, data):
     assert len(parsed) == len(segs)
     for expected, got in zip(segs, parsed, strict=True):
         assert_kept(expected, got)
+
+
+def test_a_segment_written_without_a_speaker_gets_its_neighbours_speaker():
+    reply = (
+        '[{"Start":0,"End":1,"Content":"who said this"},'
+        '{"Start":1,"End":2,"Speaker":3,"Content":"me"},'
+        '{"Start":2,"End":3,"Content":"and this"}]'
+    )
+    first, second, third = parse_reply(reply, 5.0)
+    assert [first.speaker, second.speaker, third.speaker] == [3, 3, 3]
+    assert "missing_speaker" in first.flags and "missing_speaker" not in second.flags
+    (alone,) = parse_reply('[{"Start":0,"End":1,"Content":"nobody named"}]', 5.0)
+    assert alone.speaker == 0
+
+
+def test_a_malformed_object_reads_spelled_keys_nulls_and_keeps_the_first_text():
+    reply = '[{"Start time": 1.5, "End": null, "Speaker_ID": 2 "Content": "first", "Text": "second"}]'
+    (only,) = parse_reply(reply, 5.0)
+    assert (only.start, only.end, only.speaker, only.text) == (1.5, 5.0, 2, "first")
+    assert only.flags == ("malformed", "missing_time")
+
+
+def test_a_reply_cut_inside_its_text_keeps_the_words_without_trailing_junk():
+    (cut,) = parse_reply('[{"Start": 0, "End": 2, "Speaker": 0, "Content": "and then   \n', 5.0)
+    assert (cut.text, cut.flags) == ("and then", ("partial",))
+    (one,) = parse_reply('[{"Start": 0, "End": 2, "Speaker": 0, "Content": "x"', 5.0)
+    assert one.text == "x"

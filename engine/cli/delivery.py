@@ -1,0 +1,86 @@
+"""What `murmur transcribe` hands on and prints, shared by the local and the cluster runs
+(`engine.cli.transcribe`, `engine.cli.cluster_run`): the backend options from the command line,
+a transcript printed and exported (kept in a recovery file when the export fails), one-line errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from engine.backends.vibevoice import config as vibevoice
+from engine.cli.outputs import Target, rescue
+from engine.progress import format_clock
+from engine.types import Transcript
+
+ENGINE_OPTIONS = vibevoice.ENGINE_OPTIONS
+
+
+def backend_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The backend options given on the command line (None: use the backend's default)."""
+    context = tuple(t.strip() for t in args.context.split(",") if t.strip()) if args.context else None
+    return {
+        "model": args.model,
+        "device": args.device,
+        "batch_size": args.batch_size,
+        "context": context,
+        "quality": getattr(args, "quality", None),
+        "language": _language(args),
+        **{k: getattr(args, k, None) for k in ("dtype", "attention", "budget", "engine", "acoustic")},
+        **{k: getattr(args, k, None) for k in ("server", "concurrency")},
+        **{k: getattr(args, k, None) for k in ENGINE_OPTIONS},
+    }
+
+
+def _language(args: argparse.Namespace) -> str | None:
+    from engine.backends.whisper import language_setting
+
+    language = getattr(args, "language", None)
+    return None if language is None else language_setting(language, args.model)
+
+
+def deliver(
+    transcript: Transcript, seconds: float, path: Path, target: Target, formats: tuple[str, ...],
+    args: argparse.Namespace,
+) -> bool:  # fmt: skip
+    """Print and export one transcript; if the export fails, keep it in a recovery file."""
+    from engine.export import ExportOptions, export
+
+    if not args.quiet:
+        print(render_transcript(transcript), flush=True)
+    options = ExportOptions(timestamps=not args.no_timestamps)
+    try:
+        written = export(transcript, target.folder, formats, options, stem=target.stem)
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        saved = rescue(transcript, target.stem)
+        kept = f"; the transcript was saved to {saved}" if saved else ""
+        fail(f"could not write the transcript of {path.name} to {target.folder}: {reason}{kept}")
+        if saved is None and args.quiet:
+            print(render_transcript(transcript), flush=True)
+        return False
+    if not args.quiet:
+        rtf = seconds / max(transcript.duration, 1e-9)
+        print(
+            f"\n{path.name}: {format_clock(transcript.duration)} of audio in {seconds:.1f} s "
+            f"(real-time factor {rtf:.3f}); wrote {', '.join(str(w) for w in written)}",
+            file=sys.stderr,
+        )
+    return True
+
+
+def render_transcript(transcript: Transcript) -> str:
+    """The transcript as readable lines: `[0:01:02] Speaker 1: text`."""
+    lines = []
+    for u in transcript.utterances:
+        name = transcript.speaker_name(u.speaker)
+        who = f"{name}: " if name else ""
+        lines.append(f"[{format_clock(u.start)}] {who}{u.text}")
+    return "\n".join(lines)
+
+
+def fail(message: str) -> int:
+    print(f"murmur: error: {message}", file=sys.stderr)
+    return 1

@@ -1,0 +1,43 @@
+"""Two runs exporting the same name into the same folder leave one run's complete set of files."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FORMATS = ["srt", "vtt", "txt", "json"]
+
+EXPORT = """
+import sys, time
+from engine.export import export
+from engine.types import Transcript, Utterance
+marker, formats, start = sys.argv[1], sys.argv[2].split(","), float(sys.argv[3])
+lines = tuple(Utterance(i * 2.0, i * 2.0 + 1.5, f"{marker} line {i}", "S1") for i in range(20_000))
+transcript = Transcript(lines, duration=40_000.0)
+while time.time() < start:
+    time.sleep(0.005)
+export(transcript, sys.argv[4], formats, stem="meeting")
+"""
+
+
+def test_two_runs_writing_the_same_stem_leave_one_complete_set(tmp_path: Path):
+    for round_ in range(1):
+        out = tmp_path / f"round{round_}"
+        start = time.time() + 3.0  # both processes are up and have built their transcripts by then
+        runs = [
+            subprocess.Popen(
+                [sys.executable, "-c", EXPORT, marker, ",".join(order), str(start), str(out)],
+                env={"PYTHONPATH": str(ROOT)},
+            )
+            for marker, order in (("alpha", FORMATS), ("omega", FORMATS[::-1]))  # opposite orders
+        ]
+        assert [run.wait(timeout=120) for run in runs] == [0, 0]
+        writers = {
+            fmt: {m for m in ("alpha", "omega") if m in (out / f"meeting.{fmt}").read_text()}
+            for fmt in FORMATS
+        }
+        assert all(len(w) == 1 for w in writers.values()), writers
+        assert len(set.union(*writers.values())) == 1, f"a mixed set: {writers}"
