@@ -48,6 +48,7 @@ def transcript_dict(t: Transcript) -> dict[str, Any]:
     """The JSON object this format writes, as Python data (for a file that embeds a transcript,
     without writing it out and parsing it back)."""
     out = _head(t)
+    out["removed"] = asdict(t.removed)
     out["speakers"] = [{"id": s.id, "name": s.name} for s in t.speakers]
     out["chunks"] = [_chunk_dict(c) for c in t.chunks]
     out["utterances"] = [_utterance_dict(u) for u in t.utterances]
