@@ -4,10 +4,11 @@
 the view thin: it reports the selected source row (`row_selected`) and where the text caret is
 while a line is edited (`caret_moved(row, position)`, for "split at the cursor" and seeking to the
 word), selects and scrolls to a row on request. Row heights follow the wrapped text and are set
-one row at a time (inserted rows, rows whose data changed), never by a full relayout; a width
-change refits every row once, after the resize settles. A model reset (a finished transcription)
-keeps the selected moment and the scroll position: the view re-selects the utterance nearest the
-selected time and scrolls back to the time that was at the top.
+one row at a time (inserted rows, rows whose data changed), never by a full relayout: rows in
+view at once, rows out of view in idle slices (a bulk edit changes thousands nobody sees yet),
+keeping the top row in place (`RowHeights`); a width change refits every row once, after the resize settles.
+A model reset (a finished transcription) keeps the selected moment and the scroll position: the
+view re-selects the utterance nearest the selected time and scrolls back to the time at the top.
 """
 
 from __future__ import annotations
@@ -29,17 +30,16 @@ from PySide6.QtGui import QMouseEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from app.transcript_model import END, SPEAKER, START, TEXT, TranscriptModel
+from app.widgets.row_heights import RowHeights
 from app.widgets.transcript_delegates import (
     LineTextEdit,
     RowDelegate,
     SpeakerDelegate,
     TextDelegate,
-    text_height,
 )
 
 DISPLAY_ROLE = int(Qt.ItemDataRole.DisplayRole.value)
 ALL = "\x00all"  # the filter value that shows every speaker
-HEIGHTS_KEPT = 50_000  # measured row heights remembered (texts), then forgotten at once
 Index = QModelIndex | QPersistentModelIndex
 EDIT_KEY = QAbstractItemView.EditTrigger.EditKeyPressed
 SELECT_ROW = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
@@ -100,15 +100,14 @@ class TranscriptView(QTableView):
                                       "on the selected line edits, Enter commits, Tab goes to the next "
                                       "line, Escape cancels.")  # fmt: skip
         self._fitted_width = -1
-        self._heights: dict[str, int] = {}  # text → row height at `_measured` (text width, font)
-        self._measured: tuple[int, str] = (-1, "")
+        self.heights = RowHeights(self, TEXT)
         self._refit = QTimer(self, singleShot=True, interval=60)
         self._refit.timeout.connect(self.fit_all_rows)
         self._anchor: tuple[float | None, float | None, int] | None = None
         self._click: tuple[QPersistentModelIndex, QPoint] | None = None
         self.selectionModel().currentRowChanged.connect(self._on_current)
         f = self.filter
-        f.rowsInserted.connect(lambda _p, first, last: self.fit_rows(first, last))
+        f.rowsInserted.connect(lambda _p, first, last: self.heights.fit_soon(first, last))
         f.dataChanged.connect(self._on_data_changed)
         f.modelAboutToBeReset.connect(self._remember_anchor)
         f.modelReset.connect(self._after_reset)
@@ -119,18 +118,8 @@ class TranscriptView(QTableView):
 
     # -- rows and heights ------------------------------------------------------------------
     def fit_rows(self, first: int, last: int) -> None:
-        """Height of view rows first…last from their wrapped text (O(rows)); a text measured
-        before at this width is not measured again (undo and redo bring old texts back)."""
-        width, metrics, rows = self.columnWidth(TEXT), self.fontMetrics(), self.verticalHeader()
-        if (width, self.font().key()) != self._measured or len(self._heights) > HEIGHTS_KEPT:
-            self._heights, self._measured = {}, (width, self.font().key())
-        heights = self._heights
-        for row in range(first, last + 1):
-            text = self.filter.index(row, TEXT).data(Qt.ItemDataRole.DisplayRole) or ""
-            height = heights.get(text)
-            if height is None:
-                height = heights[text] = text_height(metrics, text, width)
-            rows.resizeSection(row, height)
+        """Height of view rows first…last from their wrapped text (`RowHeights.fit`)."""
+        self.heights.fit(first, last)
 
     def fit_all_rows(self) -> None:
         """Refit every row (the text column's width changed), keeping the reader's place."""
@@ -149,7 +138,7 @@ class TranscriptView(QTableView):
 
     def _on_data_changed(self, top: QModelIndex, bottom: QModelIndex, roles: list[int] = ()) -> None:
         if top.column() <= TEXT <= bottom.column() and (not roles or DISPLAY_ROLE in map(int, roles)):
-            self.fit_rows(top.row(), bottom.row())
+            self.heights.fit_soon(top.row(), bottom.row())
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -1,7 +1,7 @@
 """The graphics items the waveform view stacks (pyqtgraph GraphicsObjects, data in seconds).
 
 Each item paints only what is inside the visible x-range, so cost depends on the view's width in
-pixels, never on the recording's length:
+pixels, never on the recording's length (envelope path and chunk labels are kept per range):
 - `EnvelopeItem`: the min/max envelope from an `EnvelopePyramid` (a stroke per bin), or the samples
   as a line when zoomed in;
 - `SpanItem`: shaded spans between two y values (VAD speech, the selected utterance);
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 
 from app.envelope import EnvelopePyramid
 from app.speakers import Lane
@@ -61,11 +61,13 @@ def _device_text(painter: QPainter, at: QPointF, text: str, color: QColor, bold:
     painter.restore()
 
 
-def _text_width(painter: QPainter, text: str) -> float:
+def _text_widths(painter: QPainter, texts: Sequence[str]) -> list[float]:
+    """Widths of bold labels (one font and one metrics object for all of them)."""
     font = QFont(painter.font())
     font.setPointSizeF(8.5)
     font.setBold(True)
-    return QFontMetricsF(font).horizontalAdvance(text) + 4
+    advance = QFontMetricsF(font).horizontalAdvance
+    return [advance(text) + 4 for text in texts]
 
 
 class EnvelopeItem(pg.GraphicsObject):
@@ -74,10 +76,11 @@ class EnvelopeItem(pg.GraphicsObject):
         self.pyramid: EnvelopePyramid | None = None
         self.gain = 1.0
         self.color = QColor(color)
+        self._path: tuple[tuple[float, float, float], bool, QPainterPath] | None = None  # view → path
 
     def set_pyramid(self, pyramid: EnvelopePyramid | None) -> None:
         self.prepareGeometryChange()
-        self.pyramid = pyramid
+        self.pyramid, self._path = pyramid, None
         if pyramid is not None:
             top = pyramid.levels[-1]
             peak = float(max(np.abs(top.mins).max(initial=0), np.abs(top.maxs).max(initial=0)))
@@ -95,22 +98,30 @@ class EnvelopeItem(pg.GraphicsObject):
         view = _view_x(self)
         if self.pyramid is None or view is None:
             return
-        t0, t1, spp = view
+        if self._path is None or self._path[0] != view:  # repaints of an unmoved view reuse it
+            built = self._build(self.pyramid, *view)
+            if built is None:
+                return
+            self._path = (view, *built)
+        _, raw, path = self._path
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, raw)
+        painter.setPen(pg.mkPen(self.color, width=1.2 if raw else 1, cosmetic=True))
+        painter.drawPath(path)
+
+    def _build(self, pyramid: EnvelopePyramid, t0: float, t1: float,
+               spp: float) -> tuple[bool, QPainterPath] | None:  # fmt: skip
+        """(raw samples?, path) of the envelope between t0 and t1 at `spp` seconds per pixel."""
         pixels = max(int((t1 - t0) / spp), 1)
-        env = self.pyramid.window(t0, t1, pixels * MAX_BINS_PER_PIXEL)
+        env = pyramid.window(t0, t1, pixels * MAX_BINS_PER_PIXEL)
         if len(env.times) == 0:
-            return
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, env.raw)
+            return None
         if env.raw:
-            painter.setPen(pg.mkPen(self.color, width=1.2, cosmetic=True))
-            painter.drawPath(pg.arrayToQPath(env.times, env.mins * self.gain))
-            return
+            return True, pg.arrayToQPath(env.times, env.mins * self.gain)
         # one vertical stroke per bin, min to max: as fast as Qt draws lines, and filled-looking
         x = np.repeat(env.times + env.step / 2, 2)
         y = np.empty(len(x))
         y[0::2], y[1::2] = env.mins * self.gain, env.maxs * self.gain
-        painter.setPen(pg.mkPen(self.color, width=1, cosmetic=True))
-        painter.drawPath(pg.arrayToQPath(x, y, connect="pairs"))
+        return False, pg.arrayToQPath(x, y, connect="pairs")
 
 
 class SpanItem(pg.GraphicsObject):
@@ -162,10 +173,11 @@ class ChunkItem(pg.GraphicsObject):
         super().__init__()
         self.y0, self.bar = y0, bar
         self.chunks: list[tuple[int, float, float]] = []
+        self._labels: tuple[tuple[float, float, float], list[tuple[int, float]], list[str]] | None = None
 
     def set_chunks(self, chunks: Sequence[tuple[int, float, float]]) -> None:
         self.prepareGeometryChange()
-        self.chunks = sorted(chunks, key=lambda c: c[1])
+        self.chunks, self._labels = sorted(chunks, key=lambda c: c[1]), None
         self.update()
 
     def boundingRect(self) -> QRectF:
@@ -193,9 +205,12 @@ class ChunkItem(pg.GraphicsObject):
         if visible and visible[-1] is self.chunks[-1]:
             end = self.chunks[-1][2]
             painter.drawLine(QPointF(end, self.y0), QPointF(end, hi))
-        labels = [f"chunk {i + 1}" if (end - start) / spp > 70 else f"{i + 1}" for i, start, end in visible]
-        widths = [_text_width(painter, text) for text in labels]
-        for k, x in place_labels([(start, end) for _, start, end in visible], t0, spp, widths):
+        if self._labels is None or self._labels[0] != view:  # placed once per view, not per repaint
+            labels = [f"chunk {i + 1}" if (e - s) / spp > 70 else f"{i + 1}" for i, s, e in visible]
+            spans = [(start, end) for _, start, end in visible]
+            self._labels = (view, place_labels(spans, t0, spp, _text_widths(painter, labels)), labels)
+        _, placed, labels = self._labels
+        for k, x in placed:
             _device_text(painter, QPointF(x, (lo + hi) / 2), labels[k], ink, bold=True)
 
 

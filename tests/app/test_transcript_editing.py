@@ -130,3 +130,19 @@ def test_replacing_the_transcript_keeps_the_selected_moment_and_the_scroll_posit
     QApplication.processEvents()
     assert window.model.utterance(view.current_source_row()).start == selected_time
     assert window.model.utterance(view.source_row(view.rowAt(0))).start == top_time
+
+
+def test_a_replace_all_refits_rows_out_of_view_while_idle_and_keeps_the_top_line_in_place(window, qtbot):
+    view = window.transcript_view
+    view.scrollTo(view.filter.index(4, TEXT), view.ScrollHint.PositionAtTop)
+    top = view.rowAt(0)
+    y = view.rowViewportPosition(top)
+    far = view.rowAt(view.viewport().height() - 1) + 3  # below the viewport
+    assert 4 <= top < far < view.filter.rowCount()
+    short = view.rowHeight(far)
+    commands.replace_all(window.model, "meeting.", "meeting. " + LONG, case_sensitive=False)
+    qtbot.waitUntil(lambda: view.rowHeight(far) > 1.4 * short, timeout=3000)  # wraps once refitted
+    assert view.rowHeight(1) == short  # a line without a match keeps its height
+    assert view.rowAt(0) == top and view.rowViewportPosition(top) == y  # the reader's place
+    window.undo_stack.undo()
+    qtbot.waitUntil(lambda: view.rowHeight(far) == short, timeout=3000)
