@@ -1,16 +1,17 @@
-"""The GE2E speaker encoder on onnxruntime: export it once from resemblyzer's weights, then run it
-without torch.
+"""The GE2E speaker encoder on onnxruntime: export it from resemblyzer's weights, run it without torch.
 
 Contract:
 - `export(out)` writes the encoder of `engine.speakers.embedding` (3-layer LSTM + linear + ReLU +
   L2 norm, resemblyzer's `pretrained.pt`) as an ONNX graph with a dynamic batch: input `mels`
-  float32 (B, 160, 40), output `embeddings` float32 (B, 256). Needs torch and onnx (build time only).
-- `compare(model, windows)` runs the torch encoder and the ONNX model on the same mel windows and
-  returns the largest absolute difference and the smallest cosine between their embeddings.
+  float32 (B, 160, 40), output `embeddings` float32 (B, 256); `engine.speakers.ge2e_graph` writes
+  it, needing neither torch nor onnx (`SpeakerEncoder` builds the same model in memory).
+- `compare(model, windows)` runs the torch encoder (the reference; needs torch) and the ONNX model
+  on the same mel windows and returns the largest absolute difference and the smallest cosine
+  between their embeddings.
 - `OnnxEncoder(path, threads)` runs such a model on onnxruntime's CPU provider (the runtime the
   silero VAD already uses); `embed(windows, batch_size)` matches `SpeakerEncoder.embed_mels`.
 - `bundled_model()` is the exported model shipped beside this module (a desktop bundle puts it
-  there), or None; `SpeakerEncoder` uses it when present, and torch otherwise.
+  there), or None; `SpeakerEncoder` uses it when present.
 
     python -m engine.speakers.ge2e_onnx OUT.onnx [--check AUDIO]
 exports, then (with --check) compares both runtimes on the speech of AUDIO and exits 1 when the
@@ -21,17 +22,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from engine.errors import ModelLoadError
-from engine.speakers.embedding import EMBEDDING_DIM, N_MELS, WINDOW_FRAMES
+from engine.speakers.embedding import EMBEDDING_DIM
 
 MODEL_NAME = "ge2e.onnx"
-OPSET = 17
 MIN_COSINE = 0.9999
 
 
@@ -44,7 +43,7 @@ def bundled_model() -> Path | None:
 class OnnxEncoder:
     """The exported GE2E encoder on onnxruntime (CPU)."""
 
-    def __init__(self, path: Path, threads: int = 1) -> None:
+    def __init__(self, path: Path | bytes, threads: int = 1) -> None:
         if threads < 1:
             raise ValueError("threads must be at least 1")
         try:
@@ -54,10 +53,13 @@ class OnnxEncoder:
             options.inter_op_num_threads = 1
             options.intra_op_num_threads = threads
             self._session: Any = ort.InferenceSession(
-                str(path), sess_options=options, providers=["CPUExecutionProvider"]
+                path if isinstance(path, bytes) else str(path),
+                sess_options=options,
+                providers=["CPUExecutionProvider"],
             )
         except Exception as exc:  # a missing file, a broken model or a broken onnxruntime
-            raise ModelLoadError(f"could not load the speaker encoder from {path}: {exc}") from exc
+            where = "memory" if isinstance(path, bytes) else path
+            raise ModelLoadError(f"could not load the speaker encoder from {where}: {exc}") from exc
 
     def embed(self, windows: np.ndarray, batch_size: int) -> np.ndarray:
         """Embeddings of (B, 160, 40) mel windows: float32 (B, 256), each of unit length."""
@@ -69,26 +71,12 @@ class OnnxEncoder:
 
 
 def export(out: Path, weights: Path | None = None) -> Path:
-    """Write the torch encoder (resemblyzer's weights unless `weights`) as ONNX to `out`."""
-    import torch
+    """Write the encoder (resemblyzer's weights unless `weights`) as ONNX to `out` (no torch)."""
+    from engine.speakers.embedding import resemblyzer_weights
+    from engine.speakers.ge2e_graph import encoder_model, read_weights
 
-    from engine.speakers.embedding import _build_network, resemblyzer_weights
-
-    net = _build_network(weights or resemblyzer_weights())
     out.parent.mkdir(parents=True, exist_ok=True)
-    example = torch.zeros(2, WINDOW_FRAMES, N_MELS)  # (B, 160, 40)
-    with warnings.catch_warnings():  # the legacy exporter's deprecation and batch-size notices
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            net,  # type: ignore[arg-type]
-            (example,),
-            str(out),
-            input_names=["mels"],
-            output_names=["embeddings"],
-            dynamic_axes={"mels": {0: "batch"}, "embeddings": {0: "batch"}},
-            opset_version=OPSET,
-            dynamo=False,  # the TorchScript exporter maps nn.LSTM onto one ONNX LSTM op per layer
-        )
+    out.write_bytes(encoder_model(read_weights(weights or resemblyzer_weights())))
     return out
 
 
