@@ -68,8 +68,10 @@ class _Sequential:
 
     def __init__(self, early: float) -> None:
         self.early = early
+        self.given = 0  # samples of audio given to the last call
 
     def transcribe(self, samples, clip_timestamps, **_options):
+        self.given = len(samples)
         bounds = list(zip(clip_timestamps[::2], clip_timestamps[1::2], strict=True))
         segments = []
         for k, (a, b) in enumerate(bounds):
@@ -96,6 +98,20 @@ def test_a_repaired_chunk_keeps_its_own_words_when_they_align_before_its_start()
     texts = [" ".join(w.text for s in r.segments for w in s.words) for r in results]
     assert texts[0].split() == [f"clip0w{i}" for i in range(25)]
     assert texts[1].split() == [f"clip1w{i}" for i in range(24)]
+
+
+def test_a_repair_in_a_long_recording_decodes_only_the_audio_around_its_chunk():
+    """faster-whisper computes the features of all the audio it is given: a repair gets its
+    chunk's audio (and a second either side), and its words still come back in recording time."""
+    chunk = Chunk(7, 1800.25, 1820.25, (SpeechSegment(1800.25, 1820.25),))
+    recording = Recording(np.zeros(3600 * 16000, dtype=np.float32), 16000)  # an hour
+    options = DecodeOptions(language="en", beam_size=1, batch_size=8, hotwords=None)
+    model = _Sequential(early=0.0)
+    [result] = decode_accurate(model, recording, [chunk], options, joined=False)
+    assert model.given <= 22.5 * 16000
+    words = [w for s in result.segments for w in s.words]
+    assert [w.text for w in words] == [f"clip0w{i}" for i in range(20)]
+    assert words[0].start == pytest.approx(0.0) and words[-1].end == pytest.approx(19.8)  # chunk time
 
 
 def test_quality_must_be_fast_or_accurate():
