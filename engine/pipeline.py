@@ -9,14 +9,16 @@ speech regions and chunk boundaries before inference; `Pipeline.transcribe` does
 (and its loaded model) lives as long as the pipeline, so several files reuse one model; so does
 the diarizer (`PipelineConfig.speakers` chooses it; "none" skips the SPEAKERS stage). For a
 backend that labels no speakers (whisper) the diarizer runs in a second thread while the backend
-decodes (`speakers_alongside`): the result is the same, the wall time shorter when a core is free.
+decodes (`speakers_alongside`): the result is the same, the wall time shorter when a core is free;
+meanwhile numpy's BLAS keeps to one thread, so the two stay within the decoder's thread budget.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -185,11 +187,12 @@ class Pipeline:
         side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speakers")
         try:
             early = self._diarize_alongside(side, prepared, cancel)
-            results = self.infer(prepared, report, cancel)
-            diarization = None
-            if early is not None:
-                report(Progress(Stage.SPEAKERS, 0, 1, f"diarizing ({self.diarizer.name})"))
-                diarization = early.result()
+            with _one_blas_thread(early is not None):  # the decoder's threads have the cores
+                results = self.infer(prepared, report, cancel)
+                diarization = None
+                if early is not None:
+                    report(Progress(Stage.SPEAKERS, 0, 1, f"diarizing ({self.diarizer.name})"))
+                    diarization = early.result()
         finally:
             side.shutdown(wait=False, cancel_futures=True)
         # 5) speakers (diarization, cross-chunk reconciliation or word-level assignment) and
@@ -254,6 +257,20 @@ def spoken_language(results: Sequence[ChunkResult], default: str = "en") -> str:
             code = r.language.strip().lower()
             seconds[code] = seconds.get(code, 0.0) + sum(s.duration for s in r.chunk.speech) + 1e-6
     return max(seconds, key=lambda code: seconds[code]) if seconds else default
+
+
+@contextmanager
+def _one_blas_thread(enabled: bool) -> Iterator[None]:
+    """numpy's BLAS on one thread while the block runs (if `enabled`): with the diarizer beside the
+    decoder, its matrix products would otherwise start a BLAS thread per core next to the decoder's
+    own (oversubscribed cores spin and wait on each other)."""
+    if not enabled:
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 def single_chunk(recording: Recording, speech: list[SpeechSegment], limit: float) -> Chunk:

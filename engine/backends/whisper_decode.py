@@ -7,8 +7,8 @@ Contract (all times absolute seconds in, chunk-relative in the `ChunkResult`s ou
   sometimes breaks a window: it loops on a phrase, stops early, or skips a stretch and stretches the
   words it kept over it. So each chunk is checked (`problems`: "loop", "gap", "sparse") and a broken
   one is decoded again with the sequential decoder (temperature fallback, seeking past each complete
-  segment, no conditioning); the repair is kept when it is better (no loop, more words). Only broken
-  chunks cost a second decode.
+  segment, no conditioning) given only the audio around it; the repair is kept when it is better (no
+  loop, more words). Only broken chunks cost a second decode.
 - `decode_accurate(model, recording, chunks, options)`: faster-whisper's sequential decoder over
   runs of chunks (less than 5 s apart) as clips: each 30 s window conditioned on the text before
   it, with temperature fallback when a window's text repeats itself or is improbable, and seeking
@@ -24,24 +24,39 @@ from __future__ import annotations
 
 import threading
 import time
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from engine.backends.base import check_cancel
-from engine.types import Chunk, ChunkResult, FinishReason, GenerationStats, Recording, Segment, Word
+import numpy as np
 
-SENTENCE_END = (".", "?", "!")
-FRAMES_PER_SECOND = 100  # whisper's feature frame rate, the unit of a segment's `seek`
-WORD_REACH = 0.25  # a decoded word covers this much speech beyond its own times
+from engine.backends.base import check_cancel
+from engine.backends.whisper_checks import (
+    WORD_REACH,
+    better,
+    problems,
+    speech_seconds,
+    typical_rate,
+    uncovered,
+    word_rate,
+)
+from engine.backends.whisper_words import (
+    FRAMES_PER_SECOND,
+    absolute,
+    all_words,
+    chunk_result,
+    chunk_words,
+    shifted,
+    to_segments,
+    words_of,
+)
+from engine.types import Chunk, ChunkResult, Recording, Word
+
 MAX_CLIP = 30.0 - 1e-3  # a clip's frames must fit whisper's window, whatever the rounding to samples
 GAP_PAD = 0.3  # seconds of context kept around a stretch of speech decoded on its own
-LOOP_RATIO = 2.4  # whisper's compression-ratio threshold for repetitive text
-MIN_SPARSE_SPEECH = 8.0  # seconds of speech a chunk needs before its word rate is judged
-MIN_RATES = 3  # chunks needed before a recording's typical word rate is known
 JOIN_GAP = 5.0  # accurate: chunks closer than this are decoded as one clip
 FALLBACK_SEED = 0  # temperature fallback samples; a fixed seed makes runs repeat
+SLICE_MARGIN = 1.0  # seconds of audio kept around a repair's clips
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,14 +84,15 @@ def decode_fast(
         started = time.perf_counter()
         found, language = _batched(pipeline, recording, [(c.start, c.end) for c in batch], options)
         elapsed = (time.perf_counter() - started) / len(batch)
-        results = [_result(c, segs, _all_words(segs), elapsed, language)
-                   for c, segs in zip(batch, found, strict=True)]  # fmt: skip
-        rates += [_rate(r) for r in results if _speech(r.chunk) > 0]
-        broken = [r for r in results if options.repair and problems(r, options.gap_seconds, _median(rates))]
+        results = [chunk_result(c, s, all_words(s), elapsed, language)
+                   for c, s in zip(batch, found, strict=True)]  # fmt: skip
+        rates += [word_rate(r) for r in results if speech_seconds(r.chunk) > 0]
+        typical = typical_rate(rates)
+        broken = [r for r in results if options.repair and problems(r, options.gap_seconds, typical)]
         fixed = {r.chunk.index: r for r in decode_accurate(
             model, recording, [r.chunk for r in broken], options, cancel, joined=False
         )}  # fmt: skip
-        results = [_better(r, fixed[r.chunk.index]) if r.chunk.index in fixed else r for r in results]
+        results = [better(r, fixed[r.chunk.index]) if r.chunk.index in fixed else r for r in results]
         if broken:
             check_cancel(cancel)
             results = _fill_gaps(pipeline, recording, results, options)
@@ -122,7 +138,7 @@ def _fill_gaps(
     """Decode each stretch of speech still without words as a clip of its own (one batch), and
     add the words found inside it to its chunk."""
     holes = [(k, r.chunk.start + a, r.chunk.start + b) for k, r in enumerate(results)
-             for a, b in uncovered(r.chunk, _chunk_words(r), options.gap_seconds)]  # fmt: skip
+             for a, b in uncovered(r.chunk, chunk_words(r), options.gap_seconds)]  # fmt: skip
     if not holes:
         return results
     clips = [(max(results[k].chunk.start, a - GAP_PAD), min(results[k].chunk.end, b + GAP_PAD))
@@ -130,84 +146,13 @@ def _fill_gaps(
     found, _language = _batched(pipeline, recording, clips, options)
     out = list(results)
     for (k, a, b), segs in zip(holes, found, strict=True):
-        extra = [w for w in _all_words(segs) if w.end > a - WORD_REACH and w.start < b + WORD_REACH]
+        extra = [w for w in all_words(segs) if w.end > a - WORD_REACH and w.start < b + WORD_REACH]
         if extra:
             r = out[k]
-            words = sorted([*_absolute(_chunk_words(r), r.chunk.start), *extra], key=lambda w: w.start)
+            words = sorted([*absolute(chunk_words(r), r.chunk.start), *extra], key=lambda w: w.start)
             text = f"{r.raw_text} {' '.join(w.text for w in extra)}"
             out[k] = replace(r, segments=tuple(to_segments(words, r.chunk)), raw_text=text)
     return out
-
-
-def _chunk_words(result: ChunkResult) -> list[Word]:
-    return [w for s in result.segments for w in s.words]
-
-
-def _absolute(words: Sequence[Word], offset: float) -> list[Word]:
-    return [replace(w, start=w.start + offset, end=w.end + offset) for w in words]
-
-
-def problems(result: ChunkResult, gap_seconds: float, typical_rate: float | None) -> tuple[str, ...]:
-    """Why a chunk's text looks broken: "loop" (it repeats itself: whisper's compression-ratio
-    test), "gap" (a stretch of speech of at least `gap_seconds` has no word), "sparse" (under
-    half the recording's typical words per second of speech)."""
-    found = []
-    if compression_ratio(result.raw_text) > LOOP_RATIO:
-        found.append("loop")
-    if uncovered(result.chunk, _chunk_words(result), gap_seconds):
-        found.append("gap")
-    if typical_rate and _speech(result.chunk) >= MIN_SPARSE_SPEECH and _rate(result) < typical_rate / 2:
-        found.append("sparse")
-    return tuple(found)
-
-
-def compression_ratio(text: str) -> float:
-    """Bytes over zlib-compressed bytes: above 2.4 whisper calls a text repetitive."""
-    raw = text.encode("utf-8")
-    return len(raw) / len(zlib.compress(raw)) if raw else 0.0
-
-
-def uncovered(chunk: Chunk, words: Sequence[Word], least: float) -> list[tuple[float, float]]:
-    """Stretches of the chunk's VAD speech (chunk time) at least `least` long that no word
-    (chunk time, widened by `WORD_REACH`) covers."""
-    reach = sorted((w.start - WORD_REACH, w.end + WORD_REACH) for w in words)
-    out = []
-    for seg in chunk.speech:
-        start, end = seg.start - chunk.start, seg.end - chunk.start
-        for a, b in reach:
-            if b <= start or a >= end:
-                continue
-            if a - start >= least:
-                out.append((start, a))
-            start = max(start, b)
-        if end - start >= least:
-            out.append((start, end))
-    return out
-
-
-def _better(first: ChunkResult, second: ChunkResult) -> ChunkResult:
-    """The repaired result unless it is no better (loops too, or finds fewer words)."""
-
-    def score(r: ChunkResult) -> tuple[bool, int]:
-        return compression_ratio(r.raw_text) <= LOOP_RATIO, len(_chunk_words(r))
-
-    if score(second) <= score(first):
-        return first
-    stats = replace(second.stats, retries=first.stats.retries + 1,
-                    decode_seconds=first.stats.decode_seconds + second.stats.decode_seconds)  # fmt: skip
-    return replace(second, stats=stats)
-
-
-def _speech(chunk: Chunk) -> float:
-    return sum(s.duration for s in chunk.speech)
-
-
-def _rate(result: ChunkResult) -> float:
-    return sum(len(s.words) for s in result.segments) / max(_speech(result.chunk), 1e-9)
-
-
-def _median(values: Sequence[float]) -> float | None:
-    return float(sorted(values)[len(values) // 2]) if len(values) >= MIN_RATES else None
 
 
 def decode_accurate(
@@ -224,30 +169,44 @@ def decode_accurate(
     if not chunks:
         return
     clips = _spans(chunks) if joined else [(c.start, c.end) for c in chunks]
+    # a repair decodes only the audio around its clips: faster-whisper takes the mel features of
+    # all it is given (the whole recording: seconds and ~1 GB for an hour, per repaired batch)
+    audio, offset = (recording.samples, 0.0) if joined else _around(recording, clips)
     ctranslate2.set_random_seed(FALLBACK_SEED)
     segments, info = model.transcribe(
-        recording.samples,
+        audio,
         language=options.language,
         beam_size=options.beam_size,
         word_timestamps=True,
         condition_on_previous_text=joined,
         vad_filter=False,
-        clip_timestamps=[t for a, b in clips for t in (a, b)],
+        clip_timestamps=[t - offset for a, b in clips for t in (a, b)],
         hotwords=options.hotwords,
     )
     current, found, words, started = 0, [], [], time.perf_counter()
-    for seg in segments:
+    for raw in segments:
         check_cancel(cancel)
-        for word in _words(seg) or [Word(float(seg.start), float(seg.end), seg.text.strip())]:
+        seg = shifted(raw, offset) if offset else raw
+        for word in words_of(seg) or [Word(float(seg.start), float(seg.end), seg.text.strip())]:
             at = (word.start + word.end) / 2 if joined else _window_time(seg)  # clip of its own
             while current + 1 < len(chunks) and at >= chunks[current].end:
-                yield _result(chunks[current], found, words, time.perf_counter() - started, info.language)
+                seconds = time.perf_counter() - started
+                yield chunk_result(chunks[current], found, words, seconds, info.language)
                 current, found, words, started = current + 1, [], [], time.perf_counter()
             words.append(word)
         found.append(seg)
     for k in range(current, len(chunks)):
         here = k == current
-        yield _result(chunks[k], found if here else [], words if here else [], 0.0, info.language)
+        yield chunk_result(chunks[k], found if here else [], words if here else [], 0.0, info.language)
+
+
+def _around(recording: Recording, clips: Sequence[tuple[float, float]]) -> tuple[np.ndarray, float]:
+    """The samples from `SLICE_MARGIN` before the first clip to as far after the last (so the mel
+    frames at the clips' edges see the same audio), and where they start: a whole 10 ms frame."""
+    hop = recording.sample_rate // FRAMES_PER_SECOND
+    first = max(0, int((clips[0][0] - SLICE_MARGIN) * recording.sample_rate) // hop * hop)
+    last = min(len(recording.samples), int((clips[-1][1] + SLICE_MARGIN) * recording.sample_rate))
+    return recording.samples[first:last], first / recording.sample_rate
 
 
 def _window_time(seg: Any) -> float:
@@ -279,61 +238,10 @@ def decode_accurate_filled(
 
     pipeline = BatchedInferencePipeline(model=model)
     for result in decode_accurate(model, recording, chunks, options, cancel):
-        if options.repair and uncovered(result.chunk, _chunk_words(result), options.gap_seconds):
+        if options.repair and uncovered(result.chunk, chunk_words(result), options.gap_seconds):
             check_cancel(cancel)
             result = _fill_gaps(pipeline, recording, [result], options)[0]
         yield result
-
-
-def _all_words(found: Sequence[Any]) -> list[Word]:
-    return sorted((w for s in found for w in _words(s)), key=lambda w: w.start)
-
-
-def _result(
-    chunk: Chunk, found: Sequence[Any], words: Sequence[Word], seconds: float, language: str | None
-) -> ChunkResult:
-    """A chunk's result from faster-whisper segments and their words (absolute times), decoded in
-    `language` (faster-whisper's `info.language`)."""
-    texts = [s.text for s in found if s.text.strip()]
-    return ChunkResult(
-        chunk=chunk,
-        segments=tuple(to_segments(words, chunk)) if words else tuple(_untimed(found, chunk)),
-        finish_reason=FinishReason.EOS,
-        stats=GenerationStats(generated_tokens=sum(len(s.tokens) for s in found), decode_seconds=seconds),
-        raw_text="".join(texts).strip(),
-        language=language,
-    )
-
-
-def _words(seg: Any) -> list[Word]:
-    """A faster-whisper segment's words (absolute times), empty ones left out."""
-    return [
-        Word(start=float(w.start), end=float(w.end), text=w.word.strip(), probability=float(w.probability))
-        for w in (seg.words or ())
-        if w.word.strip()
-    ]
-
-
-def to_segments(words: Sequence[Word], chunk: Chunk) -> list[Segment]:
-    """Absolute words as chunk-relative segments, split into sentences at final punctuation."""
-    sentences: list[list[Word]] = [[]]
-    for w in words:
-        sentences[-1].append(Word(w.start - chunk.start, w.end - chunk.start, w.text, w.probability))
-        if w.text.endswith(SENTENCE_END):
-            sentences.append([])
-    return [
-        Segment(start=s[0].start, end=s[-1].end, text=" ".join(w.text for w in s), words=tuple(s))
-        for s in sentences
-        if s
-    ]
-
-
-def _untimed(found: Sequence[Any], chunk: Chunk) -> list[Segment]:
-    return [
-        Segment(start=float(s.start) - chunk.start, end=float(s.end) - chunk.start, text=s.text.strip())
-        for s in found
-        if s.text.strip()
-    ]
 
 
 Decoder = Callable[

@@ -6,8 +6,9 @@ Contract of `cluster(embeddings, count, neighbours, max_points)`:
 - the number of speakers is the position of the largest gap between consecutive eigenvalues (so one
   speaker is found when the graph is well connected), then moved into the user's bounds, or the
   exact count when given (never more clusters than embeddings, at most `MAX_SPEAKERS`);
-- points are clustered by k-means (fixed seed, so runs repeat) on their row-normalised spectral
-  coordinates;
+- points are clustered by k-means (`kmeans`: k-means++ starts, the best of 10, fixed seed, so runs
+  repeat; plain numpy, where scikit-learn's import alone held ~0.1 GB) on their row-normalised
+  spectral coordinates;
 - memory and time stay bounded: beyond `max_points` embeddings, an evenly spaced subset is clustered
   and every embedding then joins the cluster with the most similar centroid;
 - labels are 0..k-1, numbered in order of first appearance.
@@ -42,7 +43,6 @@ def cluster(
 
 def spectral(x: np.ndarray, count: SpeakerCount | None, neighbours: float) -> np.ndarray:
     from scipy.linalg import eigh
-    from sklearn.cluster import KMeans
 
     n = len(x)
     laplacian = normalised_laplacian(knn_affinity(x, max(MIN_NEIGHBOURS, round(neighbours * n))))
@@ -53,7 +53,40 @@ def spectral(x: np.ndarray, count: SpeakerCount | None, neighbours: float) -> np
         return np.zeros(n, dtype=int)
     coords = vectors[:, :k]
     coords = coords / np.maximum(np.linalg.norm(coords, axis=1, keepdims=True), 1e-12)
-    return np.asarray(KMeans(k, n_init=10, random_state=0).fit_predict(coords))
+    return kmeans(coords, k)
+
+
+def kmeans(x: np.ndarray, k: int, restarts: int = 10, seed: int = 0, rounds: int = 300) -> np.ndarray:
+    """Labels (N,) of the lowest-inertia of `restarts` Lloyd runs from k-means++ starts on (N, D) points."""
+    rng = np.random.default_rng(seed)
+    best, best_inertia = np.zeros(len(x), dtype=int), np.inf
+    for _ in range(restarts):
+        centres = _plus_plus(x, k, rng)
+        labels = np.full(len(x), -1)
+        for _ in range(rounds):
+            distances = ((x[:, None, :] - centres[None]) ** 2).sum(axis=2)  # (N, k)
+            new = np.argmin(distances, axis=1)
+            if np.array_equal(new, labels):
+                break
+            labels = new
+            centres = np.stack([x[labels == j].mean(axis=0) if np.any(labels == j) else centres[j]
+                                for j in range(k)])  # fmt: skip
+        inertia = float(distances[np.arange(len(x)), labels].sum())
+        if inertia < best_inertia - 1e-12:
+            best, best_inertia = labels, inertia
+    return best
+
+
+def _plus_plus(x: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """k-means++ starting centres: each next one drawn with probability ∝ squared distance: (k, D)."""
+    centres = [x[rng.integers(len(x))]]
+    closest = ((x - centres[0]) ** 2).sum(axis=1)
+    for _ in range(1, k):
+        total = closest.sum()
+        pick = rng.choice(len(x), p=closest / total) if total > 0 else rng.integers(len(x))
+        centres.append(x[pick])
+        closest = np.minimum(closest, ((x - x[pick]) ** 2).sum(axis=1))
+    return np.stack(centres)
 
 
 def knn_affinity(x: np.ndarray, k: int) -> np.ndarray:

@@ -39,7 +39,7 @@ class EmbeddedConfig:
     min_turn_seconds: float = 0.4
     snap_seconds: float = 0.3
     max_cluster_points: int = 2000  # beyond this, cluster a subset (bounded memory and time)
-    batch_size: int = 64
+    batch_size: int = 16  # windows per encoder call: the same CPU per window as 64, half its buffers
 
     def __post_init__(self) -> None:
         if not 0.0 < self.neighbours <= 0.5:

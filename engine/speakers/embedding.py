@@ -3,11 +3,13 @@
 Contract:
 - `SpeakerEncoder` is the 3-layer LSTM network of resemblyzer (40 mel bands in, a 256-d L2-normalised
   embedding out) with the `pretrained.pt` weights found in the installed resemblyzer package, run
-  on torch; or, given a `.onnx` file or where `ge2e_onnx.bundled_model()` finds one (the desktop
-  bundle), that export of it on onnxruntime (`engine.speakers.ge2e_onnx`). The
+  on onnxruntime: the weights are read and written as an in-memory ONNX model without torch
+  (`engine.speakers.ge2e_graph`); a `.onnx` file given as `weights`, or the one
+  `onnx_encoder.bundled_model()` finds (the desktop bundle), is run as it is. The
   package is located, not imported: its librosa front end costs ~20 s of numba JIT on first use, so
   the same front end is computed here in numpy (`mel_frames`, equal to resemblyzer's
   `wav_to_mel_spectrogram` to float32 precision). Missing weights raise `ModelLoadError`.
+  `_build_network` is the same network on torch, kept as the reference the exports are checked against.
 - Audio is 16 kHz mono float32. Each piece of audio is volume-normalised like resemblyzer's
   `normalize_volume` (RMS raised to -30 dBFS, never lowered) before its mel frames are taken.
 - `embed_windows` embeds fixed 1.6 s windows (160 frames, the encoder's training length) in batches,
@@ -21,10 +23,14 @@ import importlib.util
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine.errors import ModelLoadError, check_cancel
+
+if TYPE_CHECKING:
+    from engine.speakers.onnx_encoder import OnnxEncoder
 
 SAMPLE_RATE = 16000
 HOP = 160  # 10 ms
@@ -141,41 +147,29 @@ class SpeakerEncoder:
             raise ValueError("embedding batch size and threads must be at least 1")
         self.weights = weights
         self.batch_size = batch_size
-        self.threads = threads  # torch threads while embedding (restored after); 1 is robust
-        self._net: object | None = None
+        self.threads = threads  # onnxruntime threads; 1: the decoder alongside keeps the other cores
+        self._net: OnnxEncoder | None = None
 
     def load(self) -> None:
         """Load the weights now (raises `ModelLoadError` when they are missing)."""
         self._load()
 
-    def _load(self) -> object:
+    def _load(self) -> OnnxEncoder:
         if self._net is None:
             from engine.speakers.onnx_encoder import OnnxEncoder, bundled_model
 
-            path = Path(self.weights or bundled_model() or resemblyzer_weights())  # .onnx: no torch
-            self._net = OnnxEncoder(path, self.threads) if path.suffix == ".onnx" else _build_network(path)
+            path = Path(self.weights or bundled_model() or resemblyzer_weights())
+            if path.suffix == ".onnx":
+                self._net = OnnxEncoder(path, self.threads)
+            else:  # resemblyzer's torch checkpoint, rewritten as ONNX in memory (no torch)
+                from engine.speakers.ge2e_graph import encoder_model, read_weights
+
+                self._net = OnnxEncoder(encoder_model(read_weights(path)), self.threads)
         return self._net
 
     def embed_mels(self, windows: np.ndarray) -> np.ndarray:
         """Embeddings of (B, 160, 40) mel windows: float32 (B, 256), each of unit length."""
-        from engine.speakers.onnx_encoder import OnnxEncoder
-
-        net = self._load()
-        if isinstance(net, OnnxEncoder):
-            return net.embed(windows, self.batch_size)
-        import torch
-
-        out = np.empty((len(windows), EMBEDDING_DIM), np.float32)
-        previous = torch.get_num_threads()
-        torch.set_num_threads(self.threads)  # a small LSTM: more threads mostly spin on a busy CPU
-        try:
-            with torch.inference_mode():
-                for a in range(0, len(windows), self.batch_size):
-                    batch = torch.from_numpy(np.ascontiguousarray(windows[a : a + self.batch_size]))
-                    out[a : a + len(batch)] = net(batch).numpy()  # type: ignore[operator]
-        finally:
-            torch.set_num_threads(previous)
-        return out
+        return self._load().embed(windows, self.batch_size)
 
     def embed_audio(self, samples: np.ndarray, hop_frames: int = 77) -> np.ndarray | None:
         """One embedding for a piece of 16 kHz audio, or None when it is empty.

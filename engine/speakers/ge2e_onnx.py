@@ -1,12 +1,13 @@
-"""The GE2E speaker encoder on onnxruntime: export it once from resemblyzer's weights, then run it
-without torch.
+"""The GE2E speaker encoder as ONNX: export it from resemblyzer's weights and check it against torch.
 
 Contract:
 - `export(out)` writes the encoder of `engine.speakers.embedding` (3-layer LSTM + linear + ReLU +
   L2 norm, resemblyzer's `pretrained.pt`) as an ONNX graph with a dynamic batch: input `mels`
-  float32 (B, 160, 40), output `embeddings` float32 (B, 256). Needs torch and onnx (build time only).
-- `compare(model, windows)` runs the torch encoder and the ONNX model on the same mel windows and
-  returns the largest absolute difference and the smallest cosine between their embeddings.
+  float32 (B, 160, 40), output `embeddings` float32 (B, 256); `engine.speakers.ge2e_graph` writes
+  it, needing neither torch nor onnx (`SpeakerEncoder` builds the same model in memory).
+- `compare(model, windows)` runs the torch encoder (the reference; needs torch) and the ONNX model
+  on the same mel windows and returns the largest absolute difference and the smallest cosine
+  between their embeddings.
 - `OnnxEncoder` and `bundled_model` (running such a model without torch) live in
   `engine.speakers.onnx_encoder`, which the encoder imports; this module is the build-time tool.
 
@@ -19,54 +20,32 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
 
-from engine.speakers.embedding import (
-    N_MELS,
-    WINDOW_FRAMES,
-    _build_network,
-    fixed_window,
-    mel_frames,
-    normalize_volume,
-    resemblyzer_weights,
-    window_starts,
-)
 from engine.speakers.onnx_encoder import MODEL_NAME, OnnxEncoder, bundled_model
 
 __all__ = ["MODEL_NAME", "OnnxEncoder", "bundled_model", "compare", "export", "speech_windows"]
 
-OPSET = 17
 MIN_COSINE = 0.9999
 
 
 def export(out: Path, weights: Path | None = None) -> Path:
-    """Write the torch encoder (resemblyzer's weights unless `weights`) as ONNX to `out`."""
-    import torch
+    """Write the encoder (resemblyzer's weights unless `weights`) as ONNX to `out` (no torch)."""
+    from engine.speakers.embedding import resemblyzer_weights
+    from engine.speakers.ge2e_graph import encoder_model, read_weights
 
-    net = _build_network(weights or resemblyzer_weights())
     out.parent.mkdir(parents=True, exist_ok=True)
-    example = torch.zeros(2, WINDOW_FRAMES, N_MELS)  # (B, 160, 40)
-    with warnings.catch_warnings():  # the legacy exporter's deprecation and batch-size notices
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            net,  # type: ignore[arg-type]
-            (example,),
-            str(out),
-            input_names=["mels"],
-            output_names=["embeddings"],
-            dynamic_axes={"mels": {0: "batch"}, "embeddings": {0: "batch"}},
-            opset_version=OPSET,
-            dynamo=False,  # the TorchScript exporter maps nn.LSTM onto one ONNX LSTM op per layer
-        )
+    out.write_bytes(encoder_model(read_weights(weights or resemblyzer_weights())))
     return out
 
 
 def compare(model: Path, windows: np.ndarray) -> tuple[float, float]:
     """(largest absolute difference, smallest cosine) between torch's and the model's embeddings."""
     import torch
+
+    from engine.speakers.embedding import _build_network, resemblyzer_weights
 
     with torch.inference_mode():
         reference = _build_network(resemblyzer_weights())(torch.from_numpy(windows)).numpy()  # (B, 256)
@@ -81,6 +60,7 @@ def speech_windows(audio: Path, limit: int = 512) -> np.ndarray:
     """Up to `limit` mel windows (hop 0.4 s) over the VAD speech of a recording: (N, 160, 40)."""
     from engine.audio.io import load_audio
     from engine.audio.vad import SileroVad
+    from engine.speakers.embedding import fixed_window, mel_frames, normalize_volume, window_starts
 
     recording = load_audio(audio, 16000)
     windows = []

@@ -61,6 +61,12 @@ def test_speech_probabilities_do_not_depend_on_the_vad_thread_count(demo16k):
     np.testing.assert_array_equal(one, two)
 
 
+def test_speech_probabilities_do_not_depend_on_the_block_length(demo16k, monkeypatch):
+    whole = SileroVad().speech_probabilities(demo16k)  # 60 s blocks
+    monkeypatch.setattr("engine.audio.vad.BLOCK_FRAMES", 100)  # 3.2 s blocks: the state carries over
+    np.testing.assert_array_equal(SileroVad().speech_probabilities(demo16k), whole)
+
+
 def test_vad_threads_must_not_be_negative():
     with pytest.raises(ValueError, match="threads"):
         VadConfig(threads=-1)

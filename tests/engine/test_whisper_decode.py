@@ -69,8 +69,10 @@ class _Sequential:
 
     def __init__(self, early: float) -> None:
         self.early = early
+        self.given = 0  # samples of audio given to the last call
 
     def transcribe(self, samples, clip_timestamps, **_options):
+        self.given = len(samples)
         bounds = list(zip(clip_timestamps[::2], clip_timestamps[1::2], strict=True))
         segments = []
         for k, (a, b) in enumerate(bounds):
@@ -104,6 +106,20 @@ def test_batches_grow_from_one_chunk_so_the_first_lines_come_early():
     assert [len(r) for r in plan] == [1, 2, 4, 8, 8, 2]
     assert [i for r in plan for i in r] == list(range(25))
     assert batch_plan(0, 8) == [] and [len(r) for r in batch_plan(3, 1)] == [1, 1, 1]
+
+
+def test_a_repair_in_a_long_recording_decodes_only_the_audio_around_its_chunk():
+    """faster-whisper computes the features of all the audio it is given: a repair gets its
+    chunk's audio (and a second either side), and its words still come back in recording time."""
+    chunk = Chunk(7, 1800.25, 1820.25, (SpeechSegment(1800.25, 1820.25),))
+    recording = Recording(np.zeros(3600 * 16000, dtype=np.float32), 16000)  # an hour
+    options = DecodeOptions(language="en", beam_size=1, batch_size=8, hotwords=None)
+    model = _Sequential(early=0.0)
+    [result] = decode_accurate(model, recording, [chunk], options, joined=False)
+    assert model.given <= 22.5 * 16000
+    words = [w for s in result.segments for w in s.words]
+    assert [w.text for w in words] == [f"clip0w{i}" for i in range(20)]
+    assert words[0].start == pytest.approx(0.0) and words[-1].end == pytest.approx(19.8)  # chunk time
 
 
 def test_quality_must_be_fast_or_accurate():

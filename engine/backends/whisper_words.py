@@ -1,0 +1,116 @@
+"""faster-whisper's segments as our chunk results: words, sentences, chunk-relative times.
+
+Contract:
+- faster-whisper segments carry absolute times (seconds) and their window's start (`seek`, in
+  10 ms frames); `shifted(segment, seconds)` moves one decoded from a slice of the recording that
+  starts `seconds` in back to recording time (`Decoded`, the same attributes).
+- `words_of(segment)` / `all_words(segments)` are their words as `Word`s (empty ones left out,
+  sorted by start); `chunk_result(chunk, segments, words, seconds)` is a chunk's `ChunkResult` with
+  chunk-relative, sentence-split `Segment`s (`to_segments`), or untimed segments when no word has a
+  time; `chunk_words(result)` reads the words back (chunk time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from engine.types import Chunk, ChunkResult, FinishReason, GenerationStats, Segment, Word
+
+SENTENCE_END = (".", "?", "!")
+FRAMES_PER_SECOND = 100  # whisper's feature frame rate, the unit of a segment's `seek`
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedWord:
+    start: float
+    end: float
+    word: str
+    probability: float
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """A faster-whisper segment's attributes that we read, in recording time."""
+
+    seek: int
+    start: float
+    end: float
+    text: str
+    tokens: tuple[int, ...]
+    words: tuple[DecodedWord, ...]
+
+
+def shifted(segment: Any, seconds: float) -> Decoded:
+    """`segment`, decoded from audio starting `seconds` into the recording, in recording time
+    (`seconds` is a whole number of 10 ms frames)."""
+    words = tuple(DecodedWord(float(w.start) + seconds, float(w.end) + seconds, w.word, float(w.probability))
+                  for w in (segment.words or ()))  # fmt: skip
+    return Decoded(
+        seek=int(segment.seek) + round(seconds * FRAMES_PER_SECOND),
+        start=float(segment.start) + seconds,
+        end=float(segment.end) + seconds,
+        text=segment.text,
+        tokens=tuple(segment.tokens),
+        words=words,
+    )
+
+
+def chunk_words(result: ChunkResult) -> list[Word]:
+    return [w for s in result.segments for w in s.words]
+
+
+def absolute(words: Sequence[Word], offset: float) -> list[Word]:
+    return [replace(w, start=w.start + offset, end=w.end + offset) for w in words]
+
+
+def all_words(found: Sequence[Any]) -> list[Word]:
+    return sorted((w for s in found for w in words_of(s)), key=lambda w: w.start)
+
+
+def chunk_result(
+    chunk: Chunk, found: Sequence[Any], words: Sequence[Word], seconds: float, language: str | None = None
+) -> ChunkResult:
+    """A chunk's result from faster-whisper segments and their words (absolute times), decoded in
+    `language` (faster-whisper's `info.language`)."""
+    texts = [s.text for s in found if s.text.strip()]
+    return ChunkResult(
+        chunk=chunk,
+        segments=tuple(to_segments(words, chunk)) if words else tuple(_untimed(found, chunk)),
+        finish_reason=FinishReason.EOS,
+        stats=GenerationStats(generated_tokens=sum(len(s.tokens) for s in found), decode_seconds=seconds),
+        raw_text="".join(texts).strip(),
+        language=language,
+    )
+
+
+def words_of(seg: Any) -> list[Word]:
+    """A faster-whisper segment's words (absolute times), empty ones left out."""
+    return [
+        Word(start=float(w.start), end=float(w.end), text=w.word.strip(), probability=float(w.probability))
+        for w in (seg.words or ())
+        if w.word.strip()
+    ]
+
+
+def to_segments(words: Sequence[Word], chunk: Chunk) -> list[Segment]:
+    """Absolute words as chunk-relative segments, split into sentences at final punctuation."""
+    sentences: list[list[Word]] = [[]]
+    for w in words:
+        sentences[-1].append(Word(w.start - chunk.start, w.end - chunk.start, w.text, w.probability))
+        if w.text.endswith(SENTENCE_END):
+            sentences.append([])
+    return [
+        Segment(start=s[0].start, end=s[-1].end, text=" ".join(w.text for w in s), words=tuple(s))
+        for s in sentences
+        if s
+    ]
+
+
+def _untimed(found: Sequence[Any], chunk: Chunk) -> list[Segment]:
+    return [
+        Segment(start=float(s.start) - chunk.start, end=float(s.end) - chunk.start, text=s.text.strip())
+        for s in found
+        if s.text.strip()
+    ]
