@@ -9,14 +9,8 @@ import numpy as np
 import pytest
 
 from engine.backends.whisper import WhisperBackend, WhisperConfig
-from engine.backends.whisper_decode import (
-    DecodeOptions,
-    batch_plan,
-    compression_ratio,
-    decode_accurate,
-    problems,
-    uncovered,
-)
+from engine.backends.whisper_checks import compression_ratio, problems, uncovered
+from engine.backends.whisper_decode import DecodeOptions, batch_plan, decode_accurate
 from engine.types import Chunk, ChunkResult, Recording, Segment, SpeechSegment, Word
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "meeting.flac"
@@ -35,7 +29,7 @@ def _spread(start: float, end: float, rate: float = 3.0) -> list[tuple[float, fl
 
 def test_a_fully_transcribed_chunk_has_no_problems():
     result = _result(_spread(0.0, 20.0), "a plain sentence about the budget and the plan")
-    assert problems(result, 1.0, typical_rate=3.0) == ()
+    assert problems(result, 1.0, typical=3.0) == ()
 
 
 def test_a_chunk_whose_tail_was_dropped_has_a_gap():
@@ -43,24 +37,24 @@ def test_a_chunk_whose_tail_was_dropped_has_a_gap():
     assert uncovered(result.chunk, [w for s in result.segments for w in s.words], 1.0) == [
         pytest.approx((8.0 - 1 / 3 + 0.8 / 3 + 0.25, 20.0))
     ]
-    assert "gap" in problems(result, 1.0, typical_rate=None)
+    assert "gap" in problems(result, 1.0, typical=None)
 
 
 def test_silence_between_speech_is_not_a_gap():
     result = _result(_spread(0.0, 5.0) + _spread(12.0, 20.0), speech=((10.0, 15.0), (22.0, 30.0)))
-    assert problems(result, 1.0, typical_rate=3.0) == ()
+    assert problems(result, 1.0, typical=3.0) == ()
 
 
 def test_words_stretched_over_skipped_speech_are_sparse():
     stretched = [(i * 2.0, i * 2.0 + 1.9) for i in range(10)]  # 10 words over 20 s: a skip
-    assert problems(_result(stretched), 1.0, typical_rate=3.0) == ("sparse",)
+    assert problems(_result(stretched), 1.0, typical=3.0) == ("sparse",)
 
 
 def test_a_repetition_loop_is_recognised():
     looping = "I don't think we can afford to have a need" + " to have a need" * 30
     plain = "We saved a lot of money by moving to the new provider."
     assert compression_ratio(looping) > 2.4 > compression_ratio(plain)
-    assert "loop" in problems(_result(_spread(0.0, 20.0), looping), 1.0, typical_rate=3.0)
+    assert "loop" in problems(_result(_spread(0.0, 20.0), looping), 1.0, typical=3.0)
 
 
 class _Sequential:
