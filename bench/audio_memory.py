@@ -110,8 +110,10 @@ def main() -> None:
             write_flac(files["flac"], args.hours)
         if "m4a" in formats and not files["m4a"].exists():
             write_m4a(files["flac"], files["m4a"])
-        print(f"{args.hours:g} h of {SOURCE_RATE} Hz stereo ready in {time.perf_counter() - start:.0f} s: "
-              + ", ".join(f"{f} {files[f].stat().st_size / (1 << 20):.0f} MiB" for f in formats))
+        print(
+            f"{args.hours:g} h of {SOURCE_RATE} Hz stereo ready in {time.perf_counter() - start:.0f} s: "
+            + ", ".join(f"{f} {files[f].stat().st_size / (1 << 20):.0f} MiB" for f in formats)
+        )
         naive = args.hours * 3600 * SOURCE_RATE * CHANNELS * 4 / (1 << 20)
         print(f"a whole-file float32 decode at the source rate alone would take {naive:.0f} MiB")
         print("fmt     rate   wall_s   speed  out_MiB  peak_MiB  grown_MiB  grown/out")
