@@ -1,7 +1,8 @@
 """The device check's record, written as it goes: nothing decided is lost when the run is cut short.
 
 Every verdict and table row is printed (flushed) the moment it is known and, with `--out DIR`,
-`DIR/summary.json` is rewritten (atomically) and `DIR/table.txt` appended at the same moment.
+`DIR/summary.json` is rewritten (atomically) and `DIR/table.txt` and `DIR/log.txt` (everything
+printed) appended at the same moment.
 """
 
 from __future__ import annotations
@@ -29,10 +30,14 @@ class Report:
         if self.out is not None:
             self.out.mkdir(parents=True, exist_ok=True)
             (self.out / "table.txt").write_text("")
+            (self.out / "log.txt").write_text("")
         self.save()
 
     def say(self, text: str) -> None:
         print(text, flush=True)
+        if self.out is not None:
+            with (self.out / "log.txt").open("a") as f:
+                f.write(text + "\n")
 
     def note(self, key: str, value: Any) -> None:
         self.data[key] = value
