@@ -5,7 +5,9 @@ program per (row, KV head, split) walks its split of the slots in blocks of `BLO
 the row's length, and keeps an online softmax for the G query heads that share the KV head (each
 key block is loaded once for all G heads: no `repeat_kv`); it writes a partial output and its
 log-sum-exp. Stage 2: one program per (row, query head) combines the splits. Empty splits (past the
-row's length) write a log-sum-exp of -inf and weigh nothing.
+row's length) write a log-sum-exp of -inf and weigh nothing. Arithmetic is float32; the dot
+products use TF32 for half-precision inputs (exact for bf16/fp16 keys) and full float32 for
+float32 models (so float32 decoding matches HF's with TF32 off).
 
 Graph safety: the grid depends only on (rows, KV heads, splits), and the split count only on the
 store capacity and the row count (`split_count`), never on a length; lengths are read on the device.
@@ -43,7 +45,7 @@ def _partial(
     stride_ob, stride_oh, stride_os,
     stride_lb, stride_lh,
     scale, chunk, group: tl.constexpr, head_dim: tl.constexpr,
-    BLOCK_G: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK: tl.constexpr,
+    BLOCK_G: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
     b, h, s = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     length = tl.load(seqlen_ptr + b).to(tl.int32)
@@ -73,13 +75,13 @@ def _partial(
         v = tl.load(
             v_row + n[:, None] * stride_vc + d[None, :], mask=n_ok[:, None] & d_ok[None, :], other=0.0
         )
-        scores = tl.dot(q, tl.trans(k.to(tl.float32)))  # (G, BLOCK)
+        scores = tl.dot(q, tl.trans(k.to(tl.float32)), input_precision=PRECISION)  # (G, BLOCK)
         scores = tl.where(n_ok[None, :], scores, float("-inf"))
         new_top = tl.maximum(top, tl.max(scores, 1))
         weights = tl.exp2(scores - new_top[:, None])
         rescale = tl.exp2(top - new_top)
         total = total * rescale + tl.sum(weights, 1)
-        acc = acc * rescale[:, None] + tl.dot(weights, v.to(tl.float32))
+        acc = acc * rescale[:, None] + tl.dot(weights, v.to(tl.float32), input_precision=PRECISION)
         top = new_top
     empty = total == 0.0
     out = acc / tl.where(empty, 1.0, total)[:, None]
@@ -147,6 +149,7 @@ def decode_attention(
             lse.stride(0), lse.stride(1),
             scale, chunk, group, dim,
             BLOCK_G=max(16, triton.next_power_of_2(group)), BLOCK_D=block_d, BLOCK=BLOCK_N,
+            PRECISION="ieee" if q.dtype == torch.float32 else "tf32",
         )  # fmt: skip
     with record_function("triton::split_kv_combine"):
         _combine[(n, hq)](
