@@ -14,7 +14,8 @@ into the holes the step's evictions left (and brings speech back, for `speech-fo
 non-blocking copy of the chosen tokens into pinned host memory; `PendingTokens.read` waits for
 that copy. Every host → device input goes through two pinned staging buffers (`Staging`), never a
 blocking `.to(device)`; the only waits are for tokens (`PendingTokens.read`, and an admitted row's
-first token, which its prefill must produce before the row can be placed). Captured steps of every
+first token, which its prefill must produce before the row can be placed) and the device sync
+before growing the store in place. Captured steps of every
 row bucket are taken largest-first when the store is sized (attention that reads lengths).
 Everything runs under `torch.inference_mode`.
 """
