@@ -13,7 +13,7 @@ with Triton only); (4) bf16 per-step logits of the engine against an HF forward 
 on the Qwen2.5-7B shape: max |diff| within 10 % of max |logit|, and every argmax disagreement a
 near-tie within bf16 noise (HF's margin between its choice and the engine's ≤ twice the 99.9th
 percentile of that position's |diff|), so a random-weight 7B, whose top-2 gaps are small, cannot
-false-fail. Then the attention kernel that actually ran (one profiled decode), and the table, per
+false-fail. Then the attention kernels that actually ran (one profiled eager decode), and the table, per
 batch: HF `generate`, the engine with graphs on and off over the same steps, then the engine with
 each eviction policy over a whole 300 s chunk. Decode ms/step excludes prefill and graph capture.
 Attention is timed alone with the engine's kernel over distinct per-layer buffers. The roofline is
@@ -199,14 +199,16 @@ def check_forced(model, setup: Setup, device: torch.device, dtype: torch.dtype, 
 
 
 def attention_used(model, setup: Setup, device: torch.device, report: Report) -> None:
-    """Profile one short decode (captures included) and name the attention kernels that ran."""
+    """Profile one short eager decode and name the attention kernels that ran (a captured step
+    replays the same kernels; capturing under the profiler is what CUPTI handles worst, so no)."""
     from torch.profiler import ProfilerActivity, profile
 
     parts = ModelParts.from_model(model)
     chosen = make_attention("auto", parts.attention_shape, device).name
-    requests = make_requests(model, [sum(setup.prompt)] * 2, 4, device, parts.dtype, setup.prompt)
-    decoder = MurmurDecoder(model, engine_config(device, True, max_batch=2))
-    list(decoder.decode(requests))  # compile the glue outside the profile
+    lengths = [sum(setup.prompt), sum(setup.prompt) - 3]  # ragged: SDPA takes its mask, as when captured
+    requests = make_requests(model, lengths, 4, device, parts.dtype)
+    decoder = MurmurDecoder(model, engine_config(device, False, max_batch=2))
+    list(decoder.decode(requests))  # compile the glue and the kernel outside the profile
     cuda = device.type == "cuda"
     activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA] if cuda else [ProfilerActivity.CPU]
     with profile(activities=activities) as prof:
@@ -218,7 +220,7 @@ def attention_used(model, setup: Setup, device: torch.device, report: Report) ->
     )
     kernels = "; ".join(name[:90] for name in names[:6]) or "none matched"
     report.note("attention", {"backend": chosen, "kernels": names})
-    report.say(f"attention backend {chosen}; kernels seen in one profiled decode: {kernels}")
+    report.say(f"attention backend {chosen}; kernels seen in one profiled eager decode: {kernels}")
 
 
 class Rows:
