@@ -64,12 +64,16 @@ class SdpaFold:
     def __init__(self, shape: AttentionShape) -> None:
         self.shape = shape
         self.length = 0
-        self.mask: torch.Tensor | None = None  # (n, 1, 1, L) key mask when rows differ in length
+        self.mask: torch.Tensor | None = None  # (n, 1, 1, L) additive key bias when rows differ in length
 
     def prepare(self, seqlen: torch.Tensor, length: int, ragged: bool, capacity: int) -> None:
         self.length = length
-        keys = torch.arange(length, device=seqlen.device)
-        self.mask = (keys[None, :] < seqlen[:, None])[:, None, None, :] if ragged else None
+        self.mask = None
+        if ragged:  # an additive bias, built once per step (SDPA would convert a bool mask per layer)
+            keys = torch.arange(length, device=seqlen.device)
+            hidden = (keys[None, :] >= seqlen[:, None])[:, None, None, :]  # (n, 1, 1, L)
+            zeros = torch.zeros(hidden.shape, dtype=self.shape.dtype, device=seqlen.device)
+            self.mask = zeros.masked_fill_(hidden, float("-inf"))
 
     def __call__(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         n, hq, d = q.shape
