@@ -14,7 +14,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: setup system demo test test-all lint bench gpu-check clean-venv app-bundle
+.PHONY: setup system demo test test-all lint bench gpu-check gpu-check-device mutate clean-venv app-bundle
 
 setup: system $(STAMP)
 
@@ -57,6 +57,13 @@ MUTANTS ?=
 mutate: setup
 	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 $(BIN)/mutmut run --max-children 2 $(MUTANTS) || true
 	$(BIN)/python bench/mutation_score.py mutants
+
+# On a GPU machine as it comes (its own python3 with torch, transformers, numpy; no setup, no
+# network): checks, then the table until the 320 s budget; hard stop at 400 s. Everything decided is
+# in $(GPU_OUT)/summary.json, table.txt and log.txt even if the run is cut short.
+GPU_OUT ?= $(if $(OUT),$(OUT),gpu_check_out)
+gpu-check-device:
+	PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false timeout 400 python3 bench/gpu_check.py --budget-s 320 --out $(GPU_OUT)
 
 lint: setup
 	$(BIN)/ruff check engine app tests bench

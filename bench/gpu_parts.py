@@ -5,10 +5,14 @@ Everything here runs on CUDA or, at toy shapes, on the CPU (the check's dry run)
 
 from __future__ import annotations
 
+import importlib.util
+import platform
 import time
 from dataclasses import dataclass
 
+import numpy as np
 import torch
+import transformers
 from transformers import Qwen2Config, Qwen2ForCausalLM
 from transformers.models.qwen2.modeling_qwen2 import Qwen2RotaryEmbedding
 
@@ -18,12 +22,15 @@ from engine.decode.config import EngineConfig
 from engine.decode.engine import MurmurDecoder
 from engine.decode.eviction import EvictionConfig, make_policy
 from engine.decode.graphs import LENGTH_BUCKET
+from engine.decode.loop_guard import LoopGuardConfig
 from engine.decode.rows import RowTable
 from engine.decode.runner import Runner
 from engine.decode.sampling import DecodeMode
 from engine.decode.slots import RowSlots
 from engine.decode.step import ModelParts
 from engine.decode.work import Work
+
+NO_LOOPS = LoopGuardConfig(enabled=False)
 
 
 @dataclass(frozen=True)
@@ -168,3 +175,66 @@ def roofline_seconds(parts: ModelParts, rows: int, visible: float, bandwidth: fl
     weights = sum(p.numel() for p in parts.backbone.layers.parameters()) + parts.lm_head.weight.numel()
     kv_token = 2 * len(parts.layers) * shape.kv_heads * shape.head_dim * parts.dtype.itemsize
     return (weights * parts.dtype.itemsize + rows * visible * kv_token) / bandwidth
+
+
+def engine_config(device: torch.device, graphs: bool, **kwargs) -> EngineConfig:
+    cuda = device.type == "cuda"
+    return EngineConfig(
+        loop=NO_LOOPS, cuda_graphs=graphs and cuda, emulate_graphs=graphs and not cuda, **kwargs
+    )
+
+
+@torch.inference_mode()
+def hf_step_seconds(model, requests, steps: int) -> tuple[float, float]:
+    """(prefill seconds, seconds per decode step) of HF `generate`, warm."""
+    embeds = torch.stack([r.inputs_embeds for r in requests])
+    kwargs = dict(inputs_embeds=embeds, do_sample=False, eos_token_id=None, pad_token_id=0)
+
+    def timed(tokens: int) -> float:
+        sync(embeds.device)
+        started = time.perf_counter()
+        model.generate(**kwargs, max_new_tokens=tokens)
+        sync(embeds.device)
+        return time.perf_counter() - started
+
+    timed(2)  # warm-up
+    one = timed(1)
+    return one, (timed(steps) - one) / (steps - 1)
+
+
+def engine_run(model, requests, eviction: EvictionConfig, graphs: bool) -> tuple[float, float, float, float]:
+    """(prefill s, capture s, seconds per decode step, mean kept fraction) of one engine run."""
+    device = requests[0].inputs_embeds.device
+    config = engine_config(device, graphs, max_batch=len(requests), eviction=eviction)
+    decoder = MurmurDecoder(model, config)
+    sync(device)
+    started = time.perf_counter()
+    results = list(decoder.decode(requests))
+    sync(device)
+    total = time.perf_counter() - started
+    prefill = sum(r.stats.prefill_seconds for r in results)
+    decode_s = total - prefill - decoder.stats.capture_seconds
+    kept = sum(r.stats.kv_kept_fraction or 1.0 for r in results) / len(results)
+    return prefill, decoder.stats.capture_seconds, decode_s / max(decoder.stats.steps, 1), kept
+
+
+def versions(device: torch.device) -> dict[str, str]:
+    triton = "not installed"
+    if importlib.util.find_spec("triton") is not None:
+        try:
+            import triton
+
+            triton = triton.__version__
+        except Exception as exc:  # a broken Triton is worth knowing, not worth a crash
+            triton = f"broken ({type(exc).__name__})"
+    cuda = torch.version.cuda or "none"
+    name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu (dry run)"
+    return {
+        "python": platform.python_version(),
+        "torch": f"{torch.__version__} (CUDA {cuda})",
+        "transformers": transformers.__version__,
+        "triton": triton,
+        "numpy": np.__version__,
+        "flash_attn": "installed" if importlib.util.find_spec("flash_attn") else "absent",
+        "device": name,
+    }

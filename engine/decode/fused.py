@@ -75,7 +75,9 @@ class Glue:
 
 class _Compiled:
     """`torch.compile(fn)`, falling back to `fn` itself (with a warning) if compiling fails, so a
-    device whose compiler stack is broken still decodes, on the plain glue."""
+    device whose compiler stack is broken still decodes, on the plain glue. Out of memory is not a
+    broken compiler: it is raised (the decoder re-sizes and resumes), and so is any error while a
+    CUDA graph is being captured (the capture is invalid; falling back would hide the cause)."""
 
     def __init__(self, fn: Callable[..., torch.Tensor]) -> None:
         self.fn, self.compiled = fn, torch.compile(fn, dynamic=True)
@@ -85,12 +87,21 @@ class _Compiled:
             try:
                 out: torch.Tensor = self.compiled(*args)
                 return out
+            except torch.OutOfMemoryError:
+                raise
             except Exception as exc:  # inductor/triton failures have no common type
+                if capturing():
+                    raise
                 warnings.warn(
                     f"compiled {self.fn.__name__} failed ({exc!r}); using the plain one", stacklevel=2
                 )
                 self.compiled = None
         return self.fn(*args)
+
+
+def capturing() -> bool:
+    """Whether the current CUDA stream is capturing a graph."""
+    return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -1,14 +1,19 @@
-"""Captured decode steps: one per row bucket (flash-attn) or per (row bucket, length bucket) (SDPA).
+"""Captured decode steps: one per row bucket (flash-attn, split-kv) or per (row bucket, length
+bucket) (SDPA).
 
 On CUDA a step is a few hundred small kernels, and launching them one by one from Python costs more
 than the GPU needs to run them. `StepGraphs` captures `decode_step` once per shape and replays it:
 rows are padded up to a bucket (1, 2, 4, 8, then multiples of 16) with idle rows that write their
-own slot 0 and see one slot. Attention that reads each row's length itself (flash-attn) needs no
-length in the key; SDPA's length is rounded up to a multiple of 256 with a key mask. Per-step inputs
-(positions, and write slots and visible lengths per layer group) are copied into static buffers.
-The step's entry moves and speech copies run inside the graph too: their (rows, src, dst) lists are
-padded to a power of two (at least 64) with self-copies of the store's scratch slot (the last one,
-which no row uses) and the padded sizes join the key. Token choice stays outside the graph.
+own slot 0 and see one slot. Attention that reads each row's length itself (flash-attn, split-kv)
+needs no length in the key, and `capture_buckets` captures every row bucket largest-first when the
+batch starts; SDPA's length is rounded up to a multiple of 256 with a key mask, captured lazily.
+Per-step inputs (positions, and write slots and visible lengths per layer group) are copied on the
+device into static buffers. When the policy moves entries, the step's entry moves (and speech copies,
+when the store keeps speech) run inside the graph too, every step: their (rows, src, dst) lists are
+padded to a size fixed by the row bucket (`transfer_size`) with self-copies of the store's scratch
+slot (the last one, which no row uses), so the key stays the row bucket. A step that moves more
+runs all its transfers eagerly before the replay (padding only in the graph). Token choice stays
+outside the graph.
 
 The contract: every tensor a captured step reads or writes is registered (`inputs`) and its storage
 is recorded at capture; the store replaces its tensors only in `allocate`/`ensure`, which bump its
@@ -20,7 +25,7 @@ and refuses to replay a step whose inputs moved. The eager `decode_step` is alwa
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -33,10 +38,15 @@ from engine.decode.kv_store import KVStore
 from engine.decode.step import ModelParts, StepInputs, decode_step
 
 LENGTH_BUCKET = 256
-TRANSFER_BUCKET = 64  # fewest entries a captured step moves (padding is cheap, captures are not)
+TRANSFER_BUCKET = 64  # entries a captured step moves per 8 rows (padding is cheap, captures are not)
 Transfer = tuple[np.ndarray, np.ndarray, np.ndarray]  # (rows, src, dst) of one layer group
 Step = Callable[[], torch.Tensor]
 Inputs = Callable[[], dict[str, torch.Tensor]]  # the registered inputs as they are now
+
+
+def transfer_size(rows: int) -> int:
+    """Entries the captured step of a row bucket moves per layer group and kind (padded)."""
+    return TRANSFER_BUCKET * max(1, -(-rows // 8))
 
 
 def row_bucket(n: int, rows: int) -> int:
@@ -66,7 +76,8 @@ class CudaCapture:
             step()
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=self.pool):
+        # thread_local: the app decodes in a worker thread; other threads' CUDA calls stay legal
+        with torch.cuda.graph(graph, pool=self.pool, capture_error_mode="thread_local"):
             logits = step()
         self.pool = graph.pool()
         return _CudaReplay(graph, logits)
@@ -112,8 +123,8 @@ def storages(inputs: dict[str, torch.Tensor]) -> dict[str, int]:
 class _Key:
     rows: int  # row bucket
     span: int  # attention length bucket; -1 where the kernel reads each row's length
-    moves: tuple[int, ...]  # per group: padded size of the entry moves (0: none)
-    speech: tuple[int, ...]  # per group: padded size of the speech copies (0: none)
+    moves: int  # padded size of each group's entry moves (0: the policy moves nothing)
+    speech: int  # padded size of each group's speech copies (0: the store keeps no speech)
 
 
 def _span(length: int, capacity: int) -> int:
@@ -137,8 +148,10 @@ class StepGraphs:
         layer_group: tuple[int, ...],
         group_layers: list[torch.Tensor],
         capture: Callable[[Step, Inputs], Replay],
+        moves: bool = True,
     ) -> None:
         self.parts, self.model, self.store, self.attention = parts, model, store, attention
+        self.moves = moves  # whether the policy ever moves entries (else no transfers are captured)
         self.capture, self.layer_group, self.group_layers = capture, layer_group, group_layers
         self._transfers: dict[tuple[str, int, int], torch.Tensor] = {}  # (kind, group, size) → (3, size)
         self.tokens = tokens  # (B,) the runner's persistent "token each row feeds" buffer
@@ -180,41 +193,88 @@ class StepGraphs:
             now.get(name) == ptr for entry in self.graphs.values() for name, ptr in entry.inputs.items()
         )
 
+    def sizes(self, n: int) -> tuple[int, int]:
+        """Padded (moves, speech) sizes per group of the captured step for n rows."""
+        size = transfer_size(row_bucket(n, self.store.rows))
+        return (size if self.moves else 0), (size if self.store.speech_capacity else 0)
+
+    def padded(
+        self, n: int, moves: tuple[Transfer | None, ...], speech: tuple[Transfer | None, ...]
+    ) -> tuple[list[np.ndarray], bool]:
+        """The step's transfer lists padded for the captured step (host, (3, size) each: moves of
+        every group, then speech copies), and whether they fit; if not, every list is padding and
+        the caller runs the transfers eagerly before the replay."""
+        sized = tuple(zip(("move", "speech"), self.sizes(n), (moves, speech), strict=True))
+        fits = all(t is None or t[0].size <= size for _, size, ts in sized if size for t in ts)
+        out = []
+        for kind, size, transfers in sized:
+            if not size:
+                continue
+            for group in range(self.slots.shape[0]):
+                transfer = transfers[group] if group < len(transfers) and fits else None
+                out.append(self._pad(kind, size, transfer))
+        return out, fits
+
+    def _pad(self, kind: str, size: int, transfer: Transfer | None) -> np.ndarray:
+        count = 0 if transfer is None else int(transfer[0].size)
+        host = np.zeros((3, size), dtype=np.int64)  # padding: row 0, scratch slot
+        host[1:, count:] = self.store.capacity - 1
+        if kind == "speech":
+            host[1, count:] = 0  # speech index 0 → the scratch slot
+        if count:
+            host[:, :count] = transfer
+        return host
+
     def run(
         self,
         positions: torch.Tensor,
         slots: torch.Tensor,
         seqlen: torch.Tensor,
         length: int,
-        moves: tuple[Transfer | None, ...] = (),
-        speech: tuple[Transfer | None, ...] = (),
+        transfers: Sequence[torch.Tensor] = (),
     ) -> torch.Tensor:
-        """Logits (n, V) of rows 0..n-1, like the transfers then `decode_step` with these inputs
-        (slots, seqlen: (G, n); per group the (rows, src, dst) entry moves and speech copies)."""
+        """Logits (n, V) of rows 0..n-1, like the transfers then `decode_step` with these device
+        inputs (slots, seqlen: (G, n); `transfers`: `padded`'s lists, on the device)."""
         n = positions.shape[0]
-        rows = row_bucket(n, self.store.rows)
+        key = self._key(n, length)
         self.positions[:n], self.slots[:, :n], self.seqlen[:, :n] = positions, slots, seqlen
-        self.positions[n:rows], self.slots[:, n:rows], self.seqlen[:, n:rows] = 0, 0, 1  # idle rows
-        span = -1 if self.attention.reads_lengths else _span(length, self.store.capacity)
-        key = _Key(rows, span, self._fill("move", moves), self._fill("speech", speech))
+        self.positions[n : key.rows], self.slots[:, n : key.rows], self.seqlen[:, n : key.rows] = 0, 0, 1
+        for buffer, transfer in zip(self._buffers(key), transfers, strict=True):
+            buffer.copy_(transfer)
         entry = self.graphs.get(key) or self._capture(key)
         return entry.replay.replay()[:n]
 
-    def _fill(self, kind: str, transfers: tuple[Transfer | None, ...]) -> tuple[int, ...]:
-        """Copy each group's transfer list into its padded static buffer; the padded sizes."""
-        sizes = []
-        for group, transfer in enumerate(transfers):
-            count = 0 if transfer is None else int(transfer[0].size)
-            size = 0 if count == 0 else max(TRANSFER_BUCKET, 1 << (count - 1).bit_length())
-            sizes.append(size)
-            if size:
-                host = np.zeros((3, size), dtype=np.int64)  # padding: row 0, scratch slot
-                host[1:, count:] = self.store.capacity - 1
-                if kind == "speech":
-                    host[1, count:] = 0  # speech index 0 → the scratch slot
-                host[:, :count] = transfer
-                self._buffer(kind, group, size).copy_(torch.from_numpy(host), non_blocking=True)
-        return tuple(sizes)
+    def capture_buckets(self) -> None:
+        """Capture every row bucket's step, largest first (attention that reads lengths only: the
+        key has no length), so that no capture happens while decoding."""
+        if not self.attention.reads_lengths:
+            return
+        self.positions.zero_()  # every row idle: writes its slot 0, sees one slot
+        self.slots.zero_()
+        self.seqlen.fill_(1)
+        for rows in sorted(
+            {row_bucket(n, self.store.rows) for n in range(1, self.store.rows + 1)}, reverse=True
+        ):
+            key = self._key(rows, 1)
+            for buffer, host in zip(self._buffers(key), self.padded(rows, (), ())[0], strict=True):
+                buffer.copy_(torch.from_numpy(host))
+            if key not in self.graphs:
+                self._capture(key)
+
+    def _key(self, n: int, length: int) -> _Key:
+        rows = row_bucket(n, self.store.rows)
+        span = -1 if self.attention.reads_lengths else _span(length, self.store.capacity)
+        return _Key(rows, span, *self.sizes(n))
+
+    def _buffers(self, key: _Key) -> list[torch.Tensor]:
+        """The static transfer buffers of a key, in `padded`'s order."""
+        groups = range(self.slots.shape[0])
+        return [
+            self._buffer(kind, g, size)
+            for kind, size in (("move", key.moves), ("speech", key.speech))
+            if size
+            for g in groups
+        ]
 
     def _buffer(self, kind: str, group: int, size: int) -> torch.Tensor:
         found = self._transfers.get((kind, group, size))
@@ -224,12 +284,11 @@ class StepGraphs:
         return found
 
     def _step(self, key: _Key) -> torch.Tensor:
-        for kind, sizes in (("move", key.moves), ("speech", key.speech)):
-            for group, size in enumerate(sizes):
-                if size:
-                    rows, src, dst = self._buffer(kind, group, size)
-                    transfer = self.store.move if kind == "move" else self.store.copy_speech
-                    transfer(self.group_layers[group], rows, src, dst)
+        for kind, size in (("move", key.moves), ("speech", key.speech)):
+            for group in range(self.slots.shape[0]) if size else ():
+                rows, src, dst = self._buffer(kind, group, size)
+                transfer = self.store.move if kind == "move" else self.store.copy_speech
+                transfer(self.group_layers[group], rows, src, dst)
         inputs = StepInputs(
             tokens=self.tokens[: key.rows],
             positions=self.positions[: key.rows],

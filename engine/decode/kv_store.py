@@ -17,6 +17,8 @@ moment) only for callers that capture nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import torch
 
@@ -98,20 +100,27 @@ class KVStore:
         layout: RowLayout,
         keys: torch.Tensor,
         values: torch.Tensor,
-        held: list[np.ndarray],
+        held: Sequence[np.ndarray | torch.Tensor],
+        group_layers: Sequence[torch.Tensor] | None = None,
     ) -> None:
         """Fill a row from prefill KV (L, Hkv, T, D) of positions 0..T-1.
 
-        `held[g]` lists the positions layer group g keeps, in slot order (`RowSlots.held`).
+        `held[g]` lists the positions layer group g keeps, in slot order (`RowSlots.held`); as
+        tensors on the keys' device (and `group_layers`, each group's layer indices there) nothing
+        here copies from the host.
         """
         speech = layout.speech_len if layout.follows else 0
         self.ensure(layout.capacity, speech)
         for group, positions in enumerate(held):
-            layers = _group_layers(layout.layer_group, group, keys.device)
-            index = torch.from_numpy(positions).to(keys.device)
-            count = positions.size
-            picked_k = keys[layers][:, :, index].to(self.device, self.dtype)  # (Lg, Hkv, count, D)
-            picked_v = values[layers][:, :, index].to(self.device, self.dtype)
+            if group_layers is None:
+                layers = _group_layers(layout.layer_group, group, keys.device)
+            else:
+                layers = group_layers[group]
+            if isinstance(positions, np.ndarray):
+                positions = torch.from_numpy(positions).to(keys.device)
+            count = positions.shape[0]
+            picked_k = keys[layers][:, :, positions].to(self.device, self.dtype)  # (Lg, Hkv, count, D)
+            picked_v = values[layers][:, :, positions].to(self.device, self.dtype)
             self.k[layers.to(self.device), row, :, :count] = picked_k
             self.v[layers.to(self.device), row, :, :count] = picked_v
         if speech:

@@ -12,13 +12,18 @@ says), and chooses its first token. `launch` turns a host `StepPlan` into tensor
 into the holes the step's evictions left (and brings speech back, for `speech-follow`), queues
 `decode_step` (or its captured replay) for rows 0..n-1 and the token choice, and starts a
 non-blocking copy of the chosen tokens into pinned host memory; `PendingTokens.read` waits for
-that copy. Everything runs under `torch.inference_mode`.
+that copy. Every host → device input goes through two pinned staging buffers (`Staging`), never a
+blocking `.to(device)`; the only waits are for tokens (`PendingTokens.read`, and an admitted row's
+first token, which its prefill must produce before the row can be placed) and the device sync
+before growing the store in place. Captured steps of every
+row bucket are taken largest-first when the store is sized (attention that reads lengths).
+Everything runs under `torch.inference_mode`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +39,7 @@ from engine.decode.layout import RowLayout
 from engine.decode.prefill import prefill
 from engine.decode.rows import StepPlan
 from engine.decode.sampling import DecodeMode, Sampler, row_key
+from engine.decode.staging import Staging
 from engine.decode.step import ModelParts, StepInputs, decode_step
 from engine.decode.work import Work
 
@@ -82,6 +88,8 @@ class Runner:
         cuda = self.device.type == "cuda"
         self._host = [torch.zeros(rows, dtype=torch.int64, pin_memory=cuda) for _ in range(2)]  # (B,) ×2
         self._launched = 0
+        self.staging = Staging(self.device)
+        self._first = torch.zeros(1, dtype=torch.int64, pin_memory=cuda)  # an admitted row's first token
         self.prep_seconds = 0.0  # CPU seconds turning plans into device inputs
         self.graphs: StepGraphs | None = None
         capture = None
@@ -90,8 +98,17 @@ class Runner:
         elif config.cuda_graphs and cuda and self.attention.name != "flashinfer":
             capture = CudaCapture()
         if capture is not None:
+            moves = config.policy.policy != "none"
             self.graphs = StepGraphs(
-                parts, model, self.store, self.attention, self.last, layer_group, self.group_layers, capture
+                parts,
+                model,
+                self.store,
+                self.attention,
+                self.last,
+                layer_group,
+                self.group_layers,
+                capture,
+                moves,
             )
 
     @property
@@ -114,6 +131,8 @@ class Runner:
         if rows < 1:
             raise torch.OutOfMemoryError(f"not even one row of {need} KV slots fits in the memory budget")
         self.store.allocate(need, speech, min(rows, self.store.max_rows))
+        if self.graphs is not None:
+            self.graphs.capture_buckets()
 
     def make_room(self, entries: int) -> None:
         """Before a step: every row may hold `entries` entries after it (plus the scratch slot).
@@ -139,14 +158,24 @@ class Runner:
         started = time.perf_counter()
         request, k = work.request, len(work.prefix)
         pre = prefill(self.parts, request.inputs_embeds, work.prefix)
-        self.store.import_row(row, layout, pre.keys, pre.values, held)
+        *positions, steps = self.staging.put([*held, np.array([k])])  # no blocking host → device copy
+        self.store.import_row(row, layout, pre.keys, pre.values, positions, self.group_layers)
         self.set_mode(row, work, work.mode, work.prefix)
-        steps = torch.tensor([k], device=self.device)
         first = self.sampler.choose(pre.logits[None], row, steps)
         self.sampler.note_row(row, first)
         self.last[row] = first[0]
-        _sync(self.device)
-        return int(first[0]), time.perf_counter() - started
+        return self._read_first(first), time.perf_counter() - started
+
+    def _read_first(self, first: torch.Tensor) -> int:
+        """The admitted row's first token: waits for its prefill (stream order), not for the device."""
+        if self.device.type != "cuda":
+            return int(first[0])
+        out = self._first
+        out.copy_(first[:1], non_blocking=True)
+        done = torch.cuda.Event()
+        done.record()
+        done.synchronize()
+        return int(out[0])
 
     @torch.inference_mode()
     def set_mode(self, row: int, work: Work, mode: DecodeMode, tokens: Sequence[int]) -> None:
@@ -159,15 +188,18 @@ class Runner:
         """Queue one step for rows 0..n-1; the tokens they chose (n,) arrive in the result."""
         started = time.thread_time()
         n, groups = plan.positions.shape[0], plan.slots.shape[0]
-        if self.graphs is None:
-            self._transfer(plan)
-        host = np.concatenate([plan.positions[None], plan.slots, plan.seqlen, plan.chosen[None]])
-        moved = torch.from_numpy(host).to(self.device, non_blocking=True)  # (2G + 2, n)
+        host = [np.concatenate([plan.positions[None], plan.slots, plan.seqlen, plan.chosen[None]])]
+        padded, fits = self.graphs.padded(n, plan.moves, plan.speech) if self.graphs else ([], False)
+        eager = [] if fits else [t for ts in (plan.moves, plan.speech) for t in ts if t is not None]
+        staged = self.staging.put(host + padded + [np.stack(t) for t in eager])  # (2G + 2, n), ...
+        moved, captured, transfers = staged[0], staged[1 : 1 + len(padded)], staged[1 + len(padded) :]
         positions, slots, seqlen, chosen = moved[0], moved[1 : 1 + groups], moved[1 + groups : -1], moved[-1]
         length = int(plan.seqlen.max())
+        if transfers:
+            self._transfer(plan, iter(transfers))
         self.prep_seconds += time.thread_time() - started
         if self.graphs is not None:
-            logits = self.graphs.run(positions, slots, seqlen, length, plan.moves, plan.speech)
+            logits = self.graphs.run(positions, slots, seqlen, length, captured)
         else:
             inputs = StepInputs(
                 tokens=self.last[:n],
@@ -191,16 +223,15 @@ class Runner:
         done.record()
         return PendingTokens(out, done)
 
-    def _transfer(self, plan: StepPlan) -> None:
-        """Fill the holes the step's evictions left, then bring speech back, group by group."""
+    def _transfer(self, plan: StepPlan, staged: Iterator[torch.Tensor]) -> None:
+        """Fill the holes the step's evictions left, then bring speech back, group by group
+        (`staged`: the non-empty transfer lists on the device, (3, m) each, in that order)."""
         for group, transfer in enumerate(plan.moves):
             if transfer is not None:
-                rows, src, dst = (torch.from_numpy(a).to(self.device) for a in transfer)
-                self.store.move(self.group_layers[group], rows, src, dst)
+                self.store.move(self.group_layers[group], *next(staged))
         for group, transfer in enumerate(plan.speech):
             if transfer is not None:
-                rows, src, dst = (torch.from_numpy(a).to(self.device) for a in transfer)
-                self.store.copy_speech(self.group_layers[group], rows, src, dst)
+                self.store.copy_speech(self.group_layers[group], *next(staged))
 
     @torch.inference_mode()
     def move_row(self, src: int, dst: int) -> None:

@@ -3,10 +3,17 @@ that can run here; query heads that share a KV head are never expanded into copi
 
 from __future__ import annotations
 
+import importlib
+import sys
+
 import pytest
 import torch
+from hf_oracle import make_requests, tiny_qwen2
 
-from engine.decode.attention import AttentionShape, available, make_attention
+from engine.decode.attention import AttentionShape, FlashAttn, available, make_attention, probe
+from engine.decode.config import EngineConfig
+from engine.decode.engine import MurmurDecoder
+from engine.decode.loop_guard import LoopGuardConfig
 
 Q_HEADS, KV_HEADS, DIM, CAPACITY = 8, 2, 16, 48
 
@@ -52,7 +59,7 @@ def test_auto_picks_sdpa_on_the_cpu_and_refuses_gpu_kernels_there():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", ["sdpa", "flash-attn", "flashinfer"])
+@pytest.mark.parametrize("name", ["sdpa", "flash-attn", "split-kv", "flashinfer"])
 def test_gpu_backends_equal_dense_attention_in_bf16(name):
     if not torch.cuda.is_available():
         pytest.skip("needs CUDA")
@@ -60,3 +67,40 @@ def test_gpu_backends_equal_dense_attention_in_bf16(name):
         pytest.skip(f"{name} is not installed")
     got, expected = run(name, torch.bfloat16, "cuda", [40, 7, 23])
     torch.testing.assert_close(got, expected, rtol=2e-2, atol=2e-2)
+
+
+def fake_flash_attn(tmp_path, monkeypatch, body: str) -> None:
+    """A `flash_attn` package on sys.path whose module body is `body`."""
+    package = tmp_path / "flash_attn"
+    package.mkdir()
+    (package / "__init__.py").write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "flash_attn", raising=False)
+    importlib.invalidate_caches()
+
+
+def test_a_flash_attn_built_for_another_torch_warns_and_the_engine_still_decodes(tmp_path, monkeypatch):
+    fake_flash_attn(
+        tmp_path,
+        monkeypatch,
+        'raise ImportError("flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDevice")',
+    )
+    model = tiny_qwen2()
+    requests = make_requests([30, 41], 8)
+    config = EngineConfig(loop=LoopGuardConfig(enabled=False), max_batch=2)
+    with pytest.warns(RuntimeWarning, match="flash_attn is installed but does not import.*undefined symbol"):
+        decoder = MurmurDecoder(model, config)
+        got = {r.id: r.token_ids for r in decoder.decode(requests)}
+    plain = MurmurDecoder(
+        model, EngineConfig(loop=LoopGuardConfig(enabled=False), max_batch=2, attention="sdpa")
+    )
+    assert got == {r.id: r.token_ids for r in plain.decode(requests)}
+    assert all(len(tokens) == 8 for tokens in got.values())
+
+
+def test_a_flash_attn_that_imports_but_cannot_run_fails_its_probe_with_a_warning(tmp_path, monkeypatch):
+    body = "def flash_attn_with_kvcache(*args, **kw):\n    raise RuntimeError('no kernel image')\n"
+    fake_flash_attn(tmp_path, monkeypatch, body)
+    shape = AttentionShape(Q_HEADS, KV_HEADS, DIM, DIM**-0.5, torch.float32)
+    with pytest.warns(RuntimeWarning, match="'flash-attn' does not run here.*no kernel image"):
+        assert not probe("flash-attn", lambda: FlashAttn(shape), shape, torch.device("cpu"))

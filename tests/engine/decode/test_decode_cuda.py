@@ -53,7 +53,7 @@ def test_graph_replay_equals_eager_steps_with_eviction_and_refill(model):
     assert decode(model, requests, max_batch=2, eviction=BOTH, cuda_graphs=True) == eager
 
 
-@pytest.mark.parametrize("name", ["flash-attn", "flashinfer"])
+@pytest.mark.parametrize("name", ["flash-attn", "split-kv", "flashinfer"])
 def test_flash_backends_agree_with_sdpa_in_bf16(name):
     if not available(name, torch.device("cuda"), torch.bfloat16):
         pytest.skip(f"{name} is not installed")
@@ -83,3 +83,20 @@ def test_captured_inputs_keep_their_storage_on_cuda(model, monkeypatch):
     requests = cuda_requests([40, 47, 35, 52, 30], [30, 12, 30, 20, 30])
     decode(model, requests, max_batch=2, eviction=BOTH, cuda_graphs=True)
     assert checked and max(checked) >= 1
+
+
+def test_captures_in_a_worker_thread_survive_cuda_work_in_another_thread(model):
+    """The app decodes in a worker thread; thread_local capture lets the GUI thread use CUDA meanwhile."""
+    import threading
+
+    requests = cuda_requests([40, 47, 35], [24, 24, 24])
+    expected = decode(model, requests, max_batch=3, cuda_graphs=False)
+    got: dict = {}
+    worker = threading.Thread(
+        target=lambda: got.update(decode(model, requests, max_batch=3, cuda_graphs=True))
+    )
+    worker.start()
+    while worker.is_alive():
+        torch.ones(1024, device="cuda").sum().item()  # another thread's CUDA calls during the captures
+    worker.join()
+    assert got == expected

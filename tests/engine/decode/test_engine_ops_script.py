@@ -1,4 +1,5 @@
-"""bench/engine_ops.py: the eager decode step stays within its operator budget per layer."""
+"""bench/engine_ops.py: the eager decode step stays within its operator budget per layer, and a
+300 s chunk at batch 16 needs one CUDA graph per row bucket with the split-KV kernel (SDPA more)."""
 
 from __future__ import annotations
 
@@ -24,3 +25,10 @@ def test_a_decode_step_issues_at_most_14_operators_and_4_gemms_per_layer():
     ops = int(re.search(r"ops per layer per step: (\d+)", done.stdout).group(1))
     gemms = int(re.search(r"GEMMs per layer: (\d+)", done.stdout).group(1))
     assert ops <= 14 and gemms == 4
+    graphs = re.fullmatch(
+        r"graphs for a 300 s chunk at batch 16: (\d+) \(split-kv\)", done.stdout.splitlines()[-1]
+    )
+    assert graphs is not None, done.stdout
+    assert int(graphs.group(1)) == 5  # row buckets 1, 2, 4, 8, 16
+    assert int(re.search(r"sdpa: (\d+)\n", done.stdout).group(1)) > 5
+    assert "split-kv: ops per layer 14 (attention 2)" in done.stdout
