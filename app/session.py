@@ -89,8 +89,9 @@ class Session(QObject):
         settings: TranscribeSettings,
         speech: tuple[SpeechSegment, ...] | None = None,
         chunks: tuple[Chunk, ...] = (),
+        stream: int | None = None,
     ) -> bool:
-        if not self.runner.start(LoadJob(path, settings, speech, chunks)):
+        if not self.runner.start(LoadJob(path, settings, speech, chunks, stream)):
             return False
         self._job, self.pending_path = "load", path
         self.busy_changed.emit(True)
