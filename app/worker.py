@@ -9,7 +9,9 @@ the loaded audio with the given settings (`partial` per finished chunk, then `fi
 reports `progress` (throttled to about 20 a second), then `idle`, then exactly one outcome:
 `prepared` (load), `finished` (transcribe) or `range_done` (range), `failed(title, message)` or
 `cancelled`.
-`cancel()` sets a `threading.Event` the engine checks between units of work. The engine's
+Transcribe and range jobs call the pipeline's `check_ready()` first, so a server that is down is
+reported before any audio is prepared again. `cancel()` sets a `threading.Event` the engine checks
+between units of work. The engine's
 pipeline module is imported only inside jobs, and the last pipeline (with its loaded model) is
 reused while the settings stay the same.
 """
@@ -166,6 +168,7 @@ class TranscriptionWorker(QObject):
         pipeline = self._pipeline_for(job.settings, self._stream)
         if self._path is None:
             raise AudioDecodeError("open a recording before transcribing")
+        pipeline.check_ready()  # a server that is down fails here, before voice activity is found again
         key, prepared = self._prepared or ("", None)
         if prepared is None or key != self._pipeline_key:
             recording = prepared.recording if prepared is not None else None
@@ -186,6 +189,7 @@ class TranscriptionWorker(QObject):
         main_key, main_pipeline = self._pipeline_key, self._pipeline
         try:
             pipeline = self._pipeline_for(job.settings, self._stream)
+            pipeline.check_ready()
             _, prepared = self._prepared or ("", None)
             recording = prepared.recording if prepared is not None else None
             if recording is None or recording.sample_rate != pipeline.backend.sample_rate:
