@@ -41,8 +41,8 @@ def user_env(tmp_path: Path) -> dict[str, str]:
     """A user's environment: a fresh home, offscreen, nothing pointing into this checkout."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     home = tmp_path / "home"
-    return {**env, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "QT_QPA_PLATFORM": "offscreen",
-            "HF_HUB_OFFLINE": "1"}  # fmt: skip
+    fresh = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    return {**env, **fresh, "QT_QPA_PLATFORM": "offscreen", "HF_HUB_OFFLINE": "1"}
 
 
 def demo_in(bundle: Path) -> Path:
