@@ -162,6 +162,7 @@ class ChunkItem(pg.GraphicsObject):
         super().__init__()
         self.y0, self.bar = y0, bar
         self.chunks: list[tuple[int, float, float]] = []
+        self.drawn_labels: list[tuple[str, float, float]] = []  # last paint: (text, x0, x1) in seconds
 
     def set_chunks(self, chunks: Sequence[tuple[int, float, float]]) -> None:
         self.prepareGeometryChange()
@@ -195,8 +196,10 @@ class ChunkItem(pg.GraphicsObject):
             painter.drawLine(QPointF(end, self.y0), QPointF(end, hi))
         labels = [f"chunk {i + 1}" if (end - start) / spp > 70 else f"{i + 1}" for i, start, end in visible]
         widths = [_text_width(painter, text) for text in labels]
+        self.drawn_labels = []
         for k, x in place_labels([(start, end) for _, start, end in visible], t0, spp, widths):
             _device_text(painter, QPointF(x, (lo + hi) / 2), labels[k], ink, bold=True)
+            self.drawn_labels.append((labels[k], x, x + widths[k] * spp))
 
 
 class LanesItem(pg.GraphicsObject):
