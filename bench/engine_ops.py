@@ -14,6 +14,7 @@ Targets for the eager path: at most 14 operators and exactly 4 GEMMs per layer.
 from __future__ import annotations
 
 import argparse
+import os
 from collections import Counter
 
 import torch
@@ -139,6 +140,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=4)
     parser.add_argument("--show", action="store_true", help="list the operators")
     args = parser.parse_args()
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")  # no profiler chatter (GPU probing) on a CPU count
     torch.set_num_threads(1)
     layer, fixed = per_layer(getattr(torch, args.dtype), args.rows)
     n, g = sum(layer.values()), sum(v for k, v in layer.items() if k in GEMMS)

@@ -1,4 +1,5 @@
-"""bench/engine_ops.py: the eager decode step stays within its operator budget per layer."""
+"""bench/engine_ops.py: the eager decode step stays within its operator budget per layer, and the
+profiler prints none of its own messages on the way."""
 
 from __future__ import annotations
 
@@ -24,3 +25,5 @@ def test_a_decode_step_issues_at_most_14_operators_and_4_gemms_per_layer():
     ops = int(re.search(r"ops per layer per step: (\d+)", done.stdout).group(1))
     gemms = int(re.search(r"GEMMs per layer: (\d+)", done.stdout).group(1))
     assert ops <= 14 and gemms == 4
+    noise = [line for line in done.stderr.splitlines() if "gpuGetDeviceCount" in line or "USDT" in line]
+    assert not noise, "the profiler's own chatter reached the terminal:\n" + "\n".join(noise)
