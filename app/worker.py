@@ -79,6 +79,7 @@ class LoadedAudio:
     path: Path
     recording: Recording
     envelope: EnvelopePyramid
+    stream: int | None = None  # the audio stream of the file it came from; None: the default one
 
 
 def error_message(exc: BaseException) -> tuple[str, str]:
@@ -156,7 +157,7 @@ class TranscriptionWorker(QObject):
         recording = pipeline.load(job.path, self._report, self._cancel)
         envelope = EnvelopePyramid.build(recording.samples, recording.sample_rate)
         self._prepared, self._path, self._stream = None, job.path, job.stream  # replaced only now
-        self.audio_loaded.emit(LoadedAudio(job.path, recording, envelope))
+        self.audio_loaded.emit(LoadedAudio(job.path, recording, envelope, job.stream))
         if job.speech is not None:
             prepared = Prepared(recording, job.speech, job.chunks)
         else:
@@ -175,7 +176,7 @@ class TranscriptionWorker(QObject):
             if recording is None or recording.sample_rate != pipeline.backend.sample_rate:
                 recording = pipeline.load(self._path, self._report, self._cancel)
                 envelope = EnvelopePyramid.build(recording.samples, recording.sample_rate)
-                self.audio_loaded.emit(LoadedAudio(self._path, recording, envelope))
+                self.audio_loaded.emit(LoadedAudio(self._path, recording, envelope, self._stream))
             prepared = pipeline.prepare(recording, self._report, self._cancel)
             self._prepared = (self._pipeline_key, prepared)
             self.prepared.emit(prepared)

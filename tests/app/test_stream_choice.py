@@ -71,3 +71,18 @@ def test_cancelling_the_question_opens_nothing(make_window, two_streams):
     assert not window.open_path(two_streams)
     assert "question" in seen
     assert window.session.audio is None and not window.session.busy
+
+
+def test_a_saved_project_reopens_the_stream_that_was_picked(make_window, two_streams, tmp_path):
+    window = make_window()
+    answer_stream_question(1, {})
+    assert window.open_path(two_streams)
+    wait_until(lambda: not window.session.busy and window.session.prepared is not None, 120)
+    project = tmp_path / "two.murmur"
+    assert window.projects.save(project)
+    window.projects.writer.wait()
+    reopened = make_window()
+    assert reopened.open_path(project)  # a project asks nothing: it knows its stream
+    wait_until(lambda: not reopened.session.busy and reopened.session.audio is not None, 120)
+    samples = reopened.session.audio.recording.samples
+    assert float(np.sqrt(np.mean(samples**2))) > 0.01, "the project reopened the silent default stream"
