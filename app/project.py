@@ -1,7 +1,7 @@
 """Project files (`.murmur`): a transcript with its speakers, settings and a link to the audio.
 
 A project is one JSON object, portable between machines:
-`{"format": "murmur-project", "version": 1, "audio": {"path", "relative", "size", "duration"},
+`{"format": "murmur-project", "version": 1, "audio": {"path", "relative", "size", "duration", "stream"},
 "transcript": <Murmur transcript JSON or null>, "speakers": [{"id", "name", "color"}],
 "settings": {...}, "speech": [[start, end], ...], "chunks": [[start, end], ...]}`.
 The audio is referenced by absolute path and by path relative to the project file; `resolve_audio`
@@ -60,6 +60,7 @@ class AudioRef:
     relative: str | None = None  # relative to the project's folder, when one exists
     size: int | None = None
     duration: float = 0.0
+    stream: int | None = None  # which audio stream of the file was opened; None: its default one
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +73,7 @@ class Project:
     chunks: tuple[Chunk, ...] = ()
 
 
-def audio_ref(audio: Path, project_path: Path | None, duration: float) -> AudioRef:
+def audio_ref(audio: Path, project_path: Path | None, duration: float, stream: int | None = None) -> AudioRef:
     """How a project saved at `project_path` refers to `audio`."""
     audio = audio.resolve()
     relative = None
@@ -82,7 +83,7 @@ def audio_ref(audio: Path, project_path: Path | None, duration: float) -> AudioR
         except ValueError:  # another drive on Windows
             relative = None
     size = audio.stat().st_size if audio.exists() else None
-    return AudioRef(str(audio), relative, size, duration)
+    return AudioRef(str(audio), relative, size, duration, stream)
 
 
 def resolve_audio(project_path: Path, ref: AudioRef) -> Path | None:
@@ -99,13 +100,14 @@ def to_dict(project: Project, project_path: Path | None) -> dict[str, Any]:
 
     audio = project.audio
     if audio is not None and project_path is not None:
-        audio = audio_ref(Path(audio.path), project_path, audio.duration)
+        audio = audio_ref(Path(audio.path), project_path, audio.duration, audio.stream)
     transcript = project.transcript
     return {
         "format": FORMAT,
         "version": VERSION,
         "audio": None if audio is None else {
-            "path": audio.path, "relative": audio.relative, "size": audio.size, "duration": audio.duration
+            "path": audio.path, "relative": audio.relative, "size": audio.size, "duration": audio.duration,
+            "stream": audio.stream,
         },
         "transcript": None if transcript is None else transcript_dict(transcript),
         "speakers": [{"id": s.id, "name": s.name, "color": s.color} for s in project.speakers],

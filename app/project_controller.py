@@ -120,9 +120,10 @@ class ProjectController(QObject):
         audio = w.session.audio
         path = audio.path if audio is not None else w.session.pending_path
         duration = audio.recording.duration if audio is not None else w.model.meta.duration
+        stream = audio.stream if audio is not None else w.session.pending_stream
         prepared = w.session.prepared
         return Project(
-            audio=None if path is None else audio_ref(path, self.path, duration),
+            audio=None if path is None else audio_ref(path, self.path, duration, stream),
             transcript=w.model.transcript() if w.model.rowCount() or w.model.meta.chunks else None,
             speakers=w.model.book,
             settings=w.settings.to_dict(),
@@ -207,7 +208,8 @@ class ProjectController(QObject):
         else:
             w.model.set_document((), project.speakers, w.model.meta)
         if audio is not None:
-            w.session.open_audio(audio, w.settings, project.speech or None, project.chunks)
+            stream = project.audio.stream if project.audio is not None else None
+            w.session.open_audio(audio, w.settings, project.speech or None, project.chunks, stream)
         elif project.audio is not None:
             self.error.emit("Recording not found", f"{project.audio.path} could not be found. The transcript "
                             "is open; open the recording again to see the waveform and play it.")  # fmt: skip

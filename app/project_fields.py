@@ -35,8 +35,8 @@ def pair(value: Any, where: str) -> tuple[float, float]:
     return number(value[0], where), number(value[1], where)
 
 
-def audio_fields(audio: Any) -> tuple[str, str | None, int | None, float] | None:
-    """(path, relative, size, duration) of the project's audio reference."""
+def audio_fields(audio: Any) -> tuple[str, str | None, int | None, float, int | None] | None:
+    """(path, relative, size, duration, stream) of the project's audio reference."""
     if audio is None:
         return None
     if not isinstance(audio, dict):
@@ -46,8 +46,11 @@ def audio_fields(audio: Any) -> tuple[str, str | None, int | None, float] | None
         raise TypeError("audio.relative: expected a path")
     if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
         raise TypeError("audio.size: expected a whole number of bytes")
+    stream = audio.get("stream")
+    if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int) or stream < 0):
+        raise TypeError("audio.stream: expected an audio stream number from 0")
     path = typed(audio, "path", str)
-    return path, relative, size, number(audio.get("duration", 0.0), "audio.duration")
+    return path, relative, size, number(audio.get("duration", 0.0), "audio.duration"), stream
 
 
 def speakers_from(items: list[Any]) -> SpeakerBook:

@@ -55,6 +55,7 @@ class Session(QObject):
         self.audio: LoadedAudio | None = None
         self.prepared: Any = None
         self.pending_path: Path | None = None
+        self.pending_stream: int | None = None  # the audio stream of `pending_path` being opened
         self._snapshot: commands.Document | None = None
         self._partials: list[ChunkResult] = []
         self._job = ""
@@ -89,10 +90,11 @@ class Session(QObject):
         settings: TranscribeSettings,
         speech: tuple[SpeechSegment, ...] | None = None,
         chunks: tuple[Chunk, ...] = (),
+        stream: int | None = None,
     ) -> bool:
-        if not self.runner.start(LoadJob(path, settings, speech, chunks)):
+        if not self.runner.start(LoadJob(path, settings, speech, chunks, stream)):
             return False
-        self._job, self.pending_path = "load", path
+        self._job, self.pending_path, self.pending_stream = "load", path, stream
         self.busy_changed.emit(True)
         self.job_started.emit(f"Opening {path.name}", "load")
         return True

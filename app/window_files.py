@@ -17,6 +17,7 @@ from app.project import SUFFIX
 from app.project_controller import ProjectController
 from app.session import Session
 from app.settings import SettingsStore, TranscribeSettings
+from app.stream_choice import choose_stream
 from app.transcript_model import TranscriptModel
 from app.widgets.export_dialog import ExportDialog, ExportRequest
 from engine.types import Transcript
@@ -81,8 +82,11 @@ class FileCommands:
             if opened:
                 self._add_recent(path)
             return opened
+        chosen, stream = choose_stream(self if isinstance(self, QWidget) else None, path)
+        if not chosen:
+            return False
         self._pending_recent = path
-        return self.projects.start_new(path) and self.session.open_audio(path, self.settings)
+        return self.projects.start_new(path) and self.session.open_audio(path, self.settings, stream=stream)
 
     def _on_audio_ready(self, audio: object) -> None:
         path = getattr(audio, "path", None)

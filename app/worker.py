@@ -9,7 +9,9 @@ the loaded audio with the given settings (`partial` per finished chunk, then `fi
 reports `progress` (throttled to about 20 a second), then `idle`, then exactly one outcome:
 `prepared` (load), `finished` (transcribe) or `range_done` (range), `failed(title, message)` or
 `cancelled`.
-`cancel()` sets a `threading.Event` the engine checks between units of work. The engine's
+Transcribe and range jobs call the pipeline's `check_ready()` first, so a server that is down is
+reported before any audio is prepared again. `cancel()` sets a `threading.Event` the engine checks
+between units of work. The engine's
 pipeline module is imported only inside jobs, and the last pipeline (with its loaded model) is
 reused while the settings stay the same.
 """
@@ -20,7 +22,7 @@ import json
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,7 @@ class LoadJob:
     settings: TranscribeSettings
     speech: tuple[SpeechSegment, ...] | None = None  # known already (from a project): skip VAD
     chunks: tuple[Chunk, ...] = ()
+    stream: int | None = None  # which audio stream of the file; None: its default one
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,7 @@ class LoadedAudio:
     path: Path
     recording: Recording
     envelope: EnvelopePyramid
+    stream: int | None = None  # the audio stream of the file it came from; None: the default one
 
 
 def error_message(exc: BaseException) -> tuple[str, str]:
@@ -110,6 +114,7 @@ class TranscriptionWorker(QObject):
         self._pipeline_key = ""
         self._prepared: Any = None
         self._path: Path | None = None
+        self._stream: int | None = None  # the audio stream of `_path` that was loaded
         self._last_emit = 0.0
         self._last_stage: Stage | None = None
 
@@ -133,10 +138,11 @@ class TranscriptionWorker(QObject):
         signal, args = outcome
         signal.emit(*args)
 
-    def _pipeline_for(self, settings: TranscribeSettings) -> Any:
+    def _pipeline_for(self, settings: TranscribeSettings, stream: int | None) -> Any:
         from engine.pipeline import Pipeline
 
         backend, config, options = engine_arguments(settings)
+        config = replace(config, audio_stream=stream)
         remote = [settings.run_on, settings.server_url, settings.server_key]
         key = json.dumps([backend, repr(config), sorted((k, repr(v)) for k, v in options.items()), remote])
         if key != self._pipeline_key:
@@ -147,11 +153,11 @@ class TranscriptionWorker(QObject):
     def _load(self, job: LoadJob) -> Any:
         from engine.pipeline import Prepared
 
-        pipeline = self._pipeline_for(job.settings)
+        pipeline = self._pipeline_for(job.settings, job.stream)
         recording = pipeline.load(job.path, self._report, self._cancel)
         envelope = EnvelopePyramid.build(recording.samples, recording.sample_rate)
-        self._prepared, self._path = None, job.path  # the new file replaces the old one only now
-        self.audio_loaded.emit(LoadedAudio(job.path, recording, envelope))
+        self._prepared, self._path, self._stream = None, job.path, job.stream  # replaced only now
+        self.audio_loaded.emit(LoadedAudio(job.path, recording, envelope, job.stream))
         if job.speech is not None:
             prepared = Prepared(recording, job.speech, job.chunks)
         else:
@@ -160,16 +166,17 @@ class TranscriptionWorker(QObject):
         return prepared
 
     def _transcribe(self, job: TranscribeJob) -> Any:
-        pipeline = self._pipeline_for(job.settings)
+        pipeline = self._pipeline_for(job.settings, self._stream)
         if self._path is None:
             raise AudioDecodeError("open a recording before transcribing")
+        pipeline.check_ready()  # a server that is down fails here, before voice activity is found again
         key, prepared = self._prepared or ("", None)
         if prepared is None or key != self._pipeline_key:
             recording = prepared.recording if prepared is not None else None
             if recording is None or recording.sample_rate != pipeline.backend.sample_rate:
                 recording = pipeline.load(self._path, self._report, self._cancel)
                 envelope = EnvelopePyramid.build(recording.samples, recording.sample_rate)
-                self.audio_loaded.emit(LoadedAudio(self._path, recording, envelope))
+                self.audio_loaded.emit(LoadedAudio(self._path, recording, envelope, self._stream))
             prepared = pipeline.prepare(recording, self._report, self._cancel)
             self._prepared = (self._pipeline_key, prepared)
             self.prepared.emit(prepared)
@@ -182,7 +189,8 @@ class TranscriptionWorker(QObject):
             raise AudioDecodeError("open a recording before transcribing")
         main_key, main_pipeline = self._pipeline_key, self._pipeline
         try:
-            pipeline = self._pipeline_for(job.settings)
+            pipeline = self._pipeline_for(job.settings, self._stream)
+            pipeline.check_ready()
             _, prepared = self._prepared or ("", None)
             recording = prepared.recording if prepared is not None else None
             if recording is None or recording.sample_rate != pipeline.backend.sample_rate:

@@ -213,6 +213,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=4)
     parser.add_argument("--show", action="store_true", help="list the operators")
     args = parser.parse_args()
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")  # no profiler chatter (GPU probing) on a CPU count
     torch.set_num_threads(1)
     dtype = getattr(torch, args.dtype)
     layer, fixed = per_layer(dtype, args.rows)

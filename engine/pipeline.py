@@ -117,10 +117,16 @@ class Pipeline:
     ) -> Transcript:
         """Transcribe a file (or a decoded recording) end to end; a backend that can tell it will
         fail (`check_ready`, e.g. a server that is down) fails before any audio is decoded."""
+        self.check_ready()
+        return self.transcribe(self.prepare(source, on_progress, cancel), on_progress, cancel)
+
+    def check_ready(self) -> None:
+        """Raise now, before any work, when the backend can tell it will fail (a server that is
+        down, a checkpoint that cannot be had); callers that run `prepare` and `transcribe`
+        separately (the app) call it first."""
         check_ready = getattr(self.backend, "check_ready", None)
         if check_ready is not None:
             check_ready()
-        return self.transcribe(self.prepare(source, on_progress, cancel), on_progress, cancel)
 
     def prepare(
         self,

@@ -1,6 +1,6 @@
 """The desktop bundle (`make app-bundle`), built from this checkout with PyInstaller: it carries no
 torch, its command line and its app each transcribe the bundled demo with the default backend
-well enough, and the app window starts on a recording and keeps running.
+well enough, and the app window starts on a recording, loads it (it lands in Open Recent) and\nkeeps running.
 
 Building takes minutes, so these tests are slow. MURMUR_BUNDLE=dist/Murmur checks a bundle
 already built instead of building one into a temporary folder.
@@ -40,7 +40,9 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def user_env(tmp_path: Path) -> dict[str, str]:
     """A user's environment: a fresh home, offscreen, nothing pointing into this checkout."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
-    return {**env, "HOME": str(tmp_path / "home"), "QT_QPA_PLATFORM": "offscreen", "HF_HUB_OFFLINE": "1"}
+    home = tmp_path / "home"
+    fresh = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    return {**env, **fresh, "QT_QPA_PLATFORM": "offscreen", "HF_HUB_OFFLINE": "1"}
 
 
 def demo_in(bundle: Path) -> Path:
@@ -85,15 +87,32 @@ def test_the_bundled_app_opens_and_transcribes_the_demo(bundle, user_env, tmp_pa
     assert wer <= 0.15 and cpwer <= 0.20, (wer, cpwer)
 
 
+def opened_recently(home: Path) -> str:
+    """The app's remembered settings (where its Open Recent list lives), '' before it writes them."""
+    conf = home / ".config" / "Murmur" / "Murmur.conf"
+    return conf.read_text(errors="replace") if conf.is_file() else ""
+
+
+def wait_for_recent(app: subprocess.Popen, home: Path, name: str, timeout: float = 180.0) -> bool:
+    """Until the running app lists `name` under Open Recent (written once the recording has loaded)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and app.poll() is None:
+        if name in opened_recently(home):
+            return True
+        time.sleep(0.5)
+    return False
+
+
 def test_the_bundled_app_window_starts_on_a_recording(bundle, user_env):
     app = subprocess.Popen(
         [str(bundle / "murmur-app"), str(demo_in(bundle))],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=user_env,
     )  # fmt: skip
-    time.sleep(20)
+    loaded = wait_for_recent(app, Path(user_env["HOME"]), "meeting.flac")
     running = app.poll() is None
     app.terminate()
     output = app.communicate(timeout=30)[0]
+    assert loaded, "the recording never loaded (not in Open Recent):\n" + output
     assert running, output
     assert "Traceback" not in output and "error" not in output.lower(), output
 

@@ -174,6 +174,7 @@ class ChunkItem(pg.GraphicsObject):
         self.y0, self.bar = y0, bar
         self.chunks: list[tuple[int, float, float]] = []
         self._labels: tuple[tuple[float, float, float], list[tuple[int, float]], list[str]] | None = None
+        self.drawn_labels: list[tuple[str, float, float]] = []  # as placed for the view: (text, x0, x1)
 
     def set_chunks(self, chunks: Sequence[tuple[int, float, float]]) -> None:
         self.prepareGeometryChange()
@@ -208,7 +209,10 @@ class ChunkItem(pg.GraphicsObject):
         if self._labels is None or self._labels[0] != view:  # placed once per view, not per repaint
             labels = [f"chunk {i + 1}" if (e - s) / spp > 70 else f"{i + 1}" for i, s, e in visible]
             spans = [(start, end) for _, start, end in visible]
-            self._labels = (view, place_labels(spans, t0, spp, _text_widths(painter, labels)), labels)
+            widths = _text_widths(painter, labels)
+            placed = place_labels(spans, t0, spp, widths)
+            self._labels = (view, placed, labels)
+            self.drawn_labels = [(labels[k], x, x + widths[k] * spp) for k, x in placed]
         _, placed, labels = self._labels
         for k, x in placed:
             _device_text(painter, QPointF(x, (lo + hi) / 2), labels[k], ink, bold=True)

@@ -47,15 +47,20 @@ def av_duration(container: av.container.InputContainer, stream: av.AudioStream) 
     return 0.0
 
 
-def describe_streams(container: av.container.InputContainer) -> str:
-    """The audio streams as the user would name them: "#0 (eng, 2 ch, 48000 Hz, default), #1 (…)"."""
+def stream_labels(container: av.container.InputContainer) -> list[str]:
+    """One label per audio stream, as the user would name it: "#0 (eng, 2 ch, 48000 Hz, default)"."""
     parts = []
     for i, s in enumerate(container.streams.audio):
         facts = [s.metadata.get("language"), s.metadata.get("title"), f"{s.channels} ch", f"{s.rate} Hz"]
         if s.disposition & av.stream.Disposition.default:
             facts.append("default")
         parts.append(f"#{i} ({', '.join(f for f in facts if f)})")
-    return ", ".join(parts)
+    return parts
+
+
+def describe_streams(container: av.container.InputContainer) -> str:
+    """The audio streams in one line: "#0 (eng, 2 ch, 48000 Hz, default), #1 (…)"."""
+    return ", ".join(stream_labels(container))
 
 
 def audio_stream(container: av.container.InputContainer, path: Path, index: int | None) -> av.AudioStream:

@@ -21,6 +21,8 @@ Contract:
   decoded_s, total_s)` is called after each block; `cancel` is checked between blocks and raises
   `Cancelled`.
 - `probe_duration(path)` reads the duration from the file's headers without decoding the audio.
+- `audio_streams(path)` lists a file's audio streams (labels as in the warning) and the index
+  used when none is chosen; a file PyAV cannot open, or one read by soundfile, has one.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import av
 import numpy as np
 import soundfile as sf
 
-from engine.audio.av_source import audio_stream, av_blocks, av_duration, av_open, default_index
+from engine.audio.av_source import audio_stream, av_blocks, av_duration, av_open, default_index, stream_labels
 from engine.audio.blocks import Blocks, clock, damaged
 from engine.audio.resample import StreamingResampler, output_length
 from engine.audio.sf_source import sf_blocks
@@ -95,6 +97,17 @@ def probe_duration(path: str | Path) -> float:
             pass  # mislabelled or unusual: ask FFmpeg
     with av_open(path, SUPPORTED_EXTENSIONS) as container:
         return av_duration(container, audio_stream(container, path, default_index(container)))
+
+
+def audio_streams(path: str | Path) -> tuple[tuple[str, ...], int]:
+    """`(labels, default index)` of the audio streams of `path`, without decoding (see the contract)."""
+    path = Path(path)
+    _check_file(path)
+    if path.suffix.lower() in SOUNDFILE_EXTENSIONS:
+        return ("#0",), 0
+    with av_open(path, SUPPORTED_EXTENSIONS) as container:
+        labels = tuple(stream_labels(container))
+        return labels or ("#0",), default_index(container) if labels else 0
 
 
 def _check_file(path: Path) -> None:

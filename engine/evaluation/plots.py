@@ -4,7 +4,8 @@
 DER, cpWER, tcpWER) and one of total latency against chunk size (log axis): `sweep` systems as a
 solid curve, the single-pass system as a dashed line, other `baseline` systems (the whisper
 baseline) as dotted lines with a marker at their own chunk size, `variant` systems (eviction
-settings) as single markers. Systems that were skipped, or have no value for a metric, are left
+settings) as single markers, each a little right of its chunk size (`marker_x`) so that equal
+values never hide one another. Systems that were skipped, or have no value for a metric, are left
 out of that chart. `plot_sparsity(profile, path)` draws Figure 5: one stacked bar per layer.
 """
 
@@ -17,11 +18,13 @@ from typing import Any
 from engine.evaluation.metrics import METRICS
 from engine.evaluation.report import SystemReport
 from engine.evaluation.sparsity_profile import CATEGORIES, SparsityProfile
+from engine.evaluation.systems import System
 from engine.evaluation.tables import HEADERS
 
 CHUNK_TICKS = (30, 60, 120, 300, 600)
 _COLOURS = {"sweep": "tab:blue", "single": "tab:orange", "baseline": "tab:green", "variant": "tab:red"}
 _MARKERS = "os^Dv<>p*h"
+VARIANT_STEP = 1.07  # each variant's marker sits this factor right of the one before it
 
 
 def plot_sweep(reports: Sequence[SystemReport], folder: Path) -> list[Path]:
@@ -50,7 +53,7 @@ def _chart(reports: list[SystemReport], values: dict[str, float | None], label: 
     if sweep:
         xs, ys = [_chunk(r) for r in sweep], [values[r.system.name] for r in sweep]
         axes.plot(xs, ys, "-o", color=_COLOURS["sweep"], label="chunked")
-    variants = 0
+    variants, xs_at = 0, marker_x([r.system for r in reports])
     for r in reports:
         y = values[r.system.name]
         if r.system.single_pass:
@@ -61,7 +64,7 @@ def _chart(reports: list[SystemReport], values: dict[str, float | None], label: 
                 axes.plot([_chunk(r)], [y], "o", color=_COLOURS["baseline"])
         elif r.system.role == "variant" and r.system.chunk_seconds:
             marker = _MARKERS[variants % len(_MARKERS)]
-            axes.plot([_chunk(r)], [y], marker, color=_COLOURS["variant"], label=r.system.title)
+            axes.plot([xs_at[r.system.name]], [y], marker, color=_COLOURS["variant"], label=r.system.title)
             variants += 1
     ticks = sorted({*CHUNK_TICKS, *(_chunk(r) for r in reports if r.system.chunk_seconds)})
     axes.set_xscale("log")
@@ -78,6 +81,24 @@ def _chart(reports: list[SystemReport], values: dict[str, float | None], label: 
     else:
         axes.text(0.5, 0.5, "no system produced this metric", ha="center", transform=axes.transAxes)
     return _save(figure, path)
+
+
+def marker_x(systems: Sequence[System]) -> dict[str, float]:
+    """Where each chunked system's marker is drawn: at its chunk size, except that `variant` systems
+    are moved right by `VARIANT_STEP` each (a log axis: the same look at any size) so that variants
+    sharing a chunk size with each other or with a sweep point never hide one another."""
+    xs: dict[str, float] = {}
+    taken: dict[float, int] = {}
+    for system in systems:
+        if not system.chunk_seconds:
+            continue
+        x = float(system.chunk_seconds)
+        if system.role == "variant" and not system.single_pass:
+            taken[x] = taken.get(x, 0) + 1
+            xs[system.name] = x * VARIANT_STEP ** taken[x]
+        else:
+            xs[system.name] = x
+    return xs
 
 
 def plot_sparsity(profile: SparsityProfile, path: Path) -> Path:

@@ -46,7 +46,12 @@ class RemotePipeline:
         on_progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
     ) -> Transcript:
+        self.check_ready()
         return self.transcribe(self.prepare(source, on_progress, cancel), on_progress, cancel)
+
+    def check_ready(self) -> None:
+        """Raise `RemoteError` now when the server cannot be reached (before audio is encoded)."""
+        self.client.health()
 
     def load(
         self,

@@ -25,6 +25,8 @@ BAD = [
     (lambda: audio_fields({**A, "size": True}), TypeError, WHOLE),
     (lambda: audio_fields({**A, "duration": "x"}), TypeError, "audio.duration: expected a number, found str"),
     (lambda: audio_fields({"relative": "a.wav"}), ValueError, "path: missing"),
+    (lambda: audio_fields({**A, "stream": -1}), TypeError, "audio.stream: expected an audio stream number"),
+    (lambda: audio_fields({**A, "stream": True}), TypeError, "audio.stream: expected an audio stream number"),
     (lambda: speakers_from([5]), TypeError, "speakers[0]: expected an object"),
     (lambda: speakers_from([{"id": "S1", "name": 5}]), TypeError, "speakers[0]: needs a text id and name"),
     (lambda: speakers_from([{"id": "", "name": "Ann"}]), TypeError, "speakers[0]: needs a text id and name"),
@@ -42,10 +44,10 @@ def test_a_bad_field_is_named_with_what_was_expected(call, error, message):
 
 def test_good_fields_come_back_as_values_and_optional_ones_default():
     assert typed({"x": None}, "x", list, []) == [] and typed({}, "x", list, []) == []
-    assert audio_fields({"path": "/a.wav", "relative": "a.wav", "size": 12, "duration": 3}) == (
-        "/a.wav", "a.wav", 12, 3.0,
+    assert audio_fields({"path": "/a.wav", "relative": "a.wav", "size": 12, "duration": 3, "stream": 1}) == (
+        "/a.wav", "a.wav", 12, 3.0, 1,
     )  # fmt: skip
-    assert audio_fields({"path": "/a.wav"}) == ("/a.wav", None, None, 0.0)
+    assert audio_fields({"path": "/a.wav"}) == ("/a.wav", None, None, 0.0, None)
     assert audio_fields(None) is None
     assert pair([1, 2.5], "w") == (1.0, 2.5)
     assert settings_from(None) == {} and settings_from({"context": ["a"]}) == {"context": ["a"]}

@@ -50,6 +50,12 @@ def rewritten(path: Path, change) -> Path:
     return path
 
 
+def written(window, started: bool) -> bool:
+    """Wait for the background write a save or autosave started (its outcome shown), as the user does."""
+    window.projects.writer.wait()
+    return started
+
+
 def texts_on_disk(path: Path) -> list[str]:
     return [u["text"] for u in json.loads(path.read_text())["transcript"]["utterances"]]
 
@@ -137,19 +143,17 @@ def test_a_project_changed_by_another_window_is_not_silently_overwritten(make_wi
     first, second = make_window(), make_window()
     assert first.open_path(path) and second.open_path(path)
     commands.edit_text(second.model, 0, "The second window's edit.")
-    assert second.save()
-    second.projects.wait()  # the other window's save is on disk (saves are written in the background)
+    assert written(second, second.save())
     commands.edit_text(first.model, 0, "The first window's edit.")
     table["Project changed on disk"] = Buttons.Cancel
     assert not first.save()
     assert asked == ["Project changed on disk"]
     assert texts_on_disk(path) == ["The second window's edit."]
     table["Project changed on disk"] = Buttons.Save
-    assert first.save()
-    first.projects.wait()
+    assert written(first, first.save())
     assert texts_on_disk(path) == ["The first window's edit."]
     commands.edit_text(first.model, 0, "Saved again, nobody else wrote.")
-    assert first.save() and asked == ["Project changed on disk"] * 2  # not asked when nothing changed
+    assert written(first, first.save()) and asked == ["Project changed on disk"] * 2  # not asked: unchanged
 
 
 # ------------------------------------------------------------------ autosave that cannot write
@@ -161,14 +165,12 @@ def test_an_autosave_folder_that_cannot_be_written_is_reported_once(make_window,
     w = make_window(recovery=blocker / "recovery")
     assert w.open_path(saved(tmp_path / "p.murmur", "Words."))
     commands.edit_text(w.model, 0, "An edit.")
-    w.projects.autosave()  # written in the background: the failure is reported when it comes back
-    w.projects.wait()
+    assert written(w, w.projects.autosave())
     assert w.last_dialog is not None and w.last_dialog.windowTitle() == "Crash protection is off"
     assert "cannot be autosaved" in w.last_dialog.text()
     w.last_dialog = None
     commands.edit_text(w.model, 0, "Another edit.")
-    w.projects.autosave()
-    w.projects.wait()
+    assert written(w, w.projects.autosave())
     assert w.last_dialog is None  # told once, not every 30 s
 
 

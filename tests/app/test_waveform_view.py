@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtGui import QMouseEvent
+from PySide6.QtGui import QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
 from app.envelope import EnvelopePyramid
@@ -121,3 +123,47 @@ def test_lane_names_are_the_left_header_and_chunk_labels_stay_apart(view):
     assert [name for _, name in view.lane_axis._tickLevels[0]] == ["Alice", "Bob"]
     view.show_all()  # 12 chunks over an hour at 1000 px: every label fits its bar here
     view.grab()
+    drawn = view.chunk_marks.drawn_labels
+    assert [text for text, _, _ in drawn] == [f"chunk {i + 1}" for i in range(12)]
+    for (_, _, x1), (_, next_x0, _) in pairwise(drawn):
+        assert x1 < next_x0  # apart: each ends before the next begins
+    for (_, x0, x1), (_, start, end) in zip(drawn, view.chunk_marks.chunks, strict=True):
+        assert start <= x0 and x1 <= end  # inside its own bar
+
+
+def test_chunk_labels_follow_the_zoom_and_shorten_when_bars_are_narrow(view, qtbot):
+    view.show_range(400.0, 1000.0)  # chunks 2 (300-590), 3 (600-890) and 4 (900-1190)
+    view.grab()
+    drawn = view.chunk_marks.drawn_labels
+    assert [text for text, _, _ in drawn] == ["chunk 2", "chunk 3", "chunk 4"]
+    assert drawn[0][1] == pytest.approx(400.0)  # the cut bar's label starts at the left edge
+    assert drawn[1][1] == pytest.approx(600.0) and drawn[2][1] == pytest.approx(900.0)
+    view.resize(500, 300)  # 12 bars in 500 px: about 40 px each, too narrow for "chunk N"
+    view.show_all()
+    qtbot.wait(50)
+    view.grab()
+    texts = [text for text, _, _ in view.chunk_marks.drawn_labels]
+    assert texts and all(text.isdigit() for text in texts)
+    assert texts == sorted(texts, key=int)
+
+
+def _wheel(view: WaveformView, t: float, notches: int) -> None:
+    pos = QPointF(view.mapFromScene(view.vb.mapViewToScene(QPointF(t, 0.0))).x(), 100.0)
+    viewport = view.viewport()
+    event = QWheelEvent(pos, viewport.mapToGlobal(pos), QPoint(0, 0), QPoint(0, 120 * notches),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase,
+                        False)  # fmt: skip
+    QApplication.sendEvent(viewport, event)
+
+
+def test_the_mouse_wheel_zooms_around_the_time_under_the_mouse(view):
+    view.show_range(1000.0, 2000.0)
+    _wheel(view, 1250.0, 1)  # a quarter of the way in
+    x0, x1 = view.visible_range()
+    assert x1 - x0 < 1000.0 * 0.95, "the wheel did not zoom in"
+    assert (1250.0 - x0) / (x1 - x0) == pytest.approx(0.25, abs=0.02)  # the time under the mouse stays put
+    _wheel(view, 1250.0, -3)
+    y0, y1 = view.visible_range()
+    assert y1 - y0 > x1 - x0 and y0 <= 1250.0 <= y1
+    _wheel(view, 1800.0, -40)  # far out: never beyond the recording
+    assert view.visible_range() == pytest.approx((0, 3600), abs=1)

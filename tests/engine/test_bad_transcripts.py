@@ -3,11 +3,11 @@ written as `nan` or as bytes a subtitle player, XML parser or terminal chokes on
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
 import xml.dom.minidom
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -98,5 +98,5 @@ def test_vtt_cue_text_is_well_formed_markup():
 def test_the_json_keeps_every_character_and_reads_back_equal(tmp_path):
     t = nasty_transcript()
     path = export(t, tmp_path, ["json"])[0]
-    assert read_json(path) == replace(t, source="talk.wav")  # exports name the recording, not its folders
+    assert read_json(path) == dataclasses.replace(t, source="talk.wav")  # exports name no folders
     assert json.loads(path.read_text(encoding="utf-8"))["utterances"][0]["text"] == NASTY

@@ -1,5 +1,6 @@
-"""bench/engine_ops.py: the eager decode step stays within its operator budget per layer, and a
-300 s chunk at batch 16 needs one CUDA graph per row bucket with the split-KV kernel (SDPA more)."""
+"""bench/engine_ops.py: the eager decode step stays within its operator budget per layer, a 300 s
+chunk at batch 16 needs one CUDA graph per row bucket with the split-KV kernel (SDPA more), and the
+profiler prints none of its own messages on the way."""
 
 from __future__ import annotations
 
@@ -32,3 +33,5 @@ def test_a_decode_step_issues_at_most_14_operators_and_4_gemms_per_layer():
     assert int(graphs.group(1)) == 5  # row buckets 1, 2, 4, 8, 16
     assert int(re.search(r"sdpa: (\d+)\n", done.stdout).group(1)) > 5
     assert "split-kv: ops per layer 14 (attention 2)" in done.stdout
+    noise = [line for line in done.stderr.splitlines() if "gpuGetDeviceCount" in line or "USDT" in line]
+    assert not noise, "the profiler's own chatter reached the terminal:\n" + "\n".join(noise)

@@ -159,3 +159,20 @@ def test_kept_percent_is_pooled_over_chunks_next_to_its_macro_mean():
         (RecordingResult("m1", RunFacts(60.0, 6.0), Scores()),),
     )
     assert plain.kept() is None and "| – |" in comparison_table([plain], baseline=None).splitlines()[2]
+
+
+def test_eviction_variants_at_one_chunk_size_are_drawn_apart_not_on_top_of_each_other():
+    from engine.evaluation.plots import marker_x
+
+    systems = [
+        System("murmur-300", "vibevoice", (), 300.0, role="sweep"),
+        System("evict-output", "vibevoice", (), 300.0),
+        System("evict-both", "vibevoice", (), 300.0),
+        System("chunk-60", "vibevoice", (), 60.0, role="sweep"),
+        System("single-pass", "vibevoice", (), None, single_pass=True, role="baseline"),
+    ]
+    xs = marker_x(systems)
+    at_300 = [xs["murmur-300"], xs["evict-output"], xs["evict-both"]]
+    assert len(set(at_300)) == 3 and at_300 == sorted(at_300)  # one each, in the legend's order
+    assert all(300.0 <= x < 300.0 * 1.2 for x in at_300)  # still read as 300 s on the log axis
+    assert xs["chunk-60"] == 60.0 and "single-pass" not in xs
