@@ -19,11 +19,12 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen
 
 from app.envelope import EnvelopePyramid
 from app.speakers import Lane
 from app.timeline import place_labels, visible_spans
+from app.widgets.device_text import device_text, text_widths
 
 MAX_BINS_PER_PIXEL = 1
 
@@ -36,38 +37,6 @@ def _view_x(item: pg.GraphicsObject) -> tuple[float, float, float] | None:
     (x0, x1), _ = vb.viewRange()
     width = max(vb.width(), 1.0)
     return x0, x1, (x1 - x0) / width
-
-
-def _device_text(painter: QPainter, at: QPointF, text: str, color: QColor, bold: bool = False,
-                 box: QColor | None = None) -> None:  # fmt: skip
-    """Draw `text` unscaled, vertically centred at the device position of view point `at`."""
-    p = painter.transform().map(at)
-    painter.save()
-    painter.resetTransform()
-    font = QFont(painter.font())
-    font.setPointSizeF(8.5)
-    font.setBold(bold)
-    painter.setFont(font)
-    metrics = painter.fontMetrics()
-    x, baseline = p.x() + 4, p.y() + metrics.ascent() / 2 - 1
-    if box is not None:
-        rect = QRectF(x - 3, baseline - metrics.ascent() - 1, metrics.horizontalAdvance(text) + 6,
-                      metrics.height() + 2)  # fmt: skip
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(box)
-        painter.drawRoundedRect(rect, 3, 3)
-    painter.setPen(color)
-    painter.drawText(QPointF(x, baseline), text)
-    painter.restore()
-
-
-def _text_widths(painter: QPainter, texts: Sequence[str]) -> list[float]:
-    """Widths of bold labels (one font and one metrics object for all of them)."""
-    font = QFont(painter.font())
-    font.setPointSizeF(8.5)
-    font.setBold(True)
-    advance = QFontMetricsF(font).horizontalAdvance
-    return [advance(text) + 4 for text in texts]
 
 
 class EnvelopeItem(pg.GraphicsObject):
@@ -209,13 +178,13 @@ class ChunkItem(pg.GraphicsObject):
         if self._labels is None or self._labels[0] != view:  # placed once per view, not per repaint
             labels = [f"chunk {i + 1}" if (e - s) / spp > 70 else f"{i + 1}" for i, s, e in visible]
             spans = [(start, end) for _, start, end in visible]
-            widths = _text_widths(painter, labels)
+            widths = text_widths(painter, labels)
             placed = place_labels(spans, t0, spp, widths)
             self._labels = (view, placed, labels)
             self.drawn_labels = [(labels[k], x, x + widths[k] * spp) for k, x in placed]
         _, placed, labels = self._labels
         for k, x in placed:
-            _device_text(painter, QPointF(x, (lo + hi) / 2), labels[k], ink, bold=True)
+            device_text(painter, QPointF(x, (lo + hi) / 2), labels[k], ink, bold=True)
 
 
 class LanesItem(pg.GraphicsObject):

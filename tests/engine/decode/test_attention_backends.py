@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import types
 
 import pytest
 import torch
@@ -75,7 +76,9 @@ def fake_flash_attn(tmp_path, monkeypatch, body: str) -> None:
     package.mkdir()
     (package / "__init__.py").write_text(body)
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "flash_attn", raising=False)
+    # the fake leaves sys.modules with the test: set then delete, so undoing both removes the key
+    monkeypatch.setitem(sys.modules, "flash_attn", types.ModuleType("flash_attn"))
+    monkeypatch.delitem(sys.modules, "flash_attn")
     importlib.invalidate_caches()
 
 
