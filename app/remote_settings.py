@@ -106,11 +106,12 @@ class RunOnSection(QGroupBox):
             widget.setEnabled(on)
 
 
-def remote_pipeline(settings: Any) -> Any:
-    """The pipeline of a run on a Murmur server, or None when the settings say this computer."""
+def remote_pipeline(settings: Any, stream: int | None = None) -> Any:
+    """The pipeline of a run on a Murmur server (sending `stream` of the file), or None when the
+    settings say this computer."""
     if getattr(settings, "run_on", "local") != "server":
         return None
     from engine.remote.pipeline import RemotePipeline
 
     fields = {"num_speakers": str(settings.num_speakers)} if settings.num_speakers else {}
-    return RemotePipeline(settings.server_url, settings.server_key or None, fields)
+    return RemotePipeline(settings.server_url, settings.server_key or None, fields, stream)

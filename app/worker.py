@@ -146,7 +146,7 @@ class TranscriptionWorker(QObject):
         remote = [settings.run_on, settings.server_url, settings.server_key]
         key = json.dumps([backend, repr(config), sorted((k, repr(v)) for k, v in options.items()), remote])
         if key != self._pipeline_key:
-            pipeline = remote_pipeline(settings) or Pipeline.create(backend, config, **options)
+            pipeline = remote_pipeline(settings, stream) or Pipeline.create(backend, config, **options)
             self._pipeline, self._pipeline_key = pipeline, key
         return self._pipeline
 

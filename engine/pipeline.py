@@ -169,15 +169,7 @@ class Pipeline:
         on_progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
     ) -> Recording:
-        report = on_progress or (lambda p: None)
-        report(Progress(Stage.LOAD, 0, 1))
-        return load_audio(
-            Path(path),
-            self.backend.sample_rate,
-            stream=self.config.audio_stream,
-            progress=lambda done, total: report(Progress(Stage.LOAD, done, total)),
-            cancel=cancel,
-        )
+        return load_recording(path, self.backend.sample_rate, self.config.audio_stream, on_progress, cancel)
 
     def transcribe(
         self,
@@ -277,6 +269,25 @@ def _one_blas_thread(enabled: bool) -> Iterator[None]:
 
     with threadpool_limits(limits=1, user_api="blas"):
         yield
+
+
+def load_recording(
+    path: str | Path,
+    sample_rate: int,
+    stream: int | None = None,
+    on_progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+) -> Recording:
+    """Decode `stream` of a file (None: its default stream) at `sample_rate`, reporting LOAD."""
+    report = on_progress or (lambda p: None)
+    report(Progress(Stage.LOAD, 0, 1))
+    return load_audio(
+        Path(path),
+        sample_rate,
+        stream=stream,
+        progress=lambda done, total: report(Progress(Stage.LOAD, done, total)),
+        cancel=cancel,
+    )
 
 
 def single_chunk(recording: Recording, speech: list[SpeechSegment], limit: float) -> Chunk:

@@ -30,4 +30,5 @@ def remote_pipeline(args: argparse.Namespace) -> Any:
     from engine.remote.pipeline import RemotePipeline
 
     fields = {"num_speakers": str(args.speakers)} if getattr(args, "speakers", None) else {}
-    return RemotePipeline(args.remote, args.api_key or os.environ.get(KEY_ENV), fields)
+    key = args.api_key or os.environ.get(KEY_ENV)
+    return RemotePipeline(args.remote, key, fields, getattr(args, "audio_stream", None))

@@ -14,10 +14,9 @@ import dataclasses
 import threading
 from pathlib import Path
 
-from engine.audio.io import load_audio
-from engine.pipeline import Prepared, ProgressCallback
+from engine.pipeline import Prepared, ProgressCallback, load_recording
 from engine.remote.client import UPLOAD_RATE, RemoteClient
-from engine.types import Progress, Recording, Stage, Transcript
+from engine.types import Recording, Transcript
 
 
 @dataclasses.dataclass(slots=True)
@@ -35,8 +34,15 @@ class RemoteBackend:
 
 
 class RemotePipeline:
-    def __init__(self, url: str, api_key: str | None = None, fields: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        api_key: str | None = None,
+        fields: dict[str, str] | None = None,
+        audio_stream: int | None = None,
+    ) -> None:
         self.client = RemoteClient(url, api_key)
+        self.audio_stream = audio_stream  # which audio stream of a file goes up (None: its default)
         self.backend = RemoteBackend(self.client.url)
         self.fields = dict(fields or {})  # extra form fields, e.g. {"num_speakers": "2"}
 
@@ -59,10 +65,7 @@ class RemotePipeline:
         on_progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
     ) -> Recording:
-        report = on_progress or (lambda p: None)
-        report(Progress(Stage.LOAD, 0, 1))
-        return load_audio(Path(path), UPLOAD_RATE, cancel=cancel,
-                          progress=lambda done, total: report(Progress(Stage.LOAD, done, total)))  # fmt: skip
+        return load_recording(path, UPLOAD_RATE, self.audio_stream, on_progress, cancel)
 
     def prepare(
         self,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 from qt_helpers import make_store, open_demo, show_transcript, wait_until
 
 from app.main_window import MainWindow
@@ -88,3 +88,17 @@ def demo_window(make_window: Callable[..., MainWindow], demo_transcript: Transcr
     open_demo(window)
     show_transcript(window, demo_transcript)
     return window
+
+
+@pytest.fixture
+def answers(monkeypatch):
+    """Answers to QMessageBox.question by title; records each question asked."""
+    asked: list[str] = []
+    table: dict[str, QMessageBox.StandardButton] = {}
+
+    def question(parent, title, text, *args, **kwargs):
+        asked.append(title)
+        return table[title]
+
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(question))
+    return asked, table

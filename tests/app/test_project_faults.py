@@ -116,20 +116,6 @@ def edited_window(make_window, tmp_path: Path) -> MainWindow:
     return w
 
 
-@pytest.fixture
-def answers(monkeypatch):
-    """Answers to QMessageBox.question by title; records each question asked."""
-    asked: list[str] = []
-    table: dict[str, QMessageBox.StandardButton] = {}
-
-    def question(parent, title, text, *args, **kwargs):
-        asked.append(title)
-        return table[title]
-
-    monkeypatch.setattr(QMessageBox, "question", staticmethod(question))
-    return asked, table
-
-
 def other_project(tmp_path: Path) -> Path:
     path = tmp_path / "other.murmur"
     t = small_transcript("From the other project.")

@@ -60,20 +60,6 @@ def texts_on_disk(path: Path) -> list[str]:
     return [u["text"] for u in json.loads(path.read_text())["transcript"]["utterances"]]
 
 
-@pytest.fixture
-def answers(monkeypatch):
-    """Answers to QMessageBox.question by title; records each question asked."""
-    asked: list[str] = []
-    table: dict[str, QMessageBox.StandardButton] = {}
-
-    def question(parent, title, text, *args, **kwargs):
-        asked.append(title)
-        return table[title]
-
-    monkeypatch.setattr(QMessageBox, "question", staticmethod(question))
-    return asked, table
-
-
 # ------------------------------------------------------------------ a wrongly typed field
 
 

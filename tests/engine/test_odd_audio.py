@@ -165,3 +165,11 @@ def test_a_nonsense_header_duration_is_never_printed():
 def test_probe_of_a_joined_mp3_gives_a_plausible_duration(tmp_path: Path):
     a = tone(tmp_path / "a.mp3", 440, 44_100, [])
     assert 0 < probe_duration(joined(tmp_path / "j.mp3", a, a)) < 11
+
+
+def test_a_run_on_a_server_sends_the_chosen_stream_not_the_default_one(two_streams: Path):
+    from engine.remote.pipeline import RemotePipeline
+
+    chosen = RemotePipeline("http://127.0.0.1:9", audio_stream=0).load(two_streams)  # audio goes up at 16 kHz
+    default = RemotePipeline("http://127.0.0.1:9").load(two_streams)
+    assert np.abs(chosen.samples).max() == 0.0 and np.abs(default.samples).max() > 0.1
