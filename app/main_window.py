@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QMainWindow, QMessageBox, QStackedWidget, QToolBar
 
 from app.actions import build_actions
 from app.editing import NUDGE, EditActions, ask
+from app.heap import HeapSettler
 from app.main_menus import build_menus, build_toolbar
 from app.playback_controller import PlaybackController
 from app.project_controller import ProjectController
@@ -64,6 +65,7 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         self.playback = PlaybackController(self)
         self.projects = ProjectController(self, recovery_dir or default_recovery_dir(), autosave_ms)
         self._pending_recent: Path | None = None
+        self.heap = HeapSettler(self)
         self._build_widgets()
         self.actions_by_name = build_actions(self)
         self.panes = Panes(self.splitter, self.word_view, self.actions_by_name["toggle_waveform"])
@@ -160,6 +162,7 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         self.session.cancelling_started.connect(self.progress_panel.show_cancelling)
         self.session.cancelling_started.connect(self.update_actions)
         self.model.document_changed.connect(self.update_actions)
+        self.model.document_changed.connect(self.heap.poke)  # full GC passes skip the settled document
         self.model.modelReset.connect(self._show_table_or_start)
         self.model.rowsInserted.connect(self._show_table_or_start)
         self.transcript_view.row_selected.connect(
@@ -271,6 +274,7 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         self.recording.shutdown()
         self.session.shutdown()
         self.projects.close()
+        self.heap.release()
         event.accept()
 
     def confirm_discard(self, doing: str) -> bool:

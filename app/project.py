@@ -6,7 +6,9 @@ A project is one JSON object, portable between machines:
 "settings": {...}, "speech": [[start, end], ...], "chunks": [[start, end], ...]}`.
 The audio is referenced by absolute path and by path relative to the project file; `resolve_audio`
 tries the relative path first (a project moved together with its audio), then the absolute one,
-then a file of the same name beside the project. Files are written atomically.
+then a file of the same name beside the project. Files are written atomically, in small pieces
+(`app.project_json`: one line of speech per line of text, so a background save never holds the
+interpreter long).
 
 Recovery: `RecoveryStore(folder)` keeps one autosave file per running session (the project plus
 the saving process id and the project's own path). A file left behind by a process that is no
@@ -36,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from app.project_fields import audio_fields, pair, settings_from, speakers_from, typed
+from app.project_json import write_json
 from app.speakers import SpeakerBook
 from engine.errors import MurmurError, TranscriptFormatError
 from engine.finite import time_problem
@@ -95,7 +98,8 @@ def resolve_audio(project_path: Path, ref: AudioRef) -> Path | None:
 
 
 def to_dict(project: Project, project_path: Path | None) -> dict[str, Any]:
-    # built as data, not rendered and parsed back: json.loads holds the GIL for the whole text
+    """The project as JSON data; its long lists are iterators, each item built when it is written
+    (`app.project_json`), so a save never holds the whole transcript twice."""
     from engine.export.json_format import transcript_dict
 
     audio = project.audio
@@ -109,11 +113,11 @@ def to_dict(project: Project, project_path: Path | None) -> dict[str, Any]:
             "path": audio.path, "relative": audio.relative, "size": audio.size, "duration": audio.duration,
             "stream": audio.stream,
         },
-        "transcript": None if transcript is None else transcript_dict(transcript),
+        "transcript": None if transcript is None else transcript_dict(transcript, lazy=True),
         "speakers": [{"id": s.id, "name": s.name, "color": s.color} for s in project.speakers],
         "settings": project.settings,
-        "speech": [[s.start, s.end] for s in project.speech],
-        "chunks": [[c.start, c.end] for c in project.chunks],
+        "speech": ([s.start, s.end] for s in project.speech),
+        "chunks": ([c.start, c.end] for c in project.chunks),
     }  # fmt: skip
 
 
@@ -164,11 +168,10 @@ def load_project(path: Path) -> Project:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    payload = json.dumps(data, ensure_ascii=False, allow_nan=False, indent=1).encode("utf-8")
     from engine.export.atomic import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, lambda stream: stream.write(payload))
+    atomic_write(path, lambda stream: write_json(stream, data))
 
 
 def _read_project(path: Path) -> tuple[dict[str, Any], Project]:

@@ -15,6 +15,8 @@ dependency runs one way: the window imports this module, never the reverse.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -115,21 +117,24 @@ class ProjectController(QObject):
         self._replace_on_load = None
 
     # -- state ↔ project -------------------------------------------------------------------
-    def snapshot(self) -> Project:
+    def snapshot(self) -> Callable[[], Project]:
+        """The project as it is now (references to immutable data, taken in well under a
+        millisecond), built into a `Project` when called: on the writer's thread."""
         w = self.window
         audio = w.session.audio
         path = audio.path if audio is not None else w.session.pending_path
         duration = audio.recording.duration if audio is not None else w.model.meta.duration
         stream = audio.stream if audio is not None else w.session.pending_stream
         prepared = w.session.prepared
-        return Project(
+        transcript = w.model.transcript_later() if w.model.rowCount() or w.model.meta.chunks else None
+        project = Project(
             audio=None if path is None else audio_ref(path, self.path, duration, stream),
-            transcript=w.model.transcript() if w.model.rowCount() or w.model.meta.chunks else None,
             speakers=w.model.book,
             settings=w.settings.to_dict(),
             speech=tuple(prepared.speech) if prepared is not None else (),
             chunks=tuple(prepared.chunks) if prepared is not None else (),
         )
+        return lambda: project if transcript is None else replace(project, transcript=transcript())
 
     def save(self, path: Path | None = None) -> bool:
         """Save to `path` (default: the project's own): a snapshot now, written on the writer's
@@ -146,7 +151,7 @@ class ProjectController(QObject):
         project, previous, recovery = self.snapshot(), self.path, self.recovery
 
         def write() -> None:
-            save_project(project, path)
+            save_project(project(), path)
             recovery.discard()  # only once the project is safely on disk
 
         self.writer.submit(write, lambda error: self._saved(path, previous, error))
@@ -234,7 +239,7 @@ class ProjectController(QObject):
             return False
         project, path, index = self.snapshot(), self.path, stack.index()
         previous, self._autosaved_index = self._autosaved_index, index
-        self.writer.submit(lambda: self.recovery.write(project, path),
+        self.writer.submit(lambda: self.recovery.write(project(), path),
                            lambda error: self._autosaved(previous, index, error))  # fmt: skip
         return True
 

@@ -4,7 +4,8 @@
 in the order they were submitted (a save, then the removal of the autosave it makes redundant,
 never the other way round). `done(error)` is then called on the GUI thread with None, or with
 the `OSError` / `ValueError` the write raised. The caller hands `write` only immutable data (a
-`Project` snapshot taken on the GUI thread), so the user may keep editing while it is written.
+snapshot taken on the GUI thread, built into a `Project` and encoded here), so the user may keep
+editing while it is written.
 `wait()` finishes every pending job and delivers its `done` at once: before the window closes,
 before a file the writer may still touch is moved, and in tests.
 """

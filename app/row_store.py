@@ -6,7 +6,9 @@ utterance or word is rebuilt then. A row is rebuilt with its offset applied (`ed
 first time it is read (`get`, `slice`, `all`) or by `fold`, which the model calls in small slices
 while the window is idle. Reading never changes what a row means, only how it is stored, so a
 `TimeState` taken before a shift restores it exactly (undo), and one taken after restores the
-shift (redo). Rows written through `put`/`replace` are absolute: their offset is 0.
+shift (redo). Rows written through `put`/`replace` are absolute: their offset is 0. `settled(state)`
+gives a state's rows with their offsets applied without touching the store: a save takes a
+`TimeState` on the GUI thread (references only) and settles it on the writer's thread.
 """
 
 from __future__ import annotations
@@ -28,6 +30,12 @@ class TimeState:
     lag: tuple[float, ...]
     starts: tuple[float, ...]
     ends: tuple[float, ...]
+
+
+def settled(state: TimeState) -> tuple[Utterance, ...]:
+    """The rows of `state` with their offsets applied (new objects; `state` is left as it is)."""
+    rows = zip(state.rows, state.lag, state.starts, state.ends, strict=True)
+    return tuple(shifted(u, lag, start, end) if lag else u for u, lag, start, end in rows)
 
 
 class RowStore:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -25,7 +25,7 @@ from PySide6.QtGui import QColor, QUndoStack
 from app import commands
 from app import speakers as sp
 from app.edits import runs
-from app.row_store import RowStore, TimeState
+from app.row_store import RowStore, TimeState, settled
 from app.timeline import format_time, nearest_utterance, utterance_at
 from engine.types import Transcript, Utterance
 
@@ -111,6 +111,12 @@ class TranscriptModel(QAbstractTableModel):
 
     def transcript(self) -> Transcript:
         return replace(self.meta, utterances=self.utterances, speakers=sp.engine_speakers(self._book))
+
+    def transcript_later(self) -> Callable[[], Transcript]:
+        """The transcript as it is now, built when called, on any thread: shifted rows get their
+        words there, not on the GUI thread (a save after Shift All Times)."""
+        state, meta, speakers = self._rows.state(), self.meta, sp.engine_speakers(self._book)
+        return lambda: replace(meta, utterances=settled(state), speakers=speakers)
 
     def row_at(self, t: float) -> int | None:
         return utterance_at(self._rows.starts, self._rows.ends, t)

@@ -44,14 +44,16 @@ class JsonExporter:
         write_lines(stream, _lines(transcript))
 
 
-def transcript_dict(t: Transcript) -> dict[str, Any]:
+def transcript_dict(t: Transcript, *, lazy: bool = False) -> dict[str, Any]:
     """The JSON object this format writes, as Python data (for a file that embeds a transcript,
-    without writing it out and parsing it back)."""
+    without writing it out and parsing it back). `lazy`: `chunks` and `utterances` are iterators
+    that build each item as it is read, so a writer can encode and drop one item at a time."""
     out = _head(t)
     out["removed"] = asdict(t.removed)
     out["speakers"] = [{"id": s.id, "name": s.name} for s in t.speakers]
-    out["chunks"] = [_chunk_dict(c) for c in t.chunks]
-    out["utterances"] = [_utterance_dict(u) for u in t.utterances]
+    chunks, utterances = map(_chunk_dict, t.chunks), map(_utterance_dict, t.utterances)
+    out["chunks"] = chunks if lazy else list(chunks)
+    out["utterances"] = utterances if lazy else list(utterances)
     return out
 
 

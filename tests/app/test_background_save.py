@@ -63,3 +63,24 @@ def test_a_save_that_fails_reports_it_and_keeps_the_edits_unsaved(demo_window, q
     assert window.last_dialog.windowTitle() == "Could not save the project"
     assert window.isWindowModified() and window.projects.path is None
     assert window.model.utterance(0).text == "Precious edit."
+
+
+def test_a_save_right_after_shifting_all_times_writes_one_shifted_line_of_speech_per_line(
+    demo_window, qtbot, tmp_path
+):
+    # the file is made a line of speech at a time on the writer's thread (never encoded in one go),
+    # and the shifted words are built there too, while the table rebuilds its own in idle slices
+    window = demo_window
+    before = window.model.utterances
+    assert window.edit.shift_times("1.5")
+    path = tmp_path / "meeting.murmur"
+    window.projects.path = path
+    window.actions_by_name["save"].trigger()
+    qtbot.waitUntil(lambda: not window.projects.writer.busy, timeout=10_000)
+    lines = [line.strip().rstrip(",") for line in path.read_text(encoding="utf-8").splitlines()]
+    saved = [json.loads(line) for line in lines if line.startswith('{"start"') and '"words"' in line]
+    assert [u["text"] for u in saved] == [u.text for u in before]
+    for u, old in zip(saved, before, strict=True):
+        assert u["start"] == old.start + 1.5
+        assert [w["start"] for w in u["words"]] == [w.start + 1.5 for w in old.words]
+    assert load_project(path).transcript.utterances == window.model.utterances
