@@ -13,7 +13,8 @@ Transcribe and range jobs call the pipeline's `check_ready()` first, so a server
 reported before any audio is prepared again. `cancel()` sets a `threading.Event` the engine checks
 between units of work. The engine's
 pipeline module is imported only inside jobs, and the last pipeline (with its loaded model) is
-reused while the settings stay the same.
+reused while the settings stay the same. Whisper on a CPU decodes one chunk per call
+(`WATCHED_BATCH`), so lines arrive a chunk at a time and a cancel waits for one chunk at most.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from engine.types import Chunk, Progress, Recording, SpeechSegment, Stage, Utter
 
 log = logging.getLogger(__name__)
 PROGRESS_INTERVAL = 0.05  # seconds between progress signals within one stage
+WATCHED_BATCH = 1  # whisper chunks per decode call on a CPU: lines come a chunk at a time, and a
+# cancel waits for one chunk at most (CTranslate2 cannot stop a call); about 10 % more CPU than 8
 
 ERROR_TITLES: dict[type[Exception], str] = {
     AudioDecodeError: "Cannot open this file",
@@ -142,6 +145,8 @@ class TranscriptionWorker(QObject):
         from engine.pipeline import Pipeline
 
         backend, config, options = engine_arguments(settings)
+        if backend == "whisper":  # on a CPU, someone watches each line arrive and may press Esc
+            options = {"cpu_batch_cap": WATCHED_BATCH, **options}
         config = replace(config, audio_stream=stream)
         remote = [settings.run_on, settings.server_url, settings.server_key]
         key = json.dumps([backend, repr(config), sorted((k, repr(v)) for k, v in options.items()), remote])

@@ -34,6 +34,7 @@ class WhisperConfig:
     device: str = "auto"  # "auto", "cpu" or "cuda"
     compute_type: str = "default"  # CTranslate2 type; default: int8 on CPU, float16 on CUDA
     batch_size: int = 8
+    cpu_batch_cap: int = 0  # fast, on a CPU: at most this many chunks per decode call (0: batch_size)
     beam_size: int = 5
     language: str | None = "en"  # a code (en, de…), or "auto" / None: detect (multilingual models)
     context: tuple[str, ...] = ()  # names and terms the user expects (given to whisper as hotwords)
@@ -47,6 +48,8 @@ class WhisperConfig:
     def __post_init__(self) -> None:
         if self.batch_size < 1:
             raise ValueError(f"batch size must be at least 1, got {self.batch_size}")
+        if self.cpu_batch_cap < 0:
+            raise ValueError(f"the CPU batch cap must be 0 (none) or more, got {self.cpu_batch_cap}")
         if self.beam_size < 1:
             raise ValueError(f"beam size must be at least 1, got {self.beam_size}")
         if self.device not in ("auto", "cpu", "cuda"):
@@ -139,16 +142,21 @@ class WhisperBackend:
             raise ValueError(f"whisper needs {self.sample_rate} Hz audio, got {recording.sample_rate}")
         self.load()
         cfg = self.config
+        capped = cfg.cpu_batch_cap > 0 and _on_cpu(self._model)
         options = DecodeOptions(
             language=None if cfg.language == "auto" else cfg.language,
             beam_size=cfg.beam_size,
-            batch_size=cfg.batch_size,
+            batch_size=min(cfg.batch_size, cfg.cpu_batch_cap) if capped else cfg.batch_size,
             hotwords=", ".join(cfg.context) or None,
             repair=cfg.repair,
             gap_seconds=cfg.gap_seconds,
             timestamp_tokens=cfg.timestamp_tokens,
         )
         yield from DECODERS[cfg.quality](self._model, recording, chunks, options, cancel)
+
+
+def _on_cpu(model: Any) -> bool:
+    return getattr(getattr(model, "model", None), "device", "cpu") == "cpu"  # a CTranslate2 model's device
 
 
 def load_model(cfg: WhisperConfig) -> Any:

@@ -17,7 +17,8 @@ Contract (all times absolute seconds in, chunk-relative in the `ChunkResult`s ou
   middle. The sampling seed is fixed, so runs repeat. `decode_accurate_filled` (the accurate
   quality) then decodes any stretch of speech still without words as a clip of its own.
 - both yield one `ChunkResult` per chunk, in chunk order, with sentence-split segments carrying
-  word times; `cancel` is checked between batches (fast) or segments (accurate).
+  word times; `cancel` is checked between batches and inside one (after its encoder, before its
+  word alignment: `whisper_cancel`) (fast), or between segments (accurate).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from engine.backends.base import check_cancel
+from engine.backends.whisper_cancel import Cancellable
 from engine.backends.whisper_checks import (
     WORD_REACH,
     better,
@@ -76,7 +78,7 @@ def decode_fast(
 ) -> Iterator[ChunkResult]:  # fmt: skip
     from faster_whisper import BatchedInferencePipeline
 
-    pipeline = BatchedInferencePipeline(model=model)
+    pipeline = BatchedInferencePipeline(model=Cancellable(model, cancel))  # cancel inside a batch too
     rates: list[float] = []  # words per second of speech of every chunk so far
     for span in batch_plan(len(chunks), options.batch_size):
         check_cancel(cancel)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 
+from PySide6.QtCore import Qt
 from qt_helpers import open_demo, wait_until
 
 from app import commands
 from app import speakers as sp
 from app.settings import TranscribeSettings
-from app.transcript_model import SPEAKER
+from app.transcript_model import SPEAKER, TEXT
 from engine.types import Stage, Transcript
 
 
@@ -76,6 +78,37 @@ def test_esc_gives_the_transcript_back_within_two_seconds_keeping_finished_chunk
     assert "cancelled" in window.statusBar().currentMessage().lower()
     assert window.model.rowCount() == kept, "late results do not change what was kept"
     assert not window.progress_panel.isVisible() and window.actions_by_name["transcribe"].isEnabled()
+
+
+def test_esc_stops_the_engine_after_at_most_the_chunk_in_hand_and_keeps_an_editable_transcript(
+    make_window, qtbot
+):
+    window = make_window()
+    open_demo(window)
+    worker = window.session.runner.worker
+    pressed = threading.Event()
+    after_esc: list[bool] = []  # per chunk result, as the engine finishes it: was Esc pressed by then?
+    worker.partial.connect(lambda _: after_esc.append(pressed.is_set()), Qt.ConnectionType.DirectConnection)
+    assert window.transcribe()
+    qtbot.waitUntil(lambda: window.model.rowCount() > 0, timeout=120_000)  # the next batch is decoding now
+    window.activateWindow()
+    with qtbot.waitSignal(worker.cancelled, timeout=120_000):  # the worker has let go of the engine
+        pressed.set()
+        qtbot.keyClick(window.transcript_view, Qt.Key.Key_Escape)
+    assert sum(after_esc) <= 1, "Esc waits for the chunk being decoded, not for a batch of them"
+    kept = window.model.utterances
+    assert kept and not window.model.read_only
+    assert window.undo_stack.undoText() == "Partial transcript (cancelled)"
+    view = window.transcript_view
+    view.select_row(0)
+    qtbot.keyClick(view, Qt.Key.Key_F2)
+    editor = view.row_delegate.editor
+    editor.selectAll()
+    qtbot.keyClicks(editor, "Corrected after cancelling.")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert window.model.utterance(0).text == "Corrected after cancelling."
+    assert window.model.utterances[1:] == kept[1:]
+    assert window.model.data(window.model.index(0, TEXT)) == "Corrected after cancelling."
 
 
 def test_a_failed_run_shows_why_and_keeps_the_edited_transcript(make_window, demo_transcript):
