@@ -7,7 +7,8 @@ visits every object in the process: 80–200 ms on a 2-core machine, on whicheve
 last (the GUI thread after an edit, the writer during a save) while every other thread waits.
 
 `HeapSettler` moves what exists into the collector's permanent generation (`gc.freeze()`, a
-constant-time list splice) once the document has not changed for `SETTLE_MS`, so a full pass
+constant-time list splice) `SETTLE_MS` after the document changed (the first change since the
+last settle: steady editing settles every `SETTLE_MS`, it does not postpone it), so a full pass
 visits only what was made since. Frozen objects are still freed by reference counting when their
 last reference goes; a reference cycle among them (the window's own objects form some) waits
 for `release()`, called when the window closes, which hands everything back to the collector.
@@ -19,7 +20,7 @@ import gc
 
 from PySide6.QtCore import QObject, QTimer
 
-SETTLE_MS = 1500  # after the last change: an edit's idle work (shifted rows, row heights) is done
+SETTLE_MS = 1500  # after a change: by then an edit's idle work (shifted rows, row heights) is done
 
 
 class HeapSettler(QObject):
@@ -29,8 +30,9 @@ class HeapSettler(QObject):
         self._timer.timeout.connect(gc.freeze)
 
     def poke(self) -> None:
-        """Something changed: settle `delay_ms` after the last poke."""
-        self._timer.start()
+        """Something changed: settle `delay_ms` from now, or sooner if a settle is due already."""
+        if not self._timer.isActive():
+            self._timer.start()
 
     def release(self) -> None:
         """Hand every frozen object back to the collector (the window is closing)."""
