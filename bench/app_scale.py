@@ -13,11 +13,15 @@ them in a `MainWindow` with the app's style sheet and its real autosave interval
 Without a sound card (this machine), the audio callbacks run on a thread at real-time pace
 (`PacedStream`); the player's callback and its lock are the app's own.
 
-A stall is the longest single `processEvents()` (or action plus its `processEvents()`): the
-time the window could not react. Prints each with the target (≤ 50 ms; Replace All ≤ 250 ms)
-and ends with `worst stall: N ms (WHAT)`, the largest stall outside Replace All.
+A stall is the longest single `processEvents()` (or action plus its `processEvents()`), plus how
+late the GUI thread got back from the short pause after it (waiting for the interpreter while
+another thread holds it, or for a core): the time the window could not react. Prints each with
+the target (≤ 50 ms; Replace All ≤ 250 ms) and ends with `worst stall: N ms (WHAT)`, the largest
+stall outside Replace All.
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/app_scale.py
+    QT_QPA_PLATFORM=offscreen PYTHONPATH=. .venv/bin/python bench/app_scale.py
+
+(`PYTHONPATH=.`: measure this checkout's `app`, not the one the venv's editable install names.)
 """
 
 from __future__ import annotations
