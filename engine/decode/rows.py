@@ -6,7 +6,9 @@ entries live per layer group; `plan` turns one step of every row into what the d
 positions, write slots and visible lengths per group, and the entries each group moves or brings
 back. A plan never depends on the tokens the previous step chose, so the next step can be queued
 before they are read; a step's rows are named by `tickets` (one per occupancy), so its tokens and
-costs reach the right rows even after rows left or moved. Kept/logical KV (summed over layers, the
+costs reach the right rows even after rows left or moved (`match`). A row admitted with its first
+token still on the device (`occupy(..., unread=True)`) steps at once; that token joins its output
+when the step that fed it is read (`read_first`). Kept/logical KV (summed over layers, the
 authors' `compression_stats`) is tracked per row, counted when a step's tokens are read
 (`account`): its mean over steps and its value at the row's latest step.
 """
@@ -34,6 +36,7 @@ class StepPlan:
     tickets: np.ndarray  # (n,) which occupancy of each row the step ran for
     kept: np.ndarray  # (n,) kept / logical KV entries of the step, all layers
     held: np.ndarray  # (n,) entries held after the step, all layers
+    reads_first: bool = False  # some row's first token is unread: read the fed tokens back too
 
 
 class RowTable:
@@ -54,6 +57,7 @@ class RowTable:
         self.seconds = np.zeros(rows)  # decode time while in the batch
         self.history = np.zeros((rows, 0), dtype=np.int64)  # (B, G) generated tokens
         self.tickets = np.zeros(rows, dtype=np.int64)  # a number per occupancy, never reused
+        self.unread = np.zeros(rows, dtype=bool)  # its first token is on the device only
         self._issued = 0
         self.kinds = np.zeros((rows, 0), dtype=np.int8)  # (B, max_new) `RowSlots.step_kinds`
         self.count = np.zeros((1, rows), dtype=np.int64)  # (G, B) entries each group holds
@@ -63,10 +67,14 @@ class RowTable:
         self.sinks = np.zeros(rows, dtype=np.int64)  # output sinks
         self.weights = np.ones(1, dtype=np.int64)  # (G,) layers per group
 
-    def occupy(self, work: Work, slots: RowSlots, tokens: list[int], anchor: int = -1) -> int:
+    def occupy(
+        self, work: Work, slots: RowSlots, tokens: list[int], anchor: int = -1, unread: bool = False
+    ) -> int:
         """Put work into the first free row; `tokens` are its output so far, `slots` its imported
-        entries (built for step `len(tokens) - 1`), `anchor` its speech anchor. Returns the row."""
-        layout = slots.layout
+        entries, `anchor` its speech anchor. `unread`: its next output (the first token its prefill
+        chose) is on the device only; its first step feeds it. That step is `len(tokens) - 1`, or
+        `len(tokens)` when unread. Returns the row."""
+        layout, j = slots.layout, len(tokens) - 1 + unread
         row, self.n = self.n, self.n + 1
         if self.history.shape[1] < layout.max_new_tokens:
             grown = np.zeros((self.rows, layout.max_new_tokens), dtype=np.int64)
@@ -85,12 +93,12 @@ class RowTable:
             grown_ring = np.zeros((layout.groups, self.rows, layout.out_window), dtype=np.int64)
             grown_ring[:, :, : self.ring.shape[2]] = self.ring
             self.ring = grown_ring
-        self.ring[:, row, : layout.out_window] = slots.ring_slots(len(tokens) - 1)
+        self.ring[:, row, : layout.out_window] = slots.ring_slots(j)
         self.window[row], self.sinks[row] = layout.out_window, layout.n_sink
         self.weights = np.bincount(np.asarray(layout.layer_group), minlength=layout.groups)
         self._none: tuple[None, ...] = (None,) * layout.groups
         self.count[:, row], self.pending[row] = slots.n, 0
-        self.prompt_len[row], self.step[row] = layout.prompt_len, len(tokens) - 1
+        self.prompt_len[row], self.step[row], self.unread[row] = layout.prompt_len, j, unread
         self.ints["length"][row], self.ints["max_new"][row] = len(tokens), layout.max_new_tokens
         self.anchor[row], self.applied[row] = anchor, slots.anchor
         self.kept[row] = self.kept_last[row] = self.steps[row] = self.seconds[row] = self.peak[row] = 0
@@ -162,7 +170,30 @@ class RowTable:
         speech = tuple(_transfer(moving, g, "speech") for g in groups) if moving else self._none
         self.step[:n] += 1
         tickets = self.tickets[:n].copy()
-        return StepPlan(self.prompt_len[:n] + j, slots, seqlen, j + 1, moves, speech, tickets, kept, held)
+        first = bool(self.unread[:n].any())
+        return StepPlan(
+            self.prompt_len[:n] + j, slots, seqlen, j + 1, moves, speech, tickets, kept, held, first
+        )
+
+    def match(self, tickets: np.ndarray) -> np.ndarray:
+        """(n,) each row's place in a step that ran for `tickets` (−1: it was not in it)."""
+        n = self.n
+        if len(tickets) == n and (tickets == self.tickets[:n]).all():
+            return np.arange(n)
+        where = {int(t): i for i, t in enumerate(tickets)}
+        return np.array([where.get(int(t), -1) for t in self.tickets[:n]], dtype=np.int64)
+
+    def first_in_flight(self) -> bool:
+        """Whether a row's first step is queued while its first token is still unread."""
+        n = self.n
+        return bool((self.unread[:n] & (self.step[:n] > self.ints["length"][:n])).any())
+
+    def read_first(self, rows: np.ndarray, first: np.ndarray) -> None:
+        """Unread rows `rows` learnt their first token `first`: it joins their output."""
+        length = self.ints["length"]
+        self.history[rows, length[rows]] = first
+        length[rows] += 1
+        self.unread[rows] = False
 
     def _moved_outputs(self, row: int, row_slots: RowSlots, steps: list[GroupStep]) -> None:
         """Outputs a full step moved to other slots: their ring entries follow."""
@@ -208,7 +239,7 @@ class RowTable:
                 self.ring[:, last],
             )
             self.window[row], self.sinks[row] = self.window[last], self.sinks[last]
-            rest = (self.pending, self.kept, self.kept_last, self.peak, self.steps, self.seconds)
+            rest = (self.pending, self.kept, self.kept_last, self.peak, self.steps, self.seconds, self.unread)
             for array in (*arrays, *rest, self.tickets):
                 array[row] = array[last]
             self.history[row] = self.history[last]

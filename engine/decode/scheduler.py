@@ -1,8 +1,9 @@
 """The decode loop of one batch: refill free rows, step every occupied row, settle finished rows.
 
-    ┌─► refill: free rows take waiting work (prefill + import); a row may finish on its first token
-    │   step:   one token for every occupied row
-    └── settle: EOS / budget → a result; a loop → rolled back and queued again, or a LOOP result
+    ┌─► refill: free rows take waiting work (prefill + import; the first token stays on the device)
+    │   step:   one token for every occupied row (an admitted row feeds its first token)
+    └── settle: one read of the step's tokens; EOS / budget → a result; a loop → rolled back and
+                queued again, or a LOOP result
 
 Results are yielded the moment a row finishes, so any number of requests runs with a bounded
 batch. Work comes only through the queue object, a `WorkSource`: only an idle, empty batch waits in
@@ -11,7 +12,8 @@ at once, with no result. How many rows take work is the KV memory budget's choic
 row's policy keeps (`Runner.reserve`), and an anchored row that keeps more than planned makes the
 store grow between steps (`Runner.make_room`). A row that loops only ever costs itself: it leaves
 its row, and its retry waits in the queue like any other request. `cancel` is checked before every
-step.
+step. Admission never reads from the device: the host learns a row's first token from the step that
+fed it, where an EOS or a one-token budget ends the row as if it had never stepped.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from engine.decode.eviction import make_policy
 from engine.decode.fused import FusedModel
 from engine.decode.kv_store import StoreTooSmall
 from engine.decode.layout import RowLayout
-from engine.decode.loop_guard import LoopDetector, rollback_point, salvage
+from engine.decode.loop_guard import LoopDetector, next_attempt
 from engine.decode.rows import RowTable, StepPlan
 from engine.decode.runner import PendingTokens, Runner
 from engine.decode.sampling import DecodeMode
@@ -98,7 +100,7 @@ class Scheduler:
         while True:
             if cancel is not None and cancel.is_set():
                 raise Cancelled()
-            yield from self._refill(idle=pending is None)
+            self._refill(idle=pending is None)
             if self.cancellable:
                 self._drop_cancelled()
             if self.table.n == 0 and pending is None:
@@ -127,7 +129,7 @@ class Scheduler:
         return full and self.runner.fits(rows, *self.table.need()) and self.queue.waiting()
 
     # 1) refill
-    def _refill(self, idle: bool) -> Iterator[DecodeResult]:
+    def _refill(self, idle: bool) -> None:
         """Free rows take waiting work, as many as the store's rows: the KV memory budget's choice
         at the size each row's policy keeps (`Runner.reserve`). Only an idle, empty batch waits."""
         while self.table.n < self.runner.rows:
@@ -146,12 +148,11 @@ class Scheduler:
             self.queue.push_front(works[room:])
             for index, (work, layout, reader) in enumerate(zip(works[:room], layouts, readers, strict=False)):
                 try:
-                    first, seconds = self.runner.admit(self.table.n, work, layout, slots[index].held)
+                    seconds = self.runner.admit(self.table.n, work, layout, slots[index].held)
                 except torch.OutOfMemoryError:
                     self.queue.push_front(works[index:room])
                     raise
-                work = work.spent(Cost(prefill_seconds=seconds))
-                yield from self._occupy(work, slots[index], first, reader)
+                self._occupy(work.spent(Cost(prefill_seconds=seconds)), slots[index], reader)
 
     def _layout(self, work: Work) -> RowLayout:
         r = work.request
@@ -161,24 +162,14 @@ class Scheduler:
         """A row's transcript reader, having read its output so far (None: the policy reads none)."""
         return self.readers.reader(layout.speech_len, layout.speech_kept, prefix) if self.readers else None
 
-    def _occupy(
-        self, work: Work, slots: RowSlots, first: int, reader: RowReader | None
-    ) -> Iterator[DecodeResult]:
-        tokens = (*work.prefix, first)
-        if reader is not None and first not in self.eos:
-            reader.feed(first, len(work.prefix) - 1)
-        harm = Cost(lost=reader.harm.lost_tokens) if reader is not None else Cost()
-        if first in self.eos:
-            yield work.result(work.prefix, FinishReason.EOS, harm, self._evicts)
-        elif len(tokens) >= work.request.max_new_tokens:
-            yield work.result(tokens, FinishReason.LENGTH, harm, self._evicts)
-        else:
-            anchor = reader.anchor_before(len(tokens) - 1) if reader is not None else -1
-            row = self.table.occupy(work, slots, list(tokens), anchor)
-            if self.readers is not None:
-                self.readers.rows[row] = reader
-            if self.detector is not None:
-                self.detector.reset(row)
+    def _occupy(self, work: Work, slots: RowSlots, reader: RowReader | None) -> None:
+        """The admitted work takes a row, its first token unread (on the device)."""
+        anchor = reader.anchor_before(len(work.prefix)) if reader is not None else -1
+        row = self.table.occupy(work, slots, list(work.prefix), anchor, unread=True)
+        if self.readers is not None:
+            self.readers.rows[row] = reader
+        if self.detector is not None:
+            self.detector.reset(row)
 
     # 2) step
     def _launch(self) -> _Launched:
@@ -197,53 +188,73 @@ class Scheduler:
 
     def _may_run_ahead(self) -> bool:
         """Whether the next step may be queued before this one's tokens are read: not while a row
-        waits to switch back to the base mode (it must see its switch before its next step). Anchors
-        never hold it back: a step uses the anchor read before its fed token (a one-step lag)."""
+        waits to switch back to the base mode (it must see its switch before its next step), nor,
+        under `speech-anchor`, while an admitted row's first step is in flight and its first token
+        unread (its second step's anchor is read from it). Otherwise anchors never hold it back: a
+        step uses the anchor read before its fed token (a one-step lag)."""
+        if self.anchored and self.table.first_in_flight():
+            return False
         return not any(w is not None and w.revert_after is not None for w in self.table.work[: self.table.n])
 
     # 3) settle
     def _settle(self, launched: _Launched) -> Iterator[DecodeResult]:
-        chosen = launched.tokens.read()
+        chosen, fed = launched.tokens.read()  # the step's one host read
         started, cpu = time.perf_counter(), time.thread_time()
         n, plan = self.table.n, launched.plan
-        tickets = self.table.tickets[:n]
-        if len(plan.tickets) == n and (plan.tickets == tickets).all():
-            tokens, valid, rows = chosen, None, slice(0, n)
-            kept, held = plan.kept, plan.held
-        else:  # rows left or arrived since the step was queued: match them by ticket
-            where = {int(t): i for i, t in enumerate(plan.tickets)}
-            index = np.array([where.get(int(t), -1) for t in tickets], dtype=np.int64)
-            valid = index >= 0
-            rows = np.flatnonzero(valid)
-            tokens = np.where(valid, chosen[np.maximum(index, 0)], -1)
-            kept, held = plan.kept[index[rows]], plan.held[index[rows]]
-        self.table.account(rows, kept, held, started - self._settled)
+        index = self.table.match(plan.tickets)  # rows may have left or arrived since the step was queued
+        opened = self._read_firsts(fed, index) if fed is not None else {}
+        valid = index >= 0
+        valid[list(opened)] = False  # rows that ended on their first token take no part
+        rows = np.flatnonzero(valid)
+        tokens = np.where(valid, chosen[np.maximum(index, 0)], -1)
+        self.table.account(rows, plan.kept[index[rows]], plan.held[index[rows]], started - self._settled)
         self._settled = started
         eos = (tokens[:, None] == self.eos[None, :]).any(axis=1)  # (n,)
         before = self.table.ints["length"][:n].copy()
-        self.table.append(tokens, eos, valid)
+        whole = rows.size == n
+        self.table.append(tokens, eos, None if whole else valid)
         length = self.table.ints["length"][:n]
         if self.readers is not None:
             self.readers.feed(tokens, np.flatnonzero(length > before), before)
-        full = ~eos & (length >= self.table.ints["max_new"][:n])
-        if valid is not None:
-            full &= valid
+        full = ~eos & (length >= self.table.ints["max_new"][:n]) & valid
         looping: set[int] = set()
         if self.detector is not None:
-            subset = None if valid is None else rows
-            flagged = self.detector.update(self.table.history, length[rows] - 1, tokens[rows], subset)
+            flagged = self.detector.update(
+                self.table.history, length[rows] - 1, tokens[rows], None if whole else rows
+            )
             looping = {int(r) for r in flagged if not eos[r]}
             if self.steps % _REVERT_EVERY == 0:
                 self._revert_modes()
         self.host_times[launched.index] += time.thread_time() - cpu
-        if not looping and not (eos | full).any():
+        if not looping and not opened and not (eos | full).any():
             return
         ends = {int(r): FinishReason.EOS for r in np.flatnonzero(eos)}
         ends |= {int(r): FinishReason.LENGTH for r in np.flatnonzero(full)}
-        for row in sorted(set(ends) | looping, reverse=True):  # release from the end: rows below stay put
-            result = self._recover(row) if row in looping else self._finish(row, ends[row])
-            if result is not None:
+        for row in sorted(set(ends) | looping | set(opened), reverse=True):  # rows below stay put
+            if row in opened:
+                self._release(row)
+                yield opened[row]
+            elif (
+                result := self._recover(row) if row in looping else self._finish(row, ends[row])
+            ) is not None:
                 yield result
+
+    def _read_firsts(self, fed: np.ndarray, index: np.ndarray) -> dict[int, DecodeResult]:
+        """Rows whose first token (chosen at admission) this step fed: it joins their output, read
+        as at admission. An EOS, or a budget it fills, ends the row as if it had never stepped: the
+        results, by row."""
+        n, ended = self.table.n, {}
+        rows = np.flatnonzero(self.table.unread[:n] & (index >= 0))
+        firsts = fed[index[rows]]
+        for row, first in zip(rows.tolist(), firsts.tolist(), strict=True):
+            work, reader = self._work(row), self.readers.rows[row] if self.readers is not None else None
+            if reader is not None and first not in self.eos:
+                reader.feed(first, len(work.prefix) - 1)
+            harm = Cost(lost=reader.harm.lost_tokens) if reader is not None else Cost()
+            if (result := work.ends_on_first(first, self.eos, harm, self._evicts)) is not None:
+                ended[row] = result
+        self.table.read_first(rows, firsts)
+        return ended
 
     def _finish(self, row: int, reason: FinishReason, tokens: tuple[int, ...] | None = None) -> DecodeResult:
         work = self._work(row)
@@ -256,19 +267,14 @@ class Scheduler:
 
     def _recover(self, row: int) -> DecodeResult | None:
         """Send a looping row back to the queue with its next retry, or end it as LOOP."""
-        work, tokens = self._work(row), self.table.tokens(row)
         if self.detector is None:
             raise RuntimeError("loop recovery without a loop detector")
+        tokens, retries, cost = self.table.tokens(row), self.config.loop.retries, self._cost(row)
         loop = self.detector.loop(row, len(tokens) - 1)
-        kept = salvage(tokens, loop)
-        if len(kept) > len(work.salvage):
-            work = self.table.work[row] = replace(work, salvage=kept)
-        retries = self.config.loop.retries
-        if work.retries >= len(retries):
+        work, retry = next_attempt(self._work(row), tokens, loop, self.boundary, retries, cost)
+        self.table.work[row] = work
+        if retry is None:
             return self._finish(row, FinishReason.LOOP, work.salvage)
-        resume = tokens[: rollback_point(tokens, loop, self.boundary)]
-        dropped = len(tokens) - len(resume)
-        retry = work.retry(resume, retries[work.retries], loop.start, self._cost(row), dropped)
         self.queue.push_front([retry])
         self._release(row)
         return None
@@ -277,8 +283,8 @@ class Scheduler:
         """Rows that retried past their loop go back to the base decoding mode."""
         for row in range(self.table.n):
             work = self.table.work[row]
-            if work is None or work.revert_after is None:
-                continue
+            if work is None or work.revert_after is None or self.table.unread[row]:
+                continue  # an unread row (its output lacks its first token) waits for a later check
             tokens = self.table.tokens(row)
             if self.boundary is not None:
                 passed = self.boundary(tokens) > work.revert_after

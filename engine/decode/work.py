@@ -14,7 +14,7 @@ of a request whose job was cancelled at once.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
@@ -99,6 +99,17 @@ class Work:
             salvage_dropped_tokens=cut,
         )
         return DecodeResult(self.request.id, tokens, reason, stats)
+
+    def ends_on_first(
+        self, first: int, eos: Collection[int], cost: Cost, evicts: bool
+    ) -> DecodeResult | None:
+        """Its result when its first token `first` (chosen by the prefill) ends it: an EOS (not kept)
+        or a budget that one more token fills; None when it goes on."""
+        if first in eos:
+            return self.result(self.prefix, FinishReason.EOS, cost, evicts)
+        if len(self.prefix) + 1 >= self.request.max_new_tokens:
+            return self.result((*self.prefix, first), FinishReason.LENGTH, cost, evicts)
+        return None
 
     def _lost_fraction(self, cost: Cost) -> float:
         start, end = self.request.speech_span
