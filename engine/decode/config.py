@@ -2,7 +2,7 @@
 
 Fields map one to one onto command-line options (`--eviction`, `--sink`, `--window`,
 `--output-window`, `--speech-window`, `--delay`,
-`--speech-rate`, `--speech-sink`, `--speech-layers`, `--look-back`, `--look-ahead`,
+`--speech-rate`, `--speech-sink`, `--speech-layers`, `--speech-cap`, `--look-back`, `--look-ahead`,
 `--repetition-penalty`): `eviction` names a
 policy or a preset (or is a full `EvictionConfig`), and the others override its values (None keeps
 them). After construction `eviction` is always the resolved `EvictionConfig` (overrides applied,
@@ -31,6 +31,7 @@ class EngineConfig:
     speech_rate: float | None = None  # speech tokens dropped (or moved) per decode step after the delay
     speech_sink: int | None = None  # pinned speech tokens
     speech_layers: str | list | None = None  # per-layer speech ranges: JSON text or list (LayerRange)
+    speech_cap: str | None = None  # "row" or "batch-min" (the authors' batching; speech, both)
     look_back: int | None = None  # speech-anchor: speech tokens kept before the anchor
     look_ahead: int | None = None  # speech-anchor: last speech tokens always kept
     repetition_penalty: float = 1.0  # the base decoding mode (1.0: plain greedy)
@@ -58,7 +59,11 @@ class EngineConfig:
         if self.glue not in GLUE:
             raise ValueError(f"unknown glue {self.glue!r}; choose one of: {', '.join(GLUE)}")
         options = {"sink": self.sink, "window": self.window, "delay": self.delay, "rate": self.speech_rate}
-        options |= {"speech_sink": self.speech_sink, "layers": self.speech_layers}
+        options |= {
+            "speech_sink": self.speech_sink,
+            "layers": self.speech_layers,
+            "speech_cap": self.speech_cap,
+        }
         options |= {"look_back": self.look_back, "look_ahead": self.look_ahead}
         options |= {"output_window": self.output_window, "speech_window": self.speech_window}
         if isinstance(self.eviction, EvictionConfig):

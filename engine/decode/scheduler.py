@@ -39,7 +39,7 @@ from engine.decode.runner import PendingTokens, Runner
 from engine.decode.sampling import DecodeMode
 from engine.decode.slots import RowSlots
 from engine.decode.step import ModelParts
-from engine.decode.work import Cost, Work, WorkQueue, WorkSource, take
+from engine.decode.work import Cost, Work, WorkQueue, WorkSource, join_batch, take
 from engine.errors import Cancelled
 from engine.types import FinishReason
 
@@ -136,27 +136,31 @@ class Scheduler:
             works = take(self.queue, self.runner.rows - self.table.n, idle and self.table.n == 0)
             if not works:
                 return
+            taken, decoding = works, [w for w in self.table.work[: self.table.n] if w is not None]
+            works = join_batch(works, decoding) if self.config.policy.batch_min else works
             layouts = [self._layout(w) for w in works]
             readers = [self._reader(layout, w.prefix) for w, layout in zip(works, layouts, strict=True)]
             slots = [_slots(w, layout, r) for w, layout, r in zip(works, layouts, readers, strict=True)]
             try:
                 self.runner.reserve(layouts, max(int(s.n.max()) for s in slots))
             except (torch.OutOfMemoryError, StoreTooSmall):
-                self.queue.push_front(works)
+                self.queue.push_front(taken)
                 raise
             room = self.runner.rows - self.table.n  # the store may hold fewer rows than were taken
-            self.queue.push_front(works[room:])
+            self.queue.push_front(taken[room:])
             for index, (work, layout, reader) in enumerate(zip(works[:room], layouts, readers, strict=False)):
                 try:
                     seconds = self.runner.admit(self.table.n, work, layout, slots[index].held)
                 except torch.OutOfMemoryError:
-                    self.queue.push_front(works[index:room])
+                    self.queue.push_front(taken[index:room])
                     raise
                 self._occupy(work.spent(Cost(prefill_seconds=seconds)), slots[index], reader)
 
     def _layout(self, work: Work) -> RowLayout:
         r = work.request
-        return self.policy.layout(r.prompt_length, r.speech_span, r.max_new_tokens, self.layers)
+        return self.policy.layout(
+            r.prompt_length, r.speech_span, r.max_new_tokens, self.layers, work.batch_span
+        )
 
     def _reader(self, layout: RowLayout, prefix: tuple[int, ...]) -> RowReader | None:
         """A row's transcript reader, having read its output so far (None: the policy reads none)."""

@@ -24,7 +24,7 @@ ENGINES = ("hf", "murmur", "server")  # server: a VibeVoice vLLM server (server_
 BUDGETS = ("paper", "murmur", "max")
 ENGINE_OPTIONS = (
     "eviction", "sink", "window", "delay", "speech_rate", "speech_sink", "speech_layers", "look_back",
-    "look_ahead", "repetition_penalty", "kv_memory_limit", "output_window", "speech_window",
+    "look_ahead", "repetition_penalty", "kv_memory_limit", "output_window", "speech_window", "speech_cap",
 )  # fmt: skip
 _CUDA_INDEX = re.compile(r"cuda:\d+")
 
@@ -58,6 +58,7 @@ class VibeVoiceConfig:
     speech_rate: float | None = None
     speech_sink: int | None = None
     speech_layers: str | list | None = None  # per-layer speech ranges: JSON text or the list
+    speech_cap: str | None = None  # "row" or "batch-min" (the authors' batching)
     look_back: int | None = None
     look_ahead: int | None = None
     repetition_penalty: float | None = None
