@@ -1,10 +1,11 @@
 """Host-side state of the batch rows: which work each row holds, its output, and its next step.
 
 Occupied rows are always the prefix 0..n-1 (a freed row takes the last row's place), so a step
-runs on a plain slice of every buffer. Each row's slot map (`slots.RowSlots`) says where its
-entries live per layer group; `plan` turns one step of every row into what the device needs:
-positions, write slots and visible lengths per group, and the entries each group moves or brings
-back. A plan never depends on the tokens the previous step chose, so the next step can be queued
+runs on a plain slice of every buffer. Each row's slot map (`slots.RowSlots`, kept for all rows
+as arrays in `batch_slots.BatchSlots` when the policy evicts speech) says where its entries live
+per layer group; `plan` turns one step of every row into what the device needs: positions, write
+slots and visible lengths per group, and the entries each group moves or brings back, with numpy
+over all rows (no Python loop over rows). A plan never depends on the tokens the previous step chose, so the next step can be queued
 before they are read; a step's rows are named by `tickets` (one per occupancy), so its tokens and
 costs reach the right rows even after rows left or moved (`match`). A row admitted with its first
 token still on the device (`occupy(..., unread=True)`) steps at once; that token joins its output
@@ -19,10 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.decode.slots import FULL, QUIET, RING, GroupStep, RowSlots
+from engine.decode.batch_slots import BatchSlots, Transfer
+from engine.decode.slots import FULL, QUIET, RING, RowSlots
 from engine.decode.work import Cost, Work
-
-Transfer = tuple[np.ndarray, np.ndarray, np.ndarray]  # (rows, src, dst) of one layer group
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,11 +61,11 @@ class RowTable:
         self._issued = 0
         self.kinds = np.zeros((rows, 0), dtype=np.int8)  # (B, max_new) `RowSlots.step_kinds`
         self.count = np.zeros((1, rows), dtype=np.int64)  # (G, B) entries each group holds
-        self.pending = np.zeros(rows, dtype=np.int64)  # quiet and ring steps not yet replayed in `slots`
         self.ring = np.zeros((1, rows, 0), dtype=np.int64)  # (G, B, W) slot of each output ring entry
         self.window = np.zeros(rows, dtype=np.int64)  # output window W (0: outputs kept)
         self.sinks = np.zeros(rows, dtype=np.int64)  # output sinks
         self.weights = np.ones(1, dtype=np.int64)  # (G,) layers per group
+        self.maps: BatchSlots | None = None  # every row's slot map, kept when the policy evicts speech
 
     def occupy(
         self, work: Work, slots: RowSlots, tokens: list[int], anchor: int = -1, unread: bool = False
@@ -97,7 +97,11 @@ class RowTable:
         self.window[row], self.sinks[row] = layout.out_window, layout.n_sink
         self.weights = np.bincount(np.asarray(layout.layer_group), minlength=layout.groups)
         self._none: tuple[None, ...] = (None,) * layout.groups
-        self.count[:, row], self.pending[row] = slots.n, 0
+        self.count[:, row] = slots.n
+        if self.maps is None and any(rule.evicts for rule in layout.rules):
+            self.maps = BatchSlots(self.rows, layout)
+        if self.maps is not None:
+            self.maps.occupy(row, slots)
         self.prompt_len[row], self.step[row], self.unread[row] = layout.prompt_len, j, unread
         self.ints["length"][row], self.ints["max_new"][row] = len(tokens), layout.max_new_tokens
         self.anchor[row], self.applied[row] = anchor, slots.anchor
@@ -133,41 +137,27 @@ class RowTable:
         n = self.n
         j = self.step[:n].copy()
         kind = self.kinds[np.arange(n), np.minimum(j, self.kinds.shape[1] - 1)]
-        kind = np.where(self.anchor[:n] != self.applied[:n], FULL, kind)  # an anchor moved
-        count, pending = self.count[:, :n], self.pending[:n]  # views, advanced in place
+        if self.maps is not None:  # speech evicting: a step whose anchor moved changes the speech kept
+            kind = np.where(self.anchor[:n] != self.applied[:n], FULL, kind)
+        count = self.count[:, :n]  # a view, advanced in place
         slots = count.copy()  # a quiet step writes each group's next slot and holds one more
         window, sinks = self.window[:n], self.sinks[:n]
         index = np.where(window > 0, (j - sinks) % np.maximum(window, 1), 0)  # output j's ring entry
         in_ring = (window > 0) & (j >= sinks)
         if (kind == QUIET).all():
             count += 1
-            pending += 1
         else:
             count[:, kind == QUIET] += 1
-            pending[kind != FULL] += 1
             ring = np.flatnonzero(kind == RING)  # the leaving output's slot, which output j takes
             slots[:, ring] = self.ring[:, ring, index[ring]]
-        moving = []
-        for r in np.flatnonzero(kind == FULL).tolist():
-            row_slots = self.row_slots(r)
-            if pending[r]:
-                row_slots.catch_up(int(j[r]), self.kinds[r, j[r] - pending[r] : j[r]])
-                pending[r] = 0
-            steps = row_slots.advance(int(j[r]), int(self.anchor[r]))
-            self.applied[r] = row_slots.anchor
-            slots[:, r] = [s.write for s in steps]
-            count[:, r] = [s.length for s in steps]
-            if any(s.move_src.size or s.speech_src.size for s in steps):
-                moving.append((r, steps))
-                self._moved_outputs(r, row_slots, steps)
+        moves = speech = self._none
+        if self.maps is not None:
+            moves, speech = self._advance_maps(self.maps, kind, j, slots, count)
         rows = np.flatnonzero(in_ring)
         self.ring[:, rows, index[rows]] = slots[:, rows]
         seqlen = count.copy()
         held = self.weights @ seqlen  # (n,) entries held, all layers
         kept = held / self.weights.sum() / (self.prompt_len[:n] + j + 1)
-        groups = range(seqlen.shape[0])
-        moves = tuple(_transfer(moving, g, "move") for g in groups) if moving else self._none
-        speech = tuple(_transfer(moving, g, "speech") for g in groups) if moving else self._none
         self.step[:n] += 1
         tickets = self.tickets[:n].copy()
         first = bool(self.unread[:n].any())
@@ -195,15 +185,30 @@ class RowTable:
         length[rows] += 1
         self.unread[rows] = False
 
-    def _moved_outputs(self, row: int, row_slots: RowSlots, steps: list[GroupStep]) -> None:
+    def _advance_maps(
+        self, maps: BatchSlots, kind: np.ndarray, j: np.ndarray, slots: np.ndarray, count: np.ndarray
+    ) -> tuple[tuple[Transfer | None, ...], tuple[Transfer | None, ...]]:
+        """Every row's slot map takes its step (`BatchSlots`); full steps set their rows' write slots
+        and counts in `slots` and `count` and return the moves and speech copies per group."""
+        fed = self.prompt_len[: self.n] + j
+        quiet, ring, full = (np.flatnonzero(kind == k) for k in (QUIET, RING, FULL))
+        maps.append(quiet, fed[quiet])
+        if ring.size:
+            maps.overwrite(ring, fed[ring])
+        if not full.size:
+            return self._none, self._none
+        slots[:, full], count[:, full], moves, speech = maps.advance(full, j[full], self.anchor[full])
+        self.applied[full] = self.anchor[full]
+        self._moved_outputs(maps, moves)
+        return tuple(_nonempty(t) for t in moves), tuple(_nonempty(t) for t in speech)
+
+    def _moved_outputs(self, maps: BatchSlots, moves: list[Transfer]) -> None:
         """Outputs a full step moved to other slots: their ring entries follow."""
-        width, sinks, prompt = int(self.window[row]), int(self.sinks[row]), int(self.prompt_len[row])
-        if not width:
-            return
-        for g, step in enumerate(steps):
-            i = row_slots.pos[g, step.move_dst] - prompt  # outputs among the moved entries
-            keep = i >= sinks
-            self.ring[g, row, (i[keep] - sinks) % width] = step.move_dst[keep]
+        for g, (rows, _, dst) in enumerate(moves):
+            width, sinks = self.window[rows], self.sinks[rows]
+            i = maps.pos[g, rows, dst] - self.prompt_len[rows]  # outputs among the moved entries
+            keep = (width > 0) & (i >= sinks)
+            self.ring[g, rows[keep], (i[keep] - sinks[keep]) % width[keep]] = dst[keep]
 
     def account(self, rows: np.ndarray, kept: np.ndarray, held: np.ndarray, seconds: float) -> None:
         """Rows `rows` finished a step that kept `kept` of their KV, held `held` entries and took
@@ -239,25 +244,17 @@ class RowTable:
                 self.ring[:, last],
             )
             self.window[row], self.sinks[row] = self.window[last], self.sinks[last]
-            rest = (self.pending, self.kept, self.kept_last, self.peak, self.steps, self.seconds, self.unread)
+            rest = (self.kept, self.kept_last, self.peak, self.steps, self.seconds, self.unread)
             for array in (*arrays, *rest, self.tickets):
                 array[row] = array[last]
             self.history[row] = self.history[last]
             self.work[row], self.slots[row] = self.work[last], self.slots[last]
+            if self.maps is not None:
+                self.maps.move_row(last, row)
             moved = last
         self.work[last], self.slots[last] = None, None
         return moved
 
 
-def _transfer(moving: list[tuple[int, list[GroupStep]]], group: int, kind: str) -> Transfer | None:
-    """Concatenate group `group`'s moves (or speech copies) of the rows that have any into
-    (rows, src, dst)."""
-    steps = [(row, s[group]) for row, s in moving]
-    pairs = [(s.move_src, s.move_dst) if kind == "move" else (s.speech_src, s.speech_dst) for _, s in steps]
-    counts = np.array([src.size for src, _ in pairs], dtype=np.int64)
-    if counts.sum() == 0:
-        return None
-    rows = np.repeat(np.array([row for row, _ in steps], dtype=np.int64), counts)
-    src = np.concatenate([src for src, _ in pairs]).astype(np.int64)
-    dst = np.concatenate([dst for _, dst in pairs]).astype(np.int64)
-    return rows, src, dst
+def _nonempty(transfer: Transfer) -> Transfer | None:
+    return transfer if transfer[0].size else None
