@@ -5,13 +5,14 @@ runs on a plain slice of every buffer. Each row's slot map (`slots.RowSlots`, ke
 as arrays in `batch_slots.BatchSlots` when the policy evicts speech) says where its entries live
 per layer group; `plan` turns one step of every row into what the device needs: positions, write
 slots and visible lengths per group, and the entries each group moves or brings back, with numpy
-over all rows (no Python loop over rows). A plan never depends on the tokens the previous step chose, so the next step can be queued
-before they are read; a step's rows are named by `tickets` (one per occupancy), so its tokens and
-costs reach the right rows even after rows left or moved (`match`). A row admitted with its first
-token still on the device (`occupy(..., unread=True)`) steps at once; that token joins its output
-when the step that fed it is read (`read_first`). Kept/logical KV (summed over layers, the
-authors' `compression_stats`) is tracked per row, counted when a step's tokens are read
-(`account`): its mean over steps and its value at the row's latest step.
+over all rows (no Python loop over rows). A plan never depends on the tokens the previous step
+chose, so the next step can be queued before they are read; a step's rows are named by `tickets`
+(one per occupancy), so its tokens and costs reach the right rows even after rows left or moved
+(`match`). A row admitted with its first token still on the device (`occupy(..., unread=True)`)
+steps at once; that token joins its output when the step that fed it is read (`read_first`).
+Kept/logical KV (summed over layers, the authors' `compression_stats`) is tracked per row, counted
+when a step's tokens are read (`account`): its mean over steps and its value at the row's latest
+step.
 """
 
 from __future__ import annotations
