@@ -18,10 +18,13 @@ from engine.decode.eviction import EvictionConfig
 from engine.decode.fused import GLUE
 from engine.decode.loop_guard import LoopGuardConfig
 
+CPU_ROWS = 16  # rows on the CPU without a KV memory budget (its memory sets no limit)
+BUDGET_ROWS = 1024  # rows at most when the KV memory budget decides (host bookkeeping is per row)
+
 
 @dataclass(frozen=True, slots=True)
 class EngineConfig:
-    max_batch: int = 16  # rows decoded together; finished rows are refilled with waiting requests
+    max_batch: int | None = None  # rows decoded together at most; None: the KV budget's choice (`rows`)
     eviction: str | EvictionConfig = "none"  # a policy ("none", "output", "speech", "both") or preset
     sink: int | None = None  # output sink tokens
     window: int | None = None  # the policy's window, in tokens (not for `both`: it has two)
@@ -44,7 +47,7 @@ class EngineConfig:
     kv_slots: int | None = None  # slots per row to reserve (longest chunk); None: first batch's need
 
     def __post_init__(self) -> None:
-        if self.max_batch < 1:
+        if self.max_batch is not None and self.max_batch < 1:
             raise ValueError("the batch must hold at least one request")
         if not self.repetition_penalty > 0:
             raise ValueError("the repetition penalty must be positive")
@@ -78,6 +81,14 @@ class EngineConfig:
         if not isinstance(self.eviction, EvictionConfig):
             raise TypeError("unresolved eviction settings")
         return self.eviction
+
+    def rows(self, cuda: bool) -> int:
+        """The batch's row limit: `max_batch` when given; else as many rows as the KV memory budget
+        holds (`kv_memory_limit`, or the free memory of a CUDA device; the store takes what it holds at
+        the rows' size), up to `BUDGET_ROWS`; on the CPU without a budget `CPU_ROWS`."""
+        if self.max_batch is not None:
+            return self.max_batch
+        return BUDGET_ROWS if self.kv_memory_limit is not None or cuda else CPU_ROWS
 
     @property
     def uses_penalties(self) -> bool:

@@ -3,7 +3,8 @@
 `reserve` sizes the store once, from the rows about to be admitted: each row's slots are what its
 policy keeps at most (`RowLayout.capacity`), and the store takes as many rows as its KV memory budget
 (`kv_memory_limit`, or the device's free memory) holds at that size, up to the batch
-(`admission.rows_within`). Between steps `make_room` grows every row's slots in place when a row
+(`admission.rows_within`) and to the rows taken (at least `MIN_ROWS`: a batch whose queue had
+little work grows when more waits). Between steps `make_room` grows every row's slots in place when a row
 keeps more than planned (an anchored row whose transcript lags) and the budget allows it; otherwise,
 and for a later request that does not fit, it raises `StoreTooSmall` and the decoder resumes the
 rows in a store sized for them. `admit` prefills one request with the HF forward, imports the KV
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from engine.decode.admission import device_budget, rows_within
+from engine.decode.admission import MIN_ROWS, device_budget, rows_within
 from engine.decode.attention import make_attention
 from engine.decode.config import EngineConfig
 from engine.decode.fused import FusedModel
@@ -134,7 +135,7 @@ class Runner:
         rows = rows_within(self._free_bytes(), self.store.nbytes(need, round_up(speech, 64), rows=1))
         if rows < 1:
             raise torch.OutOfMemoryError(f"not even one row of {need} KV slots fits in the memory budget")
-        self.store.allocate(need, speech, min(rows, self.store.max_rows))
+        self.store.allocate(need, speech, min(rows, self.store.max_rows, max(len(layouts), MIN_ROWS)))
         if self.graphs is not None:
             self.graphs.capture_buckets()
 
