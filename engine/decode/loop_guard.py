@@ -137,6 +137,16 @@ def salvage(tokens: Sequence[int], loop: Loop) -> tuple[int, ...]:
     return tuple(tokens[: loop.start + loop.period])
 
 
+def past_loop(
+    tokens: Sequence[int], revert_after: int, boundary: SegmentBoundary | None, min_tokens: int
+) -> bool:
+    """Whether a retried output has passed the loop it retried (its segment ended past the loop's
+    start; without a boundary reader, `min_tokens` past it): it goes back to the base mode."""
+    if boundary is not None:
+        return boundary(tokens) > revert_after
+    return len(tokens) >= revert_after + min_tokens
+
+
 def next_attempt(
     work: Work,
     tokens: tuple[int, ...],

@@ -33,7 +33,7 @@ from engine.decode.eviction import make_policy
 from engine.decode.fused import FusedModel
 from engine.decode.kv_store import StoreTooSmall
 from engine.decode.layout import RowLayout
-from engine.decode.loop_guard import LoopDetector, next_attempt
+from engine.decode.loop_guard import LoopDetector, next_attempt, past_loop
 from engine.decode.rows import RowTable, StepPlan
 from engine.decode.runner import PendingTokens, Runner
 from engine.decode.sampling import DecodeMode
@@ -76,7 +76,7 @@ class Scheduler:
         if config.policy.anchored and anchor is None:
             raise ValueError("the speech-anchor eviction policy needs the model adapter's timestamp reader")
         self.readers = RowReaders(rows, anchor) if anchor and config.policy.evicts_speech else None
-        self.anchored = config.policy.anchored
+        self.anchored, self.evicts = config.policy.anchored, config.policy.evicts
         self.base = DecodeMode(repetition_penalty=config.repetition_penalty)
         self.policy = make_policy(config.policy)
         self.layers = len(parts.layers)
@@ -138,9 +138,7 @@ class Scheduler:
                 return
             taken, decoding = works, [w for w in self.table.work[: self.table.n] if w is not None]
             works = join_batch(works, decoding) if self.config.policy.batch_min else works
-            layouts = [self._layout(w) for w in works]
-            readers = [self._reader(layout, w.prefix) for w, layout in zip(works, layouts, strict=True)]
-            slots = [_slots(w, layout, r) for w, layout, r in zip(works, layouts, readers, strict=True)]
+            layouts, readers, slots = zip(*(self._prepared(w) for w in works), strict=True)
             try:
                 self.runner.reserve(layouts, max(int(s.n.max()) for s in slots))
             except (torch.OutOfMemoryError, StoreTooSmall):
@@ -156,15 +154,18 @@ class Scheduler:
                     raise
                 self._occupy(work.spent(Cost(prefill_seconds=seconds)), slots[index], reader)
 
-    def _layout(self, work: Work) -> RowLayout:
-        r = work.request
-        return self.policy.layout(
+    def _prepared(self, work: Work) -> tuple[RowLayout, RowReader | None, RowSlots]:
+        """A work's layout, its transcript reader having read its output so far (None: the policy
+        reads none), and its slots as imported for its next step (resumed: under its anchor)."""
+        r, resume = work.request, len(work.prefix)
+        layout = self.policy.layout(
             r.prompt_length, r.speech_span, r.max_new_tokens, self.layers, work.batch_span
         )
-
-    def _reader(self, layout: RowLayout, prefix: tuple[int, ...]) -> RowReader | None:
-        """A row's transcript reader, having read its output so far (None: the policy reads none)."""
-        return self.readers.reader(layout.speech_len, layout.speech_kept, prefix) if self.readers else None
+        reader = (
+            self.readers.reader(layout.speech_len, layout.speech_kept, work.prefix) if self.readers else None
+        )
+        anchor = reader.anchor_before(resume - 1) if reader is not None else -1
+        return layout, reader, RowSlots(layout, resume, anchor)
 
     def _occupy(self, work: Work, slots: RowSlots, reader: RowReader | None) -> None:
         """The admitted work takes a row, its first token unread (on the device)."""
@@ -193,9 +194,9 @@ class Scheduler:
     def _may_run_ahead(self) -> bool:
         """Whether the next step may be queued before this one's tokens are read: not while a row
         waits to switch back to the base mode (it must see its switch before its next step), nor,
-        under `speech-anchor`, while an admitted row's first step is in flight and its first token
-        unread (its second step's anchor is read from it). Otherwise anchors never hold it back: a
-        step uses the anchor read before its fed token (a one-step lag)."""
+        under `speech-anchor`, while an admitted row's first token is unread and its first step in
+        flight (its second step's anchor needs it). Otherwise a step uses the anchor read before its
+        fed token (a one-step lag)."""
         if self.anchored and self.table.first_in_flight():
             return False
         return not any(w is not None and w.revert_after is not None for w in self.table.work[: self.table.n])
@@ -235,12 +236,12 @@ class Scheduler:
         ends = {int(r): FinishReason.EOS for r in np.flatnonzero(eos)}
         ends |= {int(r): FinishReason.LENGTH for r in np.flatnonzero(full)}
         for row in sorted(set(ends) | looping | set(opened), reverse=True):  # rows below stay put
-            if row in opened:
+            if row in opened:  # ended on its first token: its result is ready
                 self._release(row)
-                yield opened[row]
-            elif (
-                result := self._recover(row) if row in looping else self._finish(row, ends[row])
-            ) is not None:
+            result = opened.get(row) or (
+                self._recover(row) if row in looping else self._finish(row, ends[row])
+            )
+            if result is not None:
                 yield result
 
     def _read_firsts(self, fed: np.ndarray, index: np.ndarray) -> dict[int, DecodeResult]:
@@ -252,20 +253,25 @@ class Scheduler:
         firsts = fed[index[rows]]
         for row, first in zip(rows.tolist(), firsts.tolist(), strict=True):
             work, reader = self._work(row), self.readers.rows[row] if self.readers is not None else None
-            if reader is not None and first not in self.eos:
-                reader.feed(first, len(work.prefix) - 1)
+            if reader is not None:
+                if first not in self.eos:
+                    reader.feed(first, len(work.prefix) - 1)
+                if first in self.eos or len(work.prefix) + 1 >= work.request.max_new_tokens:
+                    reader.close()  # the row ends on its first token
             harm = Cost(lost=reader.harm.lost_tokens) if reader is not None else Cost()
-            if (result := work.ends_on_first(first, self.eos, harm, self._evicts)) is not None:
+            if (result := work.ends_on_first(first, self.eos, harm, self.evicts)) is not None:
                 ended[row] = result
         self.table.read_first(rows, firsts)
         return ended
 
     def _finish(self, row: int, reason: FinishReason, tokens: tuple[int, ...] | None = None) -> DecodeResult:
+        if self.readers is not None:
+            self.readers.close(row)
         work = self._work(row)
         decoded = self.table.tokens(row)
         out = decoded if tokens is None else tokens
         cut = max(0, len(decoded) - len(out))
-        result = work.result(out, reason, self._cost(row), self._evicts, cut)
+        result = work.result(out, reason, self._cost(row), self.evicts, cut)
         self._release(row)
         return result
 
@@ -290,11 +296,7 @@ class Scheduler:
             if work is None or work.revert_after is None or self.table.unread[row]:
                 continue  # an unread row (its output lacks its first token) waits for a later check
             tokens = self.table.tokens(row)
-            if self.boundary is not None:
-                passed = self.boundary(tokens) > work.revert_after
-            else:
-                passed = len(tokens) >= work.revert_after + self.config.loop.min_tokens
-            if passed:
+            if past_loop(tokens, work.revert_after, self.boundary, self.config.loop.min_tokens):
                 work = self.table.work[row] = replace(work, mode=self.base, revert_after=None)
                 self.runner.set_mode(row, work, self.base, tokens)
 
@@ -316,13 +318,3 @@ class Scheduler:
         if work is None:
             raise RuntimeError(f"row {row} holds no work")
         return work
-
-    @property
-    def _evicts(self) -> bool:
-        return self.config.policy.evicts
-
-
-def _slots(work: Work, layout: RowLayout, reader: RowReader | None) -> RowSlots:
-    """The row as imported for its next step (resumed work: with the anchor its output gives)."""
-    resume = len(work.prefix)
-    return RowSlots(layout, resume, reader.anchor_before(resume - 1) if reader is not None else -1)
