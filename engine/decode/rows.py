@@ -17,6 +17,7 @@ step.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -166,13 +167,36 @@ class RowTable:
             self.prompt_len[:n] + j, slots, seqlen, j + 1, moves, speech, tickets, kept, held, first
         )
 
-    def match(self, tickets: np.ndarray) -> np.ndarray:
-        """(n,) each row's place in a step that ran for `tickets` (−1: it was not in it)."""
+    def match(self, tickets: np.ndarray) -> np.ndarray | None:
+        """(n,) each row's place in a step that ran for `tickets` (−1: it was not in it); None when
+        the step ran for exactly the rows of now."""
         n = self.n
         if len(tickets) == n and (tickets == self.tickets[:n]).all():
-            return np.arange(n)
+            return None
         where = {int(t): i for i, t in enumerate(tickets)}
         return np.array([where.get(int(t), -1) for t in self.tickets[:n]], dtype=np.int64)
+
+    def settle(
+        self,
+        plan: StepPlan,
+        chosen: np.ndarray,
+        index: np.ndarray | None,
+        ended: Collection[int],
+        seconds: float,
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | slice]:
+        """Place a step's `chosen` tokens on the rows of now (`index` from `match`; rows `ended` on
+        their first token take no part) and account the step to the rows that took part. Returns the
+        tokens (n,) (−1: no part), which rows took part ((n,) bool; None: all) and those rows."""
+        n = self.n
+        if index is None and not ended:
+            self.account(slice(0, n), plan.kept, plan.held, seconds)
+            return chosen, None, slice(0, n)
+        index = np.arange(n) if index is None else index
+        valid = index >= 0
+        valid[list(ended)] = False
+        rows = np.flatnonzero(valid)
+        self.account(rows, plan.kept[index[rows]], plan.held[index[rows]], seconds)
+        return np.where(valid, chosen[np.maximum(index, 0)], -1), valid, rows
 
     def first_in_flight(self) -> bool:
         """Whether a row's first step is queued while its first token is still unread."""
@@ -211,7 +235,7 @@ class RowTable:
             keep = (width > 0) & (i >= sinks)
             self.ring[g, rows[keep], (i[keep] - sinks[keep]) % width[keep]] = dst[keep]
 
-    def account(self, rows: np.ndarray, kept: np.ndarray, held: np.ndarray, seconds: float) -> None:
+    def account(self, rows: np.ndarray | slice, kept: np.ndarray, held: np.ndarray, seconds: float) -> None:
         """Rows `rows` finished a step that kept `kept` of their KV, held `held` entries and took
         `seconds`."""
         self.peak[rows] = np.maximum(self.peak[rows], held)

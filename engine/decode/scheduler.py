@@ -206,26 +206,21 @@ class Scheduler:
         chosen, fed = launched.tokens.read()  # the step's one host read
         started, cpu = time.perf_counter(), time.thread_time()
         n, plan = self.table.n, launched.plan
-        index = self.table.match(plan.tickets)  # rows may have left or arrived since the step was queued
+        index = self.table.match(plan.tickets)  # rows may have left or arrived since it was queued
         opened = self._read_firsts(fed, index) if fed is not None else {}
-        valid = index >= 0
-        valid[list(opened)] = False  # rows that ended on their first token take no part
-        rows = np.flatnonzero(valid)
-        tokens = np.where(valid, chosen[np.maximum(index, 0)], -1)
-        self.table.account(rows, plan.kept[index[rows]], plan.held[index[rows]], started - self._settled)
+        tokens, valid, rows = self.table.settle(plan, chosen, index, opened, started - self._settled)
         self._settled = started
         eos = (tokens[:, None] == self.eos[None, :]).any(axis=1)  # (n,)
         before = self.table.ints["length"][:n].copy()
-        whole = rows.size == n
-        self.table.append(tokens, eos, None if whole else valid)
+        self.table.append(tokens, eos, valid)
         length = self.table.ints["length"][:n]
         if self.readers is not None:
             self.readers.feed(tokens, np.flatnonzero(length > before), before)
-        full = ~eos & (length >= self.table.ints["max_new"][:n]) & valid
+        full = ~eos & (length >= self.table.ints["max_new"][:n]) & (True if valid is None else valid)
         looping: set[int] = set()
         if self.detector is not None:
             flagged = self.detector.update(
-                self.table.history, length[rows] - 1, tokens[rows], None if whole else rows
+                self.table.history, length[rows] - 1, tokens[rows], None if valid is None else rows
             )
             looping = {int(r) for r in flagged if not eos[r]}
             if self.steps % _REVERT_EVERY == 0:
@@ -244,13 +239,13 @@ class Scheduler:
             if result is not None:
                 yield result
 
-    def _read_firsts(self, fed: np.ndarray, index: np.ndarray) -> dict[int, DecodeResult]:
+    def _read_firsts(self, fed: np.ndarray, index: np.ndarray | None) -> dict[int, DecodeResult]:
         """Rows whose first token (chosen at admission) this step fed: it joins their output, read
         as at admission. An EOS, or a budget it fills, ends the row as if it had never stepped: the
         results, by row."""
         n, ended = self.table.n, {}
-        rows = np.flatnonzero(self.table.unread[:n] & (index >= 0))
-        firsts = fed[index[rows]]
+        rows = np.flatnonzero(self.table.unread[:n] & (True if index is None else index >= 0))
+        firsts = fed[rows if index is None else index[rows]]
         for row, first in zip(rows.tolist(), firsts.tolist(), strict=True):
             work, reader = self._work(row), self.readers.rows[row] if self.readers is not None else None
             if reader is not None:
