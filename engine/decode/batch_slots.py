@@ -72,12 +72,12 @@ class BatchSlots:
         for array in self.row.values():
             array[dst] = array[src]
 
-    def append(self, rows: IntArray, fed: IntArray) -> None:
-        """Rows `rows` append the fed positions `fed` in every group (a `QUIET` step)."""
+    def append(self, rows: IntArray, fed: IntArray, at: IntArray) -> None:
+        """Rows `rows` append the fed positions `fed` in every group, at slots `at` (G, R): each
+        group's count (a `QUIET` step)."""
         for g in range(self.groups):
-            at = self.n[g, rows]
-            self.pos[g, rows, at], self.slot[g, rows, fed] = fed, at
-            self.n[g, rows] = at + 1
+            self.pos[g, rows, at[g]], self.slot[g, rows, fed] = fed, at[g]
+        self.n[:, rows] = at + 1
 
     def overwrite(self, rows: IntArray, fed: IntArray) -> None:
         """Rows `rows` put `fed` into the slot of the output leaving their window (a `RING` step)."""

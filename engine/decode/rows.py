@@ -68,6 +68,7 @@ class RowTable:
         self.sinks = np.zeros(rows, dtype=np.int64)  # output sinks
         self.weights = np.ones(1, dtype=np.int64)  # (G,) layers per group
         self.maps: BatchSlots | None = None  # every row's slot map, kept when the policy evicts speech
+        self._all = np.arange(rows)
 
     def occupy(
         self, work: Work, slots: RowSlots, tokens: list[int], anchor: int = -1, unread: bool = False
@@ -216,8 +217,11 @@ class RowTable:
         """Every row's slot map takes its step (`BatchSlots`); full steps set their rows' write slots
         and counts in `slots` and `count` and return the moves and speech copies per group."""
         fed = self.prompt_len[: self.n] + j
+        if not kind.any():  # every row only appends its token (QUIET is 0)
+            maps.append(self._all[: self.n], fed, slots)
+            return self._none, self._none
         quiet, ring, full = (np.flatnonzero(kind == k) for k in (QUIET, RING, FULL))
-        maps.append(quiet, fed[quiet])
+        maps.append(quiet, fed[quiet], slots[:, quiet])
         if ring.size:
             maps.overwrite(ring, fed[ring])
         if not full.size:
