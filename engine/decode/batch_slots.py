@@ -79,13 +79,13 @@ class BatchSlots:
             self.pos[g, rows, at[g]], self.slot[g, rows, fed] = fed, at[g]
         self.n[:, rows] = at + 1
 
-    def overwrite(self, rows: IntArray, fed: IntArray) -> None:
-        """Rows `rows` put `fed` into the slot of the output leaving their window (a `RING` step)."""
+    def overwrite(self, rows: IntArray, fed: IntArray, at: IntArray) -> None:
+        """Rows `rows` put `fed` into the slots `at` (G, R) of the outputs leaving their window (a
+        `RING` step)."""
         gone = fed - self.row["window"][rows]
         for g in range(self.groups):
-            targets = self.slot[g, rows, gone]
             self.slot[g, rows, gone] = -1
-            self.pos[g, rows, targets], self.slot[g, rows, fed] = fed, targets
+            self.pos[g, rows, at[g]], self.slot[g, rows, fed] = fed, at[g]
 
     def bounds(self, g: int, rows: IntArray, j: IntArray, anchor: IntArray) -> tuple[IntArray, IntArray]:
         """The speech range [lo, hi) group `g` keeps at steps `j` of rows `rows` (`SpeechRule.bounds`)."""

@@ -220,10 +220,13 @@ class RowTable:
         if not kind.any():  # every row only appends its token (QUIET is 0)
             maps.append(self._all[: self.n], fed, slots)
             return self._none, self._none
+        if (kind == RING).all():  # every row only overwrites the output leaving its window
+            maps.overwrite(self._all[: self.n], fed, slots)
+            return self._none, self._none
         quiet, ring, full = (np.flatnonzero(kind == k) for k in (QUIET, RING, FULL))
         maps.append(quiet, fed[quiet], slots[:, quiet])
         if ring.size:
-            maps.overwrite(ring, fed[ring])
+            maps.overwrite(ring, fed[ring], slots[:, ring])
         if not full.size:
             return self._none, self._none
         slots[:, full], count[:, full], moves, speech = maps.advance(full, j[full], self.anchor[full])
