@@ -10,6 +10,7 @@ adds a batch whose speech spans differ (540-600 prompt tokens), as VAD chunks do
 
     .venv/bin/python bench/engine_cpu.py [--threads 2] [--repeats 3]
     .venv/bin/python bench/engine_cpu.py --host     # host CPU time per step at batch 16, per policy
+    .venv/bin/python bench/engine_cpu.py --plan     # the step plan alone (`RowTable.plan`), no model
 """
 
 from __future__ import annotations
@@ -168,10 +169,14 @@ def main() -> None:
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--ragged", action="store_true", help="also a batch of 8 with unequal prompts")
     parser.add_argument("--host", action="store_true", help="only the host work per step at batch 16")
+    parser.add_argument("--plan", action="store_true", help="only the step plan per step at batch 16")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     if args.host:
         host_per_step()
+        return
+    if args.plan:
+        plan_per_step()
         return
     model = build_model(initializer_range=0.1)
     print(
@@ -208,6 +213,43 @@ def host_per_step(rows: int = 16, steps: int = 400) -> None:
         list(decoder.decode(requests))
         stats = decoder.stats
         print(f"  {name:<24} {stats.host_ms_median:6.3f} {stats.host_ms_per_step:6.3f}")
+
+
+def plan_per_step(rows: int = 16, steps: int = 400, repeats: int = 5) -> None:
+    """CPU time of the step plan alone (`RowTable.plan` and appending the tokens) at batch `rows`, per
+    policy, best of `repeats`: the slot bookkeeping without the model, runner or loop guard. Rows
+    resume at 0-2 tokens (ragged steps); `speech-anchor`'s anchors move every 8 steps."""
+    import numpy as np
+
+    from engine.decode.eviction import make_policy
+    from engine.decode.rows import RowTable
+    from engine.decode.slots import RowSlots
+
+    policies = {
+        **EVICTION,
+        "speech-anchor b16 a64": EvictionConfig("speech-anchor", look_back=16, look_ahead=64),
+    }
+    head, speech, _ = PROMPT
+    print(f"step plan CPU ms per step, batch {rows}, {steps} steps (median, mean; best of {repeats}):")
+    for name, eviction in policies.items():
+        runs = []
+        for _ in range(repeats):
+            layout = make_policy(eviction).layout(sum(PROMPT), (head, head + speech), steps + 2, 1)
+            table = RowTable(rows)
+            for r in range(rows):
+                table.occupy(None, RowSlots(layout, r % 3), [0] * (r % 3 + 1))  # type: ignore[arg-type]
+            times = []
+            for step in range(steps):
+                if step % 8 == 0:
+                    table.anchor[: table.n] = np.minimum(
+                        table.step[: table.n] * speech // steps - 20, speech - 1
+                    )
+                started = time.thread_time()
+                table.plan()
+                table.append(np.ones(table.n, dtype=np.int64), np.zeros(table.n, dtype=bool))
+                times.append(time.thread_time() - started)
+            runs.append((1000 * float(np.median(times)), 1000 * float(np.mean(times))))
+        print(f"  {name:<24} {min(r[0] for r in runs):6.3f} {min(r[1] for r in runs):6.3f}")
 
 
 def _check(same: bool, what: str) -> None:

@@ -66,6 +66,7 @@ DECODE_FLAGS = (
     ("speech_rate", float, "speech tokens dropped per step after the delay (eviction)"),
     ("speech_sink", int, "pinned speech tokens (eviction)"),
     ("speech_layers", str, "per-layer speech settings, a JSON list (eviction)"),
+    ("speech_cap", str, "speech eviction cap: row (default) or batch-min (the authors' batching)"),
     ("look_back", int, "speech-anchor: tokens kept before the anchor"),
     ("look_ahead", int, "speech-anchor: last speech tokens always kept"),
     ("server", str, "the VibeVoice vLLM server's URL (--engine server)"),

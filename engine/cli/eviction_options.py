@@ -17,6 +17,7 @@ EVICTION_FLAGS = (
     "speech_rate",
     "speech_sink",
     "speech_layers",
+    "speech_cap",
     "look_back",
     "look_ahead",
     "output_window",
@@ -56,6 +57,12 @@ def add_eviction_arguments(group: Any) -> None:
         metavar="JSON",
         help='per-layer speech settings, e.g. \'[{"start": 0, "end": 20, "keep": true}]\'; '
         "layers outside every range use the policy's settings (as in the authors' code)",
+    )
+    group.add_argument(
+        "--speech-cap",
+        choices=("row", "batch-min"),
+        help="what caps speech eviction (speech, both): each row's own span (row, default) or the "
+        "shortest span among the rows decoded together (batch-min: the authors' batching, Table 4)",
     )
     group.add_argument(
         "--look-back", type=int, metavar="N", help="speech-anchor: tokens kept before the anchor"

@@ -9,6 +9,7 @@ prefilling a new row (`ACTIVATION_RESERVE` of it, at least `MIN_RESERVE` bytes).
 
 from __future__ import annotations
 
+MIN_ROWS = 16  # rows a store holds at least (budget allowing), however little work was waiting
 ACTIVATION_RESERVE = 0.10  # share of the free device memory left to activations and prefill
 MIN_RESERVE = 2 << 30  # bytes left to them at least
 

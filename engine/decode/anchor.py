@@ -17,7 +17,9 @@ before, built to stay safe when the model writes overlapping, wrong or out-of-ch
 
 Every guard can only evict less. The reader also records, per row, the speech tokens a step had
 already evicted inside the segment it completed (`Harm`): "speech evicted before it was
-transcribed", counted once per token, in any evicting layer group.
+transcribed", counted once per token, in any evicting layer group; when the row ends, the segment
+still open (cut off by the budget, an EOS or a loop; when the tracker can tell it: `open()`) counts
+too, against what the row's last step kept.
 """
 
 from __future__ import annotations
@@ -106,6 +108,14 @@ class RowReader:
             self._measure(segments, step)
         self.anchors.append(self.anchor.read(segments, written))
 
+    def close(self) -> None:
+        """The row ended: the segment its tracker still has open (`open()`, if it has one) is
+        measured against the last step that chose one of the row's tokens."""
+        found = getattr(self.tracker, "open", None)
+        segment = found() if found is not None else None
+        if segment is not None and self.kept_at is not None:
+            self._measure([segment], len(self.anchors) - 2)  # output k was chosen by step k − 1
+
     def anchor_before(self, k: int) -> int:
         return self.anchors[k - 1] if 0 < k <= len(self.anchors) else -1
 
@@ -165,6 +175,12 @@ class RowReaders:
             found = self.rows[row]
             if found is not None:
                 out[row] = found.anchor_before(step)
+
+    def close(self, row: int) -> None:
+        """Row `row` ended with its output: its open segment counts (`RowReader.close`)."""
+        found = self.rows[row]
+        if found is not None:
+            found.close()
 
     def lost(self, row: int) -> int | None:
         found = self.rows[row]

@@ -37,7 +37,11 @@ class AnchorTracker(Protocol):
     """Reads one row's output as it grows and reports the transcript segments it completes."""
 
     def feed(self, token_ids: Sequence[int]) -> Sequence[SegmentTimes]:
-        """Read further generated tokens; the segments that closed among them, in order."""
+        """Read further generated tokens; the segments that closed among them, in order.
+
+        A tracker may also have `open() -> SegmentTimes | None`: the segment still being written
+        (not closed) that the transcript would keep if the output ended now. The harm meter counts
+        it when a row ends (`anchor.RowReader.close`)."""
         ...
 
 

@@ -2,7 +2,7 @@
 
 Fields map one to one onto command-line options (`--eviction`, `--sink`, `--window`,
 `--output-window`, `--speech-window`, `--delay`,
-`--speech-rate`, `--speech-sink`, `--speech-layers`, `--look-back`, `--look-ahead`,
+`--speech-rate`, `--speech-sink`, `--speech-layers`, `--speech-cap`, `--look-back`, `--look-ahead`,
 `--repetition-penalty`): `eviction` names a
 policy or a preset (or is a full `EvictionConfig`), and the others override its values (None keeps
 them). After construction `eviction` is always the resolved `EvictionConfig` (overrides applied,
@@ -18,10 +18,13 @@ from engine.decode.eviction import EvictionConfig
 from engine.decode.fused import GLUE
 from engine.decode.loop_guard import LoopGuardConfig
 
+CPU_ROWS = 16  # rows on the CPU without a KV memory budget (its memory sets no limit)
+BUDGET_ROWS = 1024  # rows at most when the KV memory budget decides (host bookkeeping is per row)
+
 
 @dataclass(frozen=True, slots=True)
 class EngineConfig:
-    max_batch: int = 16  # rows decoded together; finished rows are refilled with waiting requests
+    max_batch: int | None = None  # rows decoded together at most; None: the KV budget's choice (`rows`)
     eviction: str | EvictionConfig = "none"  # a policy ("none", "output", "speech", "both") or preset
     sink: int | None = None  # output sink tokens
     window: int | None = None  # the policy's window, in tokens (not for `both`: it has two)
@@ -31,6 +34,7 @@ class EngineConfig:
     speech_rate: float | None = None  # speech tokens dropped (or moved) per decode step after the delay
     speech_sink: int | None = None  # pinned speech tokens
     speech_layers: str | list | None = None  # per-layer speech ranges: JSON text or list (LayerRange)
+    speech_cap: str | None = None  # "row" or "batch-min" (the authors' batching; speech, both)
     look_back: int | None = None  # speech-anchor: speech tokens kept before the anchor
     look_ahead: int | None = None  # speech-anchor: last speech tokens always kept
     repetition_penalty: float = 1.0  # the base decoding mode (1.0: plain greedy)
@@ -43,7 +47,7 @@ class EngineConfig:
     kv_slots: int | None = None  # slots per row to reserve (longest chunk); None: first batch's need
 
     def __post_init__(self) -> None:
-        if self.max_batch < 1:
+        if self.max_batch is not None and self.max_batch < 1:
             raise ValueError("the batch must hold at least one request")
         if not self.repetition_penalty > 0:
             raise ValueError("the repetition penalty must be positive")
@@ -58,7 +62,11 @@ class EngineConfig:
         if self.glue not in GLUE:
             raise ValueError(f"unknown glue {self.glue!r}; choose one of: {', '.join(GLUE)}")
         options = {"sink": self.sink, "window": self.window, "delay": self.delay, "rate": self.speech_rate}
-        options |= {"speech_sink": self.speech_sink, "layers": self.speech_layers}
+        options |= {
+            "speech_sink": self.speech_sink,
+            "layers": self.speech_layers,
+            "speech_cap": self.speech_cap,
+        }
         options |= {"look_back": self.look_back, "look_ahead": self.look_ahead}
         options |= {"output_window": self.output_window, "speech_window": self.speech_window}
         if isinstance(self.eviction, EvictionConfig):
@@ -73,6 +81,14 @@ class EngineConfig:
         if not isinstance(self.eviction, EvictionConfig):
             raise TypeError("unresolved eviction settings")
         return self.eviction
+
+    def rows(self, cuda: bool) -> int:
+        """The batch's row limit: `max_batch` when given; else as many rows as the KV memory budget
+        holds (`kv_memory_limit`, or the free memory of a CUDA device; the store takes what it holds at
+        the rows' size), up to `BUDGET_ROWS`; on the CPU without a budget `CPU_ROWS`."""
+        if self.max_batch is not None:
+            return self.max_batch
+        return BUDGET_ROWS if self.kv_memory_limit is not None or cuda else CPU_ROWS
 
     @property
     def uses_penalties(self) -> bool:

@@ -2,8 +2,10 @@
 
 `MurmurDecoder.decode` takes any number of `DecodeRequest`s (read lazily) and yields a
 `DecodeResult` for each as soon as it finishes. It runs a `Scheduler` over at most
-`config.max_batch` rows; the store holds as many of them as the KV memory budget allows at the
-size each row's eviction policy keeps (`runner.Runner.reserve`). The model's projections are fused
+`config.max_batch` rows — by default as many as the KV memory budget holds (`EngineConfig.rows`:
+`--kv-memory` or the free device memory, up to 1,024; 16 on the CPU without a budget); the store
+holds as many of them as the budget allows at the size each row's eviction policy keeps
+(`runner.Runner.reserve`). The model's projections are fused
 for decoding once, when the decoder is built (`fused.py`). When the device runs out of memory the
 batch is abandoned — every unfinished row goes back to the queue to resume after the tokens it has
 already produced — the failed store is released (no reference left, then `empty_cache`), and
@@ -20,7 +22,7 @@ import gc
 import threading
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import nn
@@ -80,7 +82,8 @@ class MurmurDecoder:
         speech_anchor: SpeechAnchor | None = None,
     ) -> None:
         self.parts = model if isinstance(model, ModelParts) else ModelParts.from_model(model)
-        self.config = config or EngineConfig()
+        config = config or EngineConfig()
+        self.config = replace(config, max_batch=config.rows(self.parts.device.type == "cuda"))
         self.fused = FusedModel.from_parts(self.parts.backbone, self.parts.device, self.config.glue)
         self.eos = tuple(int(t) for t in eos_token_ids)
         self.segment_boundary = segment_boundary

@@ -16,6 +16,11 @@ A policy turns a request into a `RowLayout` (see `layout.py` for the exact sets)
   overlapping turns, wrong, inverted and out-of-chunk times; read with a one-step lag); the last
   `look_ahead` tokens always stay; nothing is evicted before the anchor has enough segments.
 
+`speech_cap` says what caps the `front` rule's drop (`speech`, `both`): `row` (default), each row's
+own span (`S − sink − window`); `batch-min`, the authors' batching: the shortest speech span among
+the rows a row joins (those decoding and those admitted with it), fixed when the row is first
+admitted, so in a batch admitted at once every row drops what the shortest drops (their Table 4).
+
 `layers` gives per-layer ranges for the speech rule, read as the authors' `--speech_layer_config`
 reads them: a range's values override the policy's, and a layer outside every range follows the
 policy's own settings (so it evicts). Two extensions: a range without `end` runs to the last layer
@@ -35,6 +40,7 @@ from typing import Any, Protocol
 from engine.decode.layout import RowLayout, SpeechRule
 
 KEEP = SpeechRule()
+SPEECH_CAPS = ("row", "batch-min")  # what caps `front`'s drop: each row's span, the batch's shortest
 
 _RANGE_KEYS = {  # our names and the authors' names of a per-layer range's keys
     "start": "start", "end": "end", "sink": "sink", "window": "window", "delay": "delay",
@@ -105,10 +111,15 @@ class EvictionConfig:
     look_back: int = 64  # speech-anchor: tokens kept before the anchor
     look_ahead: int = 256  # speech-anchor: last speech tokens always kept
     layers: tuple[LayerRange, ...] = ()  # per-layer speech settings (or their JSON); () → all alike
+    speech_cap: str = "row"  # one of SPEECH_CAPS: what caps `front`'s drop (speech, both)
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
             raise ValueError(f"unknown eviction policy {self.policy!r}; choose one of: {', '.join(POLICIES)}")
+        if self.speech_cap not in SPEECH_CAPS:
+            raise ValueError(
+                f"unknown speech cap {self.speech_cap!r}; choose one of: {', '.join(SPEECH_CAPS)}"
+            )
         if min(self.n_sink, self.delay, self.speech_sink, self.look_back, self.look_ahead) < 0:
             raise ValueError("sink counts, delay and margins must not be negative")
         if self.output_window < 1 or self.speech_window < 0:
@@ -139,6 +150,7 @@ class EvictionConfig:
         look_ahead: int | None = None,
         output_window: int | None = None,
         speech_window: int | None = None,
+        speech_cap: str | None = None,
     ) -> EvictionConfig:
         """This config with the given options changed (None keeps a value). `window` is the policy's
         one window: the output window of `output`, the speech window of the speech policies; `both`
@@ -154,7 +166,7 @@ class EvictionConfig:
             )
         given = {"n_sink": sink, "delay": delay, "speech_rate": rate, "speech_sink": speech_sink}
         given |= {"output_window": output_window, "speech_window": speech_window}
-        given |= {"look_back": look_back, "look_ahead": look_ahead}
+        given |= {"look_back": look_back, "look_ahead": look_ahead, "speech_cap": speech_cap}
         given["layers"] = None if layers is None else parse_layer_ranges(layers)
         return replace(self, **{k: v for k, v in given.items() if v is not None})
 
@@ -171,7 +183,14 @@ class EvictionConfig:
         details = {"output": output, "both": f"{output}; {speech}", "speech-anchor": anchor}
         detail = details.get(self.policy, speech if self.policy != "none" else "")
         ranges = f"; {len(self.layers)} layer range(s)" if self.layers else ""
+        ranges += "; batch-minimum cap" if self.batch_min else ""
         return f"{self.policy} ({detail}{ranges})" if detail else self.policy
+
+    @property
+    def batch_min(self) -> bool:
+        """Whether `front` drops are capped by the batch's shortest speech span (`speech`, `both`;
+        the other policies have no such cap, and the setting changes nothing there)."""
+        return self.speech_cap == "batch-min" and self.policy in ("speech", "both")
 
     @property
     def evicts_speech(self) -> bool:
@@ -186,9 +205,15 @@ class EvictionPolicy(Protocol):
     name: str
 
     def layout(
-        self, prompt_len: int, speech_span: tuple[int, int], max_new_tokens: int, layers: int
+        self,
+        prompt_len: int,
+        speech_span: tuple[int, int],
+        max_new_tokens: int,
+        layers: int,
+        batch_span: int = 0,
     ) -> RowLayout:
-        """What one request keeps at each step, for a model with `layers` layers."""
+        """What one request keeps at each step, for a model with `layers` layers; `batch_span` is the
+        shortest speech span of its batch (used by the batch-minimum cap; 0: none)."""
         ...
 
 
@@ -199,11 +224,19 @@ class _Policy:
     n_sink: int = 0
     output_window: int = 0  # 0: outputs are kept
     ranges: tuple[LayerRange, ...] = ()
+    batch_min: bool = False  # `front` caps come from the batch's shortest speech span
 
     def layout(
-        self, prompt_len: int, speech_span: tuple[int, int], max_new_tokens: int, layers: int
+        self,
+        prompt_len: int,
+        speech_span: tuple[int, int],
+        max_new_tokens: int,
+        layers: int,
+        batch_span: int = 0,
     ) -> RowLayout:
         per_layer = [self._rule(layer) for layer in range(layers)]
+        if self.batch_min and batch_span:
+            per_layer = [replace(r, span=batch_span) if r.kind == "front" else r for r in per_layer]
         rules = tuple(dict.fromkeys(per_layer))  # distinct rules in first-seen order
         start, end = speech_span
         return RowLayout(
@@ -236,8 +269,10 @@ def _speech_rule(c: EvictionConfig, kind: str) -> SpeechRule:
 POLICIES: dict[str, Callable[[EvictionConfig], EvictionPolicy]] = {
     "none": lambda c: _Policy("none"),
     "output": lambda c: _Policy("output", n_sink=c.n_sink, output_window=c.output_window),
-    "speech": lambda c: _Policy("speech", _speech_rule(c, "front"), ranges=c.layers),
-    "both": lambda c: _Policy("both", _speech_rule(c, "front"), c.n_sink, c.output_window, c.layers),
+    "speech": lambda c: _Policy("speech", _speech_rule(c, "front"), ranges=c.layers, batch_min=c.batch_min),
+    "both": lambda c: _Policy(
+        "both", _speech_rule(c, "front"), c.n_sink, c.output_window, c.layers, c.batch_min
+    ),
     "speech-follow": lambda c: _Policy("speech-follow", _speech_rule(c, "follow"), ranges=c.layers),
     "speech-anchor": lambda c: _Policy("speech-anchor", _speech_rule(c, "anchor"), ranges=c.layers),
 }

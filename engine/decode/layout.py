@@ -8,7 +8,9 @@ group, its first `sinks` tokens and the range `[lo, hi)` a `SpeechRule` gives (s
 - `keep`: everything;
 - `front` (the authors' schedule): nothing is dropped while `t = j + 1 ≤ delay`; then the first
   `min(⌊rate·(t − delay)⌋, cap)` tokens after the sinks are gone, `cap = S − sink − window`, so
-  the last `window` speech tokens always stay;
+  the last `window` speech tokens always stay; with a `span` shorter than S (the authors' batch
+  minimum: the shortest speech span of the batch) `cap = span − sink − window`, so the row drops
+  what the batch's shortest row drops and keeps the rest;
 - `follow`: a window of `window` tokens after the sinks, at the start for `delay` steps, then
   advancing `rate` tokens per step until it reaches the end (it brings tokens back in);
 - `anchor`: everything from `front` on, `front = clip(anchor − back, sinks, S − ahead)` where
@@ -45,11 +47,15 @@ class SpeechRule:
     rate: float = 0.0  # front / follow: speech tokens per step afterwards
     back: int = 0  # anchor: look-back before the anchor
     ahead: int = 0  # anchor: look-ahead kept past the anchor at the end of the audio
+    span: int = 0  # front: speech span the cap comes from when shorter (batch minimum); 0: the row's
 
     def __post_init__(self) -> None:
         if self.kind not in SPEECH_KINDS:
             raise ValueError(f"unknown speech rule {self.kind!r}")
-        if min(self.sink, self.window, self.delay, self.back, self.ahead) < 0 or not self.rate >= 0:
+        if (
+            min(self.sink, self.window, self.delay, self.back, self.ahead, self.span) < 0
+            or not self.rate >= 0
+        ):
             raise ValueError("speech sinks, window, delay, rate and margins must not be negative")
 
     @property
@@ -62,7 +68,7 @@ class SpeechRule:
         sinks = min(self.sink, length) if self.evicts else 0
         full = np.full(j.shape, length, dtype=np.int64)
         if self.kind == "front":
-            cap = max(length - sinks - self.window, 0)
+            cap = front_cap(self, length)
             dropped = np.floor(self.rate * np.maximum(j + 1 - self.delay, 0)).astype(np.int64)
             return sinks, sinks + np.minimum(dropped, cap), full
         if self.kind == "follow":
@@ -79,6 +85,13 @@ class SpeechRule:
         return 0, np.zeros(j.shape, dtype=np.int64), full
 
 
+def front_cap(rule: SpeechRule, length: int) -> int:
+    """Most speech tokens `front` drops from a row of `length`: `span − sink − window`, span the
+    row's own length or the rule's shorter `span` (the authors' batch minimum)."""
+    span = min(rule.span, length) if rule.span else length
+    return max(span - min(rule.sink, span) - rule.window, 0)
+
+
 def speech_at(rule: SpeechRule, j: int, length: int, anchor: int = -1) -> tuple[int, int]:
     """`rule.bounds` for one step, in plain ints (the per-step path): (lo, hi)."""
     if not rule.evicts:
@@ -86,7 +99,7 @@ def speech_at(rule: SpeechRule, j: int, length: int, anchor: int = -1) -> tuple[
     sinks = min(rule.sink, length)
     if rule.kind == "front":
         dropped = math.floor(rule.rate * max(j + 1 - rule.delay, 0))
-        return sinks + min(dropped, max(length - sinks - rule.window, 0)), length
+        return sinks + min(dropped, front_cap(rule, length)), length
     if rule.kind == "follow":
         room = length - sinks
         size = min(rule.window, room) if rule.window else room

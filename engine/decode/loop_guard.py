@@ -14,12 +14,13 @@ left, the row ends with `FinishReason.LOOP`, keeping what it produced before the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from engine.decode.api import SegmentBoundary
 from engine.decode.sampling import DecodeMode
+from engine.decode.work import Cost, Work
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,3 +135,33 @@ def rollback_point(tokens: Sequence[int], loop: Loop, boundary: SegmentBoundary 
 def salvage(tokens: Sequence[int], loop: Loop) -> tuple[int, ...]:
     """What a row keeps when it cannot recover: its output up to and including one repetition."""
     return tuple(tokens[: loop.start + loop.period])
+
+
+def past_loop(
+    tokens: Sequence[int], revert_after: int, boundary: SegmentBoundary | None, min_tokens: int
+) -> bool:
+    """Whether a retried output has passed the loop it retried (its segment ended past the loop's
+    start; without a boundary reader, `min_tokens` past it): it goes back to the base mode."""
+    if boundary is not None:
+        return boundary(tokens) > revert_after
+    return len(tokens) >= revert_after + min_tokens
+
+
+def next_attempt(
+    work: Work,
+    tokens: tuple[int, ...],
+    loop: Loop,
+    boundary: SegmentBoundary | None,
+    retries: tuple[DecodeMode, ...],
+    cost: Cost,
+) -> tuple[Work, Work | None]:
+    """A row's work after its output `tokens` ended in `loop` (its best salvage kept), and the retry
+    to queue (resuming after the last complete segment before the loop), or None when none is left.
+    `cost` is what this attempt cost."""
+    kept = salvage(tokens, loop)
+    if len(kept) > len(work.salvage):
+        work = replace(work, salvage=kept)
+    if work.retries >= len(retries):
+        return work, None
+    resume = tokens[: rollback_point(tokens, loop, boundary)]
+    return work, work.retry(resume, retries[work.retries], loop.start, cost, len(tokens) - len(resume))

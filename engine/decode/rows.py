@@ -1,26 +1,30 @@
 """Host-side state of the batch rows: which work each row holds, its output, and its next step.
 
 Occupied rows are always the prefix 0..n-1 (a freed row takes the last row's place), so a step
-runs on a plain slice of every buffer. Each row's slot map (`slots.RowSlots`) says where its
-entries live per layer group; `plan` turns one step of every row into what the device needs:
-positions, write slots and visible lengths per group, and the entries each group moves or brings
-back. A plan never depends on the tokens the previous step chose, so the next step can be queued
-before they are read; a step's rows are named by `tickets` (one per occupancy), so its tokens and
-costs reach the right rows even after rows left or moved. Kept/logical KV (summed over layers, the
-authors' `compression_stats`) is tracked per row, counted when a step's tokens are read
-(`account`): its mean over steps and its value at the row's latest step.
+runs on a plain slice of every buffer. Each row's slot map (`slots.RowSlots`, kept for all rows
+as arrays in `batch_slots.BatchSlots` when the policy evicts speech) says where its entries live
+per layer group; `plan` turns one step of every row into what the device needs: positions, write
+slots and visible lengths per group, and the entries each group moves or brings back, with numpy
+over all rows (no Python loop over rows). A plan never depends on the tokens the previous step
+chose, so the next step can be queued before they are read; a step's rows are named by `tickets`
+(one per occupancy), so its tokens and costs reach the right rows even after rows left or moved
+(`match`). A row admitted with its first token still on the device (`occupy(..., unread=True)`)
+steps at once; that token joins its output when the step that fed it is read (`read_first`).
+Kept/logical KV (summed over layers, the authors' `compression_stats`) is tracked per row, counted
+when a step's tokens are read (`account`): its mean over steps and its value at the row's latest
+step.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
 
-from engine.decode.slots import FULL, QUIET, RING, GroupStep, RowSlots
+from engine.decode.batch_slots import BatchSlots, Transfer
+from engine.decode.slots import FULL, QUIET, RING, RowSlots
 from engine.decode.work import Cost, Work
-
-Transfer = tuple[np.ndarray, np.ndarray, np.ndarray]  # (rows, src, dst) of one layer group
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +38,7 @@ class StepPlan:
     tickets: np.ndarray  # (n,) which occupancy of each row the step ran for
     kept: np.ndarray  # (n,) kept / logical KV entries of the step, all layers
     held: np.ndarray  # (n,) entries held after the step, all layers
+    reads_first: bool = False  # some row's first token is unread: read the fed tokens back too
 
 
 class RowTable:
@@ -54,19 +59,25 @@ class RowTable:
         self.seconds = np.zeros(rows)  # decode time while in the batch
         self.history = np.zeros((rows, 0), dtype=np.int64)  # (B, G) generated tokens
         self.tickets = np.zeros(rows, dtype=np.int64)  # a number per occupancy, never reused
+        self.unread = np.zeros(rows, dtype=bool)  # its first token is on the device only
         self._issued = 0
         self.kinds = np.zeros((rows, 0), dtype=np.int8)  # (B, max_new) `RowSlots.step_kinds`
         self.count = np.zeros((1, rows), dtype=np.int64)  # (G, B) entries each group holds
-        self.pending = np.zeros(rows, dtype=np.int64)  # quiet and ring steps not yet replayed in `slots`
         self.ring = np.zeros((1, rows, 0), dtype=np.int64)  # (G, B, W) slot of each output ring entry
         self.window = np.zeros(rows, dtype=np.int64)  # output window W (0: outputs kept)
         self.sinks = np.zeros(rows, dtype=np.int64)  # output sinks
         self.weights = np.ones(1, dtype=np.int64)  # (G,) layers per group
+        self.maps: BatchSlots | None = None  # every row's slot map, kept when the policy evicts speech
+        self._all = np.arange(rows)
 
-    def occupy(self, work: Work, slots: RowSlots, tokens: list[int], anchor: int = -1) -> int:
+    def occupy(
+        self, work: Work, slots: RowSlots, tokens: list[int], anchor: int = -1, unread: bool = False
+    ) -> int:
         """Put work into the first free row; `tokens` are its output so far, `slots` its imported
-        entries (built for step `len(tokens) - 1`), `anchor` its speech anchor. Returns the row."""
-        layout = slots.layout
+        entries, `anchor` its speech anchor. `unread`: its next output (the first token its prefill
+        chose) is on the device only; its first step feeds it. That step is `len(tokens) - 1`, or
+        `len(tokens)` when unread. Returns the row."""
+        layout, j = slots.layout, len(tokens) - 1 + unread
         row, self.n = self.n, self.n + 1
         if self.history.shape[1] < layout.max_new_tokens:
             grown = np.zeros((self.rows, layout.max_new_tokens), dtype=np.int64)
@@ -85,12 +96,16 @@ class RowTable:
             grown_ring = np.zeros((layout.groups, self.rows, layout.out_window), dtype=np.int64)
             grown_ring[:, :, : self.ring.shape[2]] = self.ring
             self.ring = grown_ring
-        self.ring[:, row, : layout.out_window] = slots.ring_slots(len(tokens) - 1)
+        self.ring[:, row, : layout.out_window] = slots.ring_slots(j)
         self.window[row], self.sinks[row] = layout.out_window, layout.n_sink
         self.weights = np.bincount(np.asarray(layout.layer_group), minlength=layout.groups)
         self._none: tuple[None, ...] = (None,) * layout.groups
-        self.count[:, row], self.pending[row] = slots.n, 0
-        self.prompt_len[row], self.step[row] = layout.prompt_len, len(tokens) - 1
+        self.count[:, row] = slots.n
+        if self.maps is None and any(rule.evicts for rule in layout.rules):
+            self.maps = BatchSlots(self.rows, layout)
+        if self.maps is not None:
+            self.maps.occupy(row, slots)
+        self.prompt_len[row], self.step[row], self.unread[row] = layout.prompt_len, j, unread
         self.ints["length"][row], self.ints["max_new"][row] = len(tokens), layout.max_new_tokens
         self.anchor[row], self.applied[row] = anchor, slots.anchor
         self.kept[row] = self.kept_last[row] = self.steps[row] = self.seconds[row] = self.peak[row] = 0
@@ -125,56 +140,109 @@ class RowTable:
         n = self.n
         j = self.step[:n].copy()
         kind = self.kinds[np.arange(n), np.minimum(j, self.kinds.shape[1] - 1)]
-        kind = np.where(self.anchor[:n] != self.applied[:n], FULL, kind)  # an anchor moved
-        count, pending = self.count[:, :n], self.pending[:n]  # views, advanced in place
+        if self.maps is not None:  # speech evicting: a step whose anchor moved changes the speech kept
+            kind = np.where(self.anchor[:n] != self.applied[:n], FULL, kind)
+        count = self.count[:, :n]  # a view, advanced in place
         slots = count.copy()  # a quiet step writes each group's next slot and holds one more
         window, sinks = self.window[:n], self.sinks[:n]
         index = np.where(window > 0, (j - sinks) % np.maximum(window, 1), 0)  # output j's ring entry
         in_ring = (window > 0) & (j >= sinks)
         if (kind == QUIET).all():
             count += 1
-            pending += 1
         else:
             count[:, kind == QUIET] += 1
-            pending[kind != FULL] += 1
             ring = np.flatnonzero(kind == RING)  # the leaving output's slot, which output j takes
             slots[:, ring] = self.ring[:, ring, index[ring]]
-        moving = []
-        for r in np.flatnonzero(kind == FULL).tolist():
-            row_slots = self.row_slots(r)
-            if pending[r]:
-                row_slots.catch_up(int(j[r]), self.kinds[r, j[r] - pending[r] : j[r]])
-                pending[r] = 0
-            steps = row_slots.advance(int(j[r]), int(self.anchor[r]))
-            self.applied[r] = row_slots.anchor
-            slots[:, r] = [s.write for s in steps]
-            count[:, r] = [s.length for s in steps]
-            if any(s.move_src.size or s.speech_src.size for s in steps):
-                moving.append((r, steps))
-                self._moved_outputs(r, row_slots, steps)
+        moves = speech = self._none
+        if self.maps is not None:
+            moves, speech = self._advance_maps(self.maps, kind, j, slots, count)
         rows = np.flatnonzero(in_ring)
         self.ring[:, rows, index[rows]] = slots[:, rows]
         seqlen = count.copy()
         held = self.weights @ seqlen  # (n,) entries held, all layers
         kept = held / self.weights.sum() / (self.prompt_len[:n] + j + 1)
-        groups = range(seqlen.shape[0])
-        moves = tuple(_transfer(moving, g, "move") for g in groups) if moving else self._none
-        speech = tuple(_transfer(moving, g, "speech") for g in groups) if moving else self._none
         self.step[:n] += 1
         tickets = self.tickets[:n].copy()
-        return StepPlan(self.prompt_len[:n] + j, slots, seqlen, j + 1, moves, speech, tickets, kept, held)
+        first = bool(self.unread[:n].any())
+        return StepPlan(
+            self.prompt_len[:n] + j, slots, seqlen, j + 1, moves, speech, tickets, kept, held, first
+        )
 
-    def _moved_outputs(self, row: int, row_slots: RowSlots, steps: list[GroupStep]) -> None:
+    def match(self, tickets: np.ndarray) -> np.ndarray | None:
+        """(n,) each row's place in a step that ran for `tickets` (−1: it was not in it); None when
+        the step ran for exactly the rows of now."""
+        n = self.n
+        if len(tickets) == n and (tickets == self.tickets[:n]).all():
+            return None
+        where = {int(t): i for i, t in enumerate(tickets)}
+        return np.array([where.get(int(t), -1) for t in self.tickets[:n]], dtype=np.int64)
+
+    def settle(
+        self,
+        plan: StepPlan,
+        chosen: np.ndarray,
+        index: np.ndarray | None,
+        ended: Collection[int],
+        seconds: float,
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | slice]:
+        """Place a step's `chosen` tokens on the rows of now (`index` from `match`; rows `ended` on
+        their first token take no part) and account the step to the rows that took part. Returns the
+        tokens (n,) (−1: no part), which rows took part ((n,) bool; None: all) and those rows."""
+        n = self.n
+        if index is None and not ended:
+            self.account(slice(0, n), plan.kept, plan.held, seconds)
+            return chosen, None, slice(0, n)
+        index = np.arange(n) if index is None else index
+        valid = index >= 0
+        valid[list(ended)] = False
+        rows = np.flatnonzero(valid)
+        self.account(rows, plan.kept[index[rows]], plan.held[index[rows]], seconds)
+        return np.where(valid, chosen[np.maximum(index, 0)], -1), valid, rows
+
+    def first_in_flight(self) -> bool:
+        """Whether a row's first step is queued while its first token is still unread."""
+        n = self.n
+        return bool((self.unread[:n] & (self.step[:n] > self.ints["length"][:n])).any())
+
+    def read_first(self, rows: np.ndarray, first: np.ndarray) -> None:
+        """Unread rows `rows` learnt their first token `first`: it joins their output."""
+        length = self.ints["length"]
+        self.history[rows, length[rows]] = first
+        length[rows] += 1
+        self.unread[rows] = False
+
+    def _advance_maps(
+        self, maps: BatchSlots, kind: np.ndarray, j: np.ndarray, slots: np.ndarray, count: np.ndarray
+    ) -> tuple[tuple[Transfer | None, ...], tuple[Transfer | None, ...]]:
+        """Every row's slot map takes its step (`BatchSlots`); full steps set their rows' write slots
+        and counts in `slots` and `count` and return the moves and speech copies per group."""
+        fed = self.prompt_len[: self.n] + j
+        if not kind.any():  # every row only appends its token (QUIET is 0)
+            maps.append(self._all[: self.n], fed, slots)
+            return self._none, self._none
+        if (kind == RING).all():  # every row only overwrites the output leaving its window
+            maps.overwrite(self._all[: self.n], fed, slots)
+            return self._none, self._none
+        quiet, ring, full = (np.flatnonzero(kind == k) for k in (QUIET, RING, FULL))
+        maps.append(quiet, fed[quiet], slots[:, quiet])
+        if ring.size:
+            maps.overwrite(ring, fed[ring], slots[:, ring])
+        if not full.size:
+            return self._none, self._none
+        slots[:, full], count[:, full], moves, speech = maps.advance(full, j[full], self.anchor[full])
+        self.applied[full] = self.anchor[full]
+        self._moved_outputs(maps, moves)
+        return tuple(_nonempty(t) for t in moves), tuple(_nonempty(t) for t in speech)
+
+    def _moved_outputs(self, maps: BatchSlots, moves: list[Transfer]) -> None:
         """Outputs a full step moved to other slots: their ring entries follow."""
-        width, sinks, prompt = int(self.window[row]), int(self.sinks[row]), int(self.prompt_len[row])
-        if not width:
-            return
-        for g, step in enumerate(steps):
-            i = row_slots.pos[g, step.move_dst] - prompt  # outputs among the moved entries
-            keep = i >= sinks
-            self.ring[g, row, (i[keep] - sinks) % width] = step.move_dst[keep]
+        for g, (rows, _, dst) in enumerate(moves):
+            width, sinks = self.window[rows], self.sinks[rows]
+            i = maps.pos[g, rows, dst] - self.prompt_len[rows]  # outputs among the moved entries
+            keep = (width > 0) & (i >= sinks)
+            self.ring[g, rows[keep], (i[keep] - sinks[keep]) % width[keep]] = dst[keep]
 
-    def account(self, rows: np.ndarray, kept: np.ndarray, held: np.ndarray, seconds: float) -> None:
+    def account(self, rows: np.ndarray | slice, kept: np.ndarray, held: np.ndarray, seconds: float) -> None:
         """Rows `rows` finished a step that kept `kept` of their KV, held `held` entries and took
         `seconds`."""
         self.peak[rows] = np.maximum(self.peak[rows], held)
@@ -208,25 +276,17 @@ class RowTable:
                 self.ring[:, last],
             )
             self.window[row], self.sinks[row] = self.window[last], self.sinks[last]
-            rest = (self.pending, self.kept, self.kept_last, self.peak, self.steps, self.seconds)
+            rest = (self.kept, self.kept_last, self.peak, self.steps, self.seconds, self.unread)
             for array in (*arrays, *rest, self.tickets):
                 array[row] = array[last]
             self.history[row] = self.history[last]
             self.work[row], self.slots[row] = self.work[last], self.slots[last]
+            if self.maps is not None:
+                self.maps.move_row(last, row)
             moved = last
         self.work[last], self.slots[last] = None, None
         return moved
 
 
-def _transfer(moving: list[tuple[int, list[GroupStep]]], group: int, kind: str) -> Transfer | None:
-    """Concatenate group `group`'s moves (or speech copies) of the rows that have any into
-    (rows, src, dst)."""
-    steps = [(row, s[group]) for row, s in moving]
-    pairs = [(s.move_src, s.move_dst) if kind == "move" else (s.speech_src, s.speech_dst) for _, s in steps]
-    counts = np.array([src.size for src, _ in pairs], dtype=np.int64)
-    if counts.sum() == 0:
-        return None
-    rows = np.repeat(np.array([row for row, _ in steps], dtype=np.int64), counts)
-    src = np.concatenate([src for src, _ in pairs]).astype(np.int64)
-    dst = np.concatenate([dst for _, dst in pairs]).astype(np.int64)
-    return rows, src, dst
+def _nonempty(transfer: Transfer) -> Transfer | None:
+    return transfer if transfer[0].size else None

@@ -3,19 +3,22 @@
 `reserve` sizes the store once, from the rows about to be admitted: each row's slots are what its
 policy keeps at most (`RowLayout.capacity`), and the store takes as many rows as its KV memory budget
 (`kv_memory_limit`, or the device's free memory) holds at that size, up to the batch
-(`admission.rows_within`). Between steps `make_room` grows every row's slots in place when a row
+(`admission.rows_within`) and to the rows taken (at least `MIN_ROWS`: a batch whose queue had
+little work grows when more waits). Between steps `make_room` grows every row's slots in place when a row
 keeps more than planned (an anchored row whose transcript lags) and the budget allows it; otherwise,
 and for a later request that does not fit, it raises `StoreTooSmall` and the decoder resumes the
 rows in a store sized for them. `admit` prefills one request with the HF forward, imports the KV
 entries its first decode step may see into a row of the store (per layer group, as its `RowSlots`
-says), and chooses its first token. `launch` turns a host `StepPlan` into tensors, moves entries
+says), and chooses its first token, which stays on the device: the row feeds it at its first step, and
+the step's read-back brings it to the host with the tokens the step chose (one read per step, never
+one per admission). `launch` turns a host `StepPlan` into tensors, moves entries
 into the holes the step's evictions left (and brings speech back, for `speech-follow`), queues
 `decode_step` (or its captured replay) for rows 0..n-1 and the token choice, and starts a
-non-blocking copy of the chosen tokens into pinned host memory; `PendingTokens.read` waits for
-that copy. Every host → device input goes through two pinned staging buffers (`Staging`), never a
-blocking `.to(device)`; the only waits are for tokens (`PendingTokens.read`, and an admitted row's
-first token, which its prefill must produce before the row can be placed) and the device sync
-before growing the store in place. Captured steps of every
+non-blocking copy of the chosen tokens (and, while an admitted row's first token is unread, of the
+fed ones) into pinned host memory; `PendingTokens.read` waits for that copy. Every host → device
+input goes through two pinned staging buffers (`Staging`), never a blocking `.to(device)`; the only
+waits are for a step's tokens (`PendingTokens.read`) and the device sync before growing the store in
+place. Captured steps of every
 row bucket are taken largest-first when the store is sized (attention that reads lengths).
 Everything runs under `torch.inference_mode`.
 """
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from engine.decode.admission import device_budget, rows_within
+from engine.decode.admission import MIN_ROWS, device_budget, rows_within
 from engine.decode.attention import make_attention
 from engine.decode.config import EngineConfig
 from engine.decode.fused import FusedModel
@@ -48,13 +51,16 @@ from engine.decode.work import Work
 class PendingTokens:
     """Tokens chosen by a queued step, on their way to pinned host memory."""
 
-    host: torch.Tensor  # (n,) int64, pinned on CUDA
+    host: torch.Tensor  # (2, n) int64, pinned on CUDA: the chosen tokens, then the fed ones
     done: torch.cuda.Event | None  # None: already there (CPU)
+    fed: bool  # whether the fed tokens were copied too (some row's first token was unread)
 
-    def read(self) -> np.ndarray:
+    def read(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """The chosen tokens (n,) and, when copied, the fed ones (n,): one wait for both."""
         if self.done is not None:
             self.done.synchronize()
-        return self.host.numpy()
+        host = self.host.numpy()
+        return host[0], host[1] if self.fed else None
 
 
 class Runner:
@@ -86,10 +92,9 @@ class Runner:
             for group in range(max(layer_group) + 1)
         ]
         cuda = self.device.type == "cuda"
-        self._host = [torch.zeros(rows, dtype=torch.int64, pin_memory=cuda) for _ in range(2)]  # (B,) ×2
+        self._host = [torch.zeros(2 * rows, dtype=torch.int64, pin_memory=cuda) for _ in range(2)]  # (2B,) ×2
         self._launched = 0
         self.staging = Staging(self.device)
-        self._first = torch.zeros(1, dtype=torch.int64, pin_memory=cuda)  # an admitted row's first token
         self.prep_seconds = 0.0  # CPU seconds turning plans into device inputs
         self.graphs: StepGraphs | None = None
         capture = None
@@ -130,7 +135,7 @@ class Runner:
         rows = rows_within(self._free_bytes(), self.store.nbytes(need, round_up(speech, 64), rows=1))
         if rows < 1:
             raise torch.OutOfMemoryError(f"not even one row of {need} KV slots fits in the memory budget")
-        self.store.allocate(need, speech, min(rows, self.store.max_rows))
+        self.store.allocate(need, speech, min(rows, self.store.max_rows, max(len(layouts), MIN_ROWS)))
         if self.graphs is not None:
             self.graphs.capture_buckets()
 
@@ -150,11 +155,10 @@ class Runner:
         self.store.ensure(grown, self.store.speech_capacity)
 
     @torch.inference_mode()
-    def admit(self, row: int, work: Work, layout: RowLayout, held: list[np.ndarray]) -> tuple[int, float]:
-        """Prefill `work` into `row`, keeping the positions `held` per layer group (`RowSlots.held`).
-
-        Returns its first new token and the seconds it took.
-        """
+    def admit(self, row: int, work: Work, layout: RowLayout, held: list[np.ndarray]) -> float:
+        """Prefill `work` into `row`, keeping the positions `held` per layer group (`RowSlots.held`),
+        and choose its first new token, left on the device (in `last`, the token the row feeds next):
+        nothing is read back here. Returns the seconds it took (to queue, on an asynchronous device)."""
         started = time.perf_counter()
         request, k = work.request, len(work.prefix)
         pre = prefill(self.parts, request.inputs_embeds, work.prefix)
@@ -164,18 +168,7 @@ class Runner:
         first = self.sampler.choose(pre.logits[None], row, steps)
         self.sampler.note_row(row, first)
         self.last[row] = first[0]
-        return self._read_first(first), time.perf_counter() - started
-
-    def _read_first(self, first: torch.Tensor) -> int:
-        """The admitted row's first token: waits for its prefill (stream order), not for the device."""
-        if self.device.type != "cuda":
-            return int(first[0])
-        out = self._first
-        out.copy_(first[:1], non_blocking=True)
-        done = torch.cuda.Event()
-        done.record()
-        done.synchronize()
-        return int(out[0])
+        return time.perf_counter() - started
 
     @torch.inference_mode()
     def set_mode(self, row: int, work: Work, mode: DecodeMode, tokens: Sequence[int]) -> None:
@@ -213,15 +206,18 @@ class Runner:
             logits = decode_step(self.parts, self.model, self.store, self.attention, inputs)  # (n, V)
         tokens = self.sampler.choose(logits, 0, chosen)
         self.sampler.note(tokens)
-        self.last[:n] = tokens
-        out = self._host[self._launched % 2][:n]
+        out = self._host[self._launched % 2][: 2 * n].view(2, n)
         self._launched += 1
-        out.copy_(tokens, non_blocking=True)
+        if plan.reads_first:  # an admitted row fed its first token: it comes back with the step's
+            out.copy_(torch.stack((tokens, self.last[:n])), non_blocking=True)
+        else:
+            out[0].copy_(tokens, non_blocking=True)
+        self.last[:n] = tokens
         if self.device.type != "cuda":
-            return PendingTokens(out, None)
+            return PendingTokens(out, None, plan.reads_first)
         done = torch.cuda.Event()
         done.record()
-        return PendingTokens(out, done)
+        return PendingTokens(out, done, plan.reads_first)
 
     def _transfer(self, plan: StepPlan, staged: Iterator[torch.Tensor]) -> None:
         """Fill the holes the step's evictions left, then bring speech back, group by group

@@ -1,8 +1,9 @@
 """The decode loop of one batch: refill free rows, step every occupied row, settle finished rows.
 
-    ┌─► refill: free rows take waiting work (prefill + import); a row may finish on its first token
-    │   step:   one token for every occupied row
-    └── settle: EOS / budget → a result; a loop → rolled back and queued again, or a LOOP result
+    ┌─► refill: free rows take waiting work (prefill + import; the first token stays on the device)
+    │   step:   one token for every occupied row (an admitted row feeds its first token)
+    └── settle: one read of the step's tokens; EOS / budget → a result; a loop → rolled back and
+                queued again, or a LOOP result
 
 Results are yielded the moment a row finishes, so any number of requests runs with a bounded
 batch. Work comes only through the queue object, a `WorkSource`: only an idle, empty batch waits in
@@ -11,7 +12,8 @@ at once, with no result. How many rows take work is the KV memory budget's choic
 row's policy keeps (`Runner.reserve`), and an anchored row that keeps more than planned makes the
 store grow between steps (`Runner.make_room`). A row that loops only ever costs itself: it leaves
 its row, and its retry waits in the queue like any other request. `cancel` is checked before every
-step.
+step. Admission never reads from the device: the host learns a row's first token from the step that
+fed it, where an EOS or a one-token budget ends the row as if it had never stepped.
 """
 
 from __future__ import annotations
@@ -31,13 +33,13 @@ from engine.decode.eviction import make_policy
 from engine.decode.fused import FusedModel
 from engine.decode.kv_store import StoreTooSmall
 from engine.decode.layout import RowLayout
-from engine.decode.loop_guard import LoopDetector, rollback_point, salvage
+from engine.decode.loop_guard import LoopDetector, next_attempt, past_loop
 from engine.decode.rows import RowTable, StepPlan
 from engine.decode.runner import PendingTokens, Runner
 from engine.decode.sampling import DecodeMode
 from engine.decode.slots import RowSlots
 from engine.decode.step import ModelParts
-from engine.decode.work import Cost, Work, WorkQueue, WorkSource, take
+from engine.decode.work import Cost, Work, WorkQueue, WorkSource, join_batch, take
 from engine.errors import Cancelled
 from engine.types import FinishReason
 
@@ -74,7 +76,7 @@ class Scheduler:
         if config.policy.anchored and anchor is None:
             raise ValueError("the speech-anchor eviction policy needs the model adapter's timestamp reader")
         self.readers = RowReaders(rows, anchor) if anchor and config.policy.evicts_speech else None
-        self.anchored = config.policy.anchored
+        self.anchored, self.evicts = config.policy.anchored, config.policy.evicts
         self.base = DecodeMode(repetition_penalty=config.repetition_penalty)
         self.policy = make_policy(config.policy)
         self.layers = len(parts.layers)
@@ -98,7 +100,7 @@ class Scheduler:
         while True:
             if cancel is not None and cancel.is_set():
                 raise Cancelled()
-            yield from self._refill(idle=pending is None)
+            self._refill(idle=pending is None)
             if self.cancellable:
                 self._drop_cancelled()
             if self.table.n == 0 and pending is None:
@@ -127,58 +129,52 @@ class Scheduler:
         return full and self.runner.fits(rows, *self.table.need()) and self.queue.waiting()
 
     # 1) refill
-    def _refill(self, idle: bool) -> Iterator[DecodeResult]:
+    def _refill(self, idle: bool) -> None:
         """Free rows take waiting work, as many as the store's rows: the KV memory budget's choice
         at the size each row's policy keeps (`Runner.reserve`). Only an idle, empty batch waits."""
         while self.table.n < self.runner.rows:
             works = take(self.queue, self.runner.rows - self.table.n, idle and self.table.n == 0)
             if not works:
                 return
-            layouts = [self._layout(w) for w in works]
-            readers = [self._reader(layout, w.prefix) for w, layout in zip(works, layouts, strict=True)]
-            slots = [_slots(w, layout, r) for w, layout, r in zip(works, layouts, readers, strict=True)]
+            taken, decoding = works, [w for w in self.table.work[: self.table.n] if w is not None]
+            works = join_batch(works, decoding) if self.config.policy.batch_min else works
+            layouts, readers, slots = zip(*(self._prepared(w) for w in works), strict=True)
             try:
                 self.runner.reserve(layouts, max(int(s.n.max()) for s in slots))
             except (torch.OutOfMemoryError, StoreTooSmall):
-                self.queue.push_front(works)
+                self.queue.push_front(taken)
                 raise
             room = self.runner.rows - self.table.n  # the store may hold fewer rows than were taken
-            self.queue.push_front(works[room:])
+            self.queue.push_front(taken[room:])
             for index, (work, layout, reader) in enumerate(zip(works[:room], layouts, readers, strict=False)):
                 try:
-                    first, seconds = self.runner.admit(self.table.n, work, layout, slots[index].held)
+                    seconds = self.runner.admit(self.table.n, work, layout, slots[index].held)
                 except torch.OutOfMemoryError:
-                    self.queue.push_front(works[index:room])
+                    self.queue.push_front(taken[index:room])
                     raise
-                work = work.spent(Cost(prefill_seconds=seconds))
-                yield from self._occupy(work, slots[index], first, reader)
+                self._occupy(work.spent(Cost(prefill_seconds=seconds)), slots[index], reader)
 
-    def _layout(self, work: Work) -> RowLayout:
-        r = work.request
-        return self.policy.layout(r.prompt_length, r.speech_span, r.max_new_tokens, self.layers)
+    def _prepared(self, work: Work) -> tuple[RowLayout, RowReader | None, RowSlots]:
+        """A work's layout, its transcript reader having read its output so far (None: the policy
+        reads none), and its slots as imported for its next step (resumed: under its anchor)."""
+        r, resume = work.request, len(work.prefix)
+        layout = self.policy.layout(
+            r.prompt_length, r.speech_span, r.max_new_tokens, self.layers, work.batch_span
+        )
+        reader = (
+            self.readers.reader(layout.speech_len, layout.speech_kept, work.prefix) if self.readers else None
+        )
+        anchor = reader.anchor_before(resume - 1) if reader is not None else -1
+        return layout, reader, RowSlots(layout, resume, anchor)
 
-    def _reader(self, layout: RowLayout, prefix: tuple[int, ...]) -> RowReader | None:
-        """A row's transcript reader, having read its output so far (None: the policy reads none)."""
-        return self.readers.reader(layout.speech_len, layout.speech_kept, prefix) if self.readers else None
-
-    def _occupy(
-        self, work: Work, slots: RowSlots, first: int, reader: RowReader | None
-    ) -> Iterator[DecodeResult]:
-        tokens = (*work.prefix, first)
-        if reader is not None and first not in self.eos:
-            reader.feed(first, len(work.prefix) - 1)
-        harm = Cost(lost=reader.harm.lost_tokens) if reader is not None else Cost()
-        if first in self.eos:
-            yield work.result(work.prefix, FinishReason.EOS, harm, self._evicts)
-        elif len(tokens) >= work.request.max_new_tokens:
-            yield work.result(tokens, FinishReason.LENGTH, harm, self._evicts)
-        else:
-            anchor = reader.anchor_before(len(tokens) - 1) if reader is not None else -1
-            row = self.table.occupy(work, slots, list(tokens), anchor)
-            if self.readers is not None:
-                self.readers.rows[row] = reader
-            if self.detector is not None:
-                self.detector.reset(row)
+    def _occupy(self, work: Work, slots: RowSlots, reader: RowReader | None) -> None:
+        """The admitted work takes a row, its first token unread (on the device)."""
+        anchor = reader.anchor_before(len(work.prefix)) if reader is not None else -1
+        row = self.table.occupy(work, slots, list(work.prefix), anchor, unread=True)
+        if self.readers is not None:
+            self.readers.rows[row] = reader
+        if self.detector is not None:
+            self.detector.reset(row)
 
     # 2) step
     def _launch(self) -> _Launched:
@@ -197,27 +193,22 @@ class Scheduler:
 
     def _may_run_ahead(self) -> bool:
         """Whether the next step may be queued before this one's tokens are read: not while a row
-        waits to switch back to the base mode (it must see its switch before its next step). Anchors
-        never hold it back: a step uses the anchor read before its fed token (a one-step lag)."""
+        waits to switch back to the base mode (it must see its switch before its next step), nor,
+        under `speech-anchor`, while an admitted row's first token is unread and its first step in
+        flight (its second step's anchor needs it). Otherwise a step uses the anchor read before its
+        fed token (a one-step lag)."""
+        if self.anchored and self.table.first_in_flight():
+            return False
         return not any(w is not None and w.revert_after is not None for w in self.table.work[: self.table.n])
 
     # 3) settle
     def _settle(self, launched: _Launched) -> Iterator[DecodeResult]:
-        chosen = launched.tokens.read()
+        chosen, fed = launched.tokens.read()  # the step's one host read
         started, cpu = time.perf_counter(), time.thread_time()
         n, plan = self.table.n, launched.plan
-        tickets = self.table.tickets[:n]
-        if len(plan.tickets) == n and (plan.tickets == tickets).all():
-            tokens, valid, rows = chosen, None, slice(0, n)
-            kept, held = plan.kept, plan.held
-        else:  # rows left or arrived since the step was queued: match them by ticket
-            where = {int(t): i for i, t in enumerate(plan.tickets)}
-            index = np.array([where.get(int(t), -1) for t in tickets], dtype=np.int64)
-            valid = index >= 0
-            rows = np.flatnonzero(valid)
-            tokens = np.where(valid, chosen[np.maximum(index, 0)], -1)
-            kept, held = plan.kept[index[rows]], plan.held[index[rows]]
-        self.table.account(rows, kept, held, started - self._settled)
+        index = self.table.match(plan.tickets)  # rows may have left or arrived since it was queued
+        opened = self._read_firsts(fed, index) if fed is not None else {}
+        tokens, valid, rows = self.table.settle(plan, chosen, index, opened, started - self._settled)
         self._settled = started
         eos = (tokens[:, None] == self.eos[None, :]).any(axis=1)  # (n,)
         before = self.table.ints["length"][:n].copy()
@@ -225,50 +216,70 @@ class Scheduler:
         length = self.table.ints["length"][:n]
         if self.readers is not None:
             self.readers.feed(tokens, np.flatnonzero(length > before), before)
-        full = ~eos & (length >= self.table.ints["max_new"][:n])
-        if valid is not None:
-            full &= valid
+        full = ~eos & (length >= self.table.ints["max_new"][:n]) & (True if valid is None else valid)
         looping: set[int] = set()
         if self.detector is not None:
-            subset = None if valid is None else rows
-            flagged = self.detector.update(self.table.history, length[rows] - 1, tokens[rows], subset)
+            flagged = self.detector.update(
+                self.table.history, length[rows] - 1, tokens[rows], None if valid is None else rows
+            )
             looping = {int(r) for r in flagged if not eos[r]}
             if self.steps % _REVERT_EVERY == 0:
                 self._revert_modes()
         self.host_times[launched.index] += time.thread_time() - cpu
-        if not looping and not (eos | full).any():
+        if not looping and not opened and not (eos | full).any():
             return
         ends = {int(r): FinishReason.EOS for r in np.flatnonzero(eos)}
         ends |= {int(r): FinishReason.LENGTH for r in np.flatnonzero(full)}
-        for row in sorted(set(ends) | looping, reverse=True):  # release from the end: rows below stay put
-            result = self._recover(row) if row in looping else self._finish(row, ends[row])
+        for row in sorted(set(ends) | looping | set(opened), reverse=True):  # rows below stay put
+            if row in opened:  # ended on its first token: its result is ready
+                self._release(row)
+            result = opened.get(row) or (
+                self._recover(row) if row in looping else self._finish(row, ends[row])
+            )
             if result is not None:
                 yield result
 
+    def _read_firsts(self, fed: np.ndarray, index: np.ndarray | None) -> dict[int, DecodeResult]:
+        """Rows whose first token (chosen at admission) this step fed: it joins their output, read
+        as at admission. An EOS, or a budget it fills, ends the row as if it had never stepped: the
+        results, by row."""
+        n, ended = self.table.n, {}
+        rows = np.flatnonzero(self.table.unread[:n] & (True if index is None else index >= 0))
+        firsts = fed[rows if index is None else index[rows]]
+        for row, first in zip(rows.tolist(), firsts.tolist(), strict=True):
+            work, reader = self._work(row), self.readers.rows[row] if self.readers is not None else None
+            if reader is not None:
+                if first not in self.eos:
+                    reader.feed(first, len(work.prefix) - 1)
+                if first in self.eos or len(work.prefix) + 1 >= work.request.max_new_tokens:
+                    reader.close()  # the row ends on its first token
+            harm = Cost(lost=reader.harm.lost_tokens) if reader is not None else Cost()
+            if (result := work.ends_on_first(first, self.eos, harm, self.evicts)) is not None:
+                ended[row] = result
+        self.table.read_first(rows, firsts)
+        return ended
+
     def _finish(self, row: int, reason: FinishReason, tokens: tuple[int, ...] | None = None) -> DecodeResult:
+        if self.readers is not None:
+            self.readers.close(row)
         work = self._work(row)
         decoded = self.table.tokens(row)
         out = decoded if tokens is None else tokens
         cut = max(0, len(decoded) - len(out))
-        result = work.result(out, reason, self._cost(row), self._evicts, cut)
+        result = work.result(out, reason, self._cost(row), self.evicts, cut)
         self._release(row)
         return result
 
     def _recover(self, row: int) -> DecodeResult | None:
         """Send a looping row back to the queue with its next retry, or end it as LOOP."""
-        work, tokens = self._work(row), self.table.tokens(row)
         if self.detector is None:
             raise RuntimeError("loop recovery without a loop detector")
+        tokens, retries, cost = self.table.tokens(row), self.config.loop.retries, self._cost(row)
         loop = self.detector.loop(row, len(tokens) - 1)
-        kept = salvage(tokens, loop)
-        if len(kept) > len(work.salvage):
-            work = self.table.work[row] = replace(work, salvage=kept)
-        retries = self.config.loop.retries
-        if work.retries >= len(retries):
+        work, retry = next_attempt(self._work(row), tokens, loop, self.boundary, retries, cost)
+        self.table.work[row] = work
+        if retry is None:
             return self._finish(row, FinishReason.LOOP, work.salvage)
-        resume = tokens[: rollback_point(tokens, loop, self.boundary)]
-        dropped = len(tokens) - len(resume)
-        retry = work.retry(resume, retries[work.retries], loop.start, self._cost(row), dropped)
         self.queue.push_front([retry])
         self._release(row)
         return None
@@ -277,14 +288,10 @@ class Scheduler:
         """Rows that retried past their loop go back to the base decoding mode."""
         for row in range(self.table.n):
             work = self.table.work[row]
-            if work is None or work.revert_after is None:
-                continue
+            if work is None or work.revert_after is None or self.table.unread[row]:
+                continue  # an unread row (its output lacks its first token) waits for a later check
             tokens = self.table.tokens(row)
-            if self.boundary is not None:
-                passed = self.boundary(tokens) > work.revert_after
-            else:
-                passed = len(tokens) >= work.revert_after + self.config.loop.min_tokens
-            if passed:
+            if past_loop(tokens, work.revert_after, self.boundary, self.config.loop.min_tokens):
                 work = self.table.work[row] = replace(work, mode=self.base, revert_after=None)
                 self.runner.set_mode(row, work, self.base, tokens)
 
@@ -306,13 +313,3 @@ class Scheduler:
         if work is None:
             raise RuntimeError(f"row {row} holds no work")
         return work
-
-    @property
-    def _evicts(self) -> bool:
-        return self.config.policy.evicts
-
-
-def _slots(work: Work, layout: RowLayout, reader: RowReader | None) -> RowSlots:
-    """The row as imported for its next step (resumed work: with the anchor its output gives)."""
-    resume = len(work.prefix)
-    return RowSlots(layout, resume, reader.anchor_before(resume - 1) if reader is not None else -1)

@@ -12,6 +12,9 @@ positions (RoPE applied once, never re-rotated). Each step, `RowSlots.advance`
 
 A step therefore copies at most as many entries as it drops, and a row's slot count is the most
 entries it ever holds — below no eviction's whenever the policy drops more than it brings back.
+`RowSlots` is one row's map, built at admission (`held`: what its prefill imports) and the
+definition of a step (`advance`); the batch keeps all rows' maps as arrays and advances them with
+numpy (`batch_slots.BatchSlots`, tested entry for entry against `advance`).
 """
 
 from __future__ import annotations
@@ -67,8 +70,8 @@ class RowSlots:
         is each group's count, which grows by one); `RING` only overwrites the output leaving the
         window with the fed one (same slot, same count); `FULL` changes the speech it keeps.
         An anchored group's bounds follow the tokens read, so they are planned as if the anchor stood
-        still; `RowTable.plan` makes a step `FULL` when the row's anchor moved.
-        `RowTable.plan` does quiet and ring steps for all rows at once; `catch_up` replays them here."""
+        still; `RowTable.plan` makes a step `FULL` when the row's anchor moved. `RowTable.plan` plans
+        every kind for all rows at once (`batch_slots.BatchSlots`); `advance` is the definition."""
         layout = self.layout
         j = np.arange(layout.max_new_tokens)
         moves = np.zeros(j.shape, dtype=bool)
@@ -88,32 +91,6 @@ class RowSlots:
             i = np.arange(max(layout.n_sink, j - width), j)  # outputs held past the sinks
             out[:, (i - layout.n_sink) % width] = self.slot[:, layout.prompt_len + i]
         return out
-
-    def catch_up(self, j: int, kinds: NDArray[np.int8]) -> None:
-        """Apply the quiet and ring steps `j - len(kinds) .. j - 1` (their kinds, in order)."""
-        start, layout = j - kinds.size, self.layout
-        bounds = np.flatnonzero(np.diff(kinds)) + 1
-        for run in np.split(np.arange(start, j), bounds):
-            if run.size and kinds[run[0] - start] == QUIET:
-                self._append(layout.prompt_len + run)
-            else:
-                for chunk in np.array_split(run, -(-run.size // max(layout.out_window, 1))):
-                    self._overwrite(layout.prompt_len + chunk, layout.out_window)
-
-    def _append(self, fed: IntArray) -> None:
-        for g in range(self.layout.groups):
-            n = int(self.n[g])
-            self.pos[g, n : n + fed.size] = fed
-            self.slot[g, fed] = np.arange(n, n + fed.size)
-            self.n[g] = n + fed.size
-
-    def _overwrite(self, fed: IntArray, width: int) -> None:
-        """Fed positions (at most `width` of them) take the slots of the ones leaving the window."""
-        gone = fed - width
-        for g in range(self.layout.groups):
-            targets = self.slot[g, gone]
-            self.slot[g, gone] = -1
-            self.pos[g, targets], self.slot[g, fed] = fed, targets
 
     def advance(self, j: int, anchor: int = -1) -> list[GroupStep]:
         """Slot changes of step `j` in every group (call once per step, in order)."""

@@ -14,7 +14,7 @@ of a request whose job was cancelled at once.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
@@ -55,6 +55,7 @@ class Work:
     salvage: tuple[int, ...] = ()  # the best loop-free output seen, kept if every retry fails
     cost: Cost = Cost()
     rolled_back: int = 0  # output tokens earlier attempts threw away
+    batch_span: int = 0  # batch-minimum cap: shortest speech span of the rows it joined (0: not yet)
 
     def retry(
         self, prefix: tuple[int, ...], mode: DecodeMode, loop_start: int, cost: Cost, dropped: int = 0
@@ -100,6 +101,17 @@ class Work:
         )
         return DecodeResult(self.request.id, tokens, reason, stats)
 
+    def ends_on_first(
+        self, first: int, eos: Collection[int], cost: Cost, evicts: bool
+    ) -> DecodeResult | None:
+        """Its result when its first token `first` (chosen by the prefill) ends it: an EOS (not kept)
+        or a budget that one more token fills; None when it goes on."""
+        if first in eos:
+            return self.result(self.prefix, FinishReason.EOS, cost, evicts)
+        if len(self.prefix) + 1 >= self.request.max_new_tokens:
+            return self.result((*self.prefix, first), FinishReason.LENGTH, cost, evicts)
+        return None
+
     def _lost_fraction(self, cost: Cost) -> float:
         start, end = self.request.speech_span
         return cost.lost / (end - start) if end > start else 0.0
@@ -128,6 +140,14 @@ class WorkSource(Protocol):
     def cancelled(self, request_id: int) -> bool:
         """Whether the request's job was cancelled: its row is freed and no result is wanted."""
         ...
+
+
+def join_batch(works: list[Work], decoding: Iterable[Work]) -> list[Work]:
+    """`works` taking rows beside the rows `decoding`, each with the shortest speech span among them
+    all: the batch-minimum cap's span (the authors' batching). A work that has one (a resumed row)
+    keeps it; rows that leave never change it (evicted speech never comes back)."""
+    shortest = min(end - start for start, end in (w.request.speech_span for w in (*works, *decoding)))
+    return [w if w.batch_span else replace(w, batch_span=shortest) for w in works]
 
 
 def take(source: WorkSource, count: int, wait: bool) -> list[Work]:

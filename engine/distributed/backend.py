@@ -36,7 +36,8 @@ class RayBackend:
         self.default_chunk_seconds = self._local.default_chunk_seconds
         self.max_chunk_seconds = self._local.max_chunk_seconds
         self.labels_speakers = self._local.labels_speakers
-        self.batch_size = int(getattr(getattr(self._local, "config", None), "batch_size", 8))
+        given = getattr(getattr(self._local, "config", None), "batch_size", 8)
+        self.batch_size = int(given) if given is not None else 16  # None: the engine's own limit
 
     def describe(self) -> str:
         return self._local.describe()

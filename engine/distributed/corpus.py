@@ -98,7 +98,8 @@ class CorpusRunner:
         self.options = options
         self.cluster = cluster
         config = getattr(pipeline.backend, "config", None)
-        self.batch_size = batch_size or int(getattr(config, "batch_size", 8))
+        given = getattr(config, "batch_size", 8)
+        self.batch_size = batch_size or (int(given) if given is not None else 16)  # None: the engine's limit
 
     def run(
         self,

@@ -6,7 +6,9 @@ step), keeps the text since the last complete segment object, and, each time an 
 reports its `Start` and `End` times as speech indices (seconds × the model's speech-token rate, which
 the backend reads from the checkpoint: `speech_token_rate`). The engine decides what to do with
 them (`engine.decode.anchor`: the `speech-anchor` policy's guarded anchor, and the speech evicted
-before it was transcribed). Objects that are cut off report nothing; a missing time is None.
+before it was transcribed). Objects that are cut off report nothing as they arrive; `open()` reads
+the last one when the row ends, as the transcript keeps it (`parsing.kept_times`: a cut-off object
+with words). A missing time is None.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from engine.backends.vibevoice.config import SAMPLE_RATE
 from engine.backends.vibevoice.jsonscan import scan_objects
-from engine.backends.vibevoice.parsing import parse_time
+from engine.backends.vibevoice.parsing import kept_times, parse_time
 from engine.decode.api import SegmentTimes, SpeechAnchor
 
 _END_KEYS = ("end", "endtime")
@@ -61,6 +63,12 @@ class TimestampTracker:
             self.pending += piece
             closes = closes or "}" in piece
         return self._read_closed() if closes else []
+
+    def open(self) -> SegmentTimes | None:
+        """The segment still being written (its object not closed), if the transcript keeps it."""
+        objects = scan_objects(self.pending)
+        times = kept_times(objects[-1]) if objects and not objects[-1].closed else None
+        return None if times is None else SegmentTimes(*(None if t is None else t * self.rate for t in times))
 
     def _read_closed(self) -> list[SegmentTimes]:
         complete = [o for o in scan_objects(self.pending) if o.closed]

@@ -24,7 +24,7 @@ ENGINES = ("hf", "murmur", "server")  # server: a VibeVoice vLLM server (server_
 BUDGETS = ("paper", "murmur", "max")
 ENGINE_OPTIONS = (
     "eviction", "sink", "window", "delay", "speech_rate", "speech_sink", "speech_layers", "look_back",
-    "look_ahead", "repetition_penalty", "kv_memory_limit", "output_window", "speech_window",
+    "look_ahead", "repetition_penalty", "kv_memory_limit", "output_window", "speech_window", "speech_cap",
 )  # fmt: skip
 _CUDA_INDEX = re.compile(r"cuda:\d+")
 
@@ -37,7 +37,9 @@ class VibeVoiceConfig:
     device: str = "auto"  # auto (CUDA when present), cpu, cuda or cuda:N
     dtype: str = "auto"  # auto: bfloat16 on CUDA, float32 on the CPU
     attention: str = "sdpa"  # the language model's attention kernel
-    batch_size: int = 16  # chunks decoded together
+    batch_size: int | None = (
+        None  # chunks decoded together at most; None: murmur's KV budget decides, else 16
+    )
     context: tuple[str, ...] = ()  # names and terms the user expects, stated in the prompt
     offline: bool | None = None  # None: offline exactly when HF_HUB_OFFLINE is set
     engine: str = "murmur"  # the decoder: "murmur" (engine.decode) or "hf" (transformers generate)
@@ -58,6 +60,7 @@ class VibeVoiceConfig:
     speech_rate: float | None = None
     speech_sink: int | None = None
     speech_layers: str | list | None = None  # per-layer speech ranges: JSON text or the list
+    speech_cap: str | None = None  # "row" or "batch-min" (the authors' batching)
     look_back: int | None = None
     look_ahead: int | None = None
     repetition_penalty: float | None = None
@@ -79,7 +82,7 @@ class VibeVoiceConfig:
         _choice("acoustic mode", self.acoustic, ACOUSTIC_MODES)
         _choice("decode engine", self.engine, ENGINES)
         _choice("token budget", self.budget, BUDGETS)
-        if self.batch_size < 1:
+        if self.batch_size is not None and self.batch_size < 1:
             raise ValueError(f"batch size must be at least 1, got {self.batch_size}")
         if not 1 <= self.min_new_tokens <= self.max_new_tokens:
             raise ValueError(

@@ -43,7 +43,7 @@ def create_decoder(
     name: str,
     model: Any,
     *,
-    max_batch: int,
+    max_batch: int | None,
     eos_token_ids: Sequence[int],
     segment_boundary: SegmentBoundary | None,
     options: Mapping[str, Any] | None = None,
@@ -52,13 +52,14 @@ def create_decoder(
     """Build decoder `name` around `model` (see the module docstring for the contract).
 
     `options` are further fields of the decoder's config (e.g. `eviction`, `window` for
-    "murmur"); a field the config does not have is a `ValueError`.
+    "murmur"); a field the config does not have is a `ValueError`. `max_batch` None: the config's
+    own default (murmur: as many rows as the KV memory budget holds; hf: 16).
     """
     if name not in DECODERS:
         raise ValueError(f"unknown decode engine {name!r}; choose one of: {', '.join(DECODERS)}")
     decoder_path, config_path = DECODERS[name]
     decoder_cls, config_cls = _import(name, decoder_path), _import(name, config_path)
-    given = dict(options or {})
+    given = dict(options or {}) | ({"max_batch": max_batch} if max_batch is not None else {})
     unknown = sorted(set(given) - {f.name for f in dataclasses.fields(config_cls)})
     if unknown:
         raise ValueError(f"the {name!r} decode engine has no option(s): {', '.join(unknown)}")
@@ -66,7 +67,7 @@ def create_decoder(
     extra = {"speech_anchor": speech_anchor} if takes_anchor and speech_anchor is not None else {}
     decoder: Decoder = decoder_cls(
         model,
-        config_cls(max_batch=max_batch, **given),
+        config_cls(**given),
         eos_token_ids=tuple(eos_token_ids),
         segment_boundary=segment_boundary,
         **extra,

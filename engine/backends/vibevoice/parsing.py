@@ -95,6 +95,13 @@ def _draft(obj: RawObject) -> _Draft | None:
     )
 
 
+def kept_times(obj: RawObject) -> tuple[float | None, float | None] | None:
+    """Start and End (seconds) of an object as the transcript reads it; None when it keeps nothing
+    of it (an object cut off before any of its words)."""
+    draft = _draft(obj)
+    return None if draft is None else (draft.start, draft.end)
+
+
 def _normalise(value: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, v in value.items():

@@ -156,3 +156,32 @@ def test_config_resolves_eviction_options_like_the_command_line():
     assert EngineConfig(eviction="paper-speech", window=1538).policy.speech_window == 1538
     with pytest.raises(ValueError, match="unknown eviction policy"):
         EngineConfig(eviction="sometimes")
+
+
+def test_the_kv_memory_budget_not_a_fixed_batch_of_16_decides_how_many_rows_run(model):
+    requests = make_requests([30 + i % 7 for i in range(40)], 6)  # many short chunks
+    expected = {r.id: r.token_ids for r in MurmurDecoder(model, EngineConfig(max_batch=4)).decode(requests)}
+    decoder = MurmurDecoder(model, EngineConfig(kv_memory_limit=1 << 30))  # a large --kv-memory
+    assert {r.id: r.token_ids for r in decoder.decode(requests)} == expected
+    assert decoder.stats.batches == [40] and decoder.stats.row_steps / decoder.stats.steps > 16
+    capped = MurmurDecoder(model, EngineConfig(max_batch=8, kv_memory_limit=1 << 30))  # --batch-size 8
+    list(capped.decode(requests))
+    assert capped.stats.batches == [8]
+    unbudgeted = MurmurDecoder(model, EngineConfig())  # the CPU without a budget: 16 rows
+    list(unbudgeted.decode(requests))
+    assert unbudgeted.stats.batches == [16]
+
+
+def test_the_vibevoice_backend_leaves_the_row_limit_to_the_budget_unless_a_batch_size_is_given(model):
+    from engine.backends.vibevoice.config import VibeVoiceConfig
+    from engine.backends.vibevoice.decoders import create_decoder
+
+    def limit(**options):
+        config = VibeVoiceConfig(kv_memory_limit=1 << 30, **options)
+        built = create_decoder(
+            "murmur", model, max_batch=config.batch_size, eos_token_ids=(), segment_boundary=None,
+            options=config.decoder_options,
+        )  # fmt: skip
+        return built.config.max_batch
+
+    assert limit() == 1024 and limit(batch_size=12) == 12

@@ -113,8 +113,8 @@ def admitted(model, rows: int, lengths: list[int]):
     for request, layout in zip(requests, layouts, strict=True):
         work = Work(request, DecodeMode())
         slots = RowSlots(layout, 0)
-        first, _ = runner.admit(table.n, work, layout, slots.held)
-        table.occupy(work, slots, [first])
+        runner.admit(table.n, work, layout, slots.held)
+        table.occupy(work, slots, [], unread=True)
     return runner, table
 
 

@@ -75,3 +75,21 @@ def test_speech_anchor_loses_nothing_and_keeps_everything_before_three_segments(
     stats = results["speech-anchor"].stats
     assert stats.speech_lost_seconds == 0.0
     assert results["speech-anchor"].raw_text == results["none"].raw_text
+
+
+def test_the_batch_minimum_cap_lets_a_long_chunk_keep_what_its_short_batch_mate_keeps(clip):
+    """One recording cut into a long and a short chunk, decoded together: with `speech_cap=batch-min`
+    (the authors' batching) the long chunk drops no more speech than the short one can."""
+    from engine.backends import create_backend
+    from engine.types import Chunk
+
+    trained, recording, _ = clip
+    cut = 0.75 * recording.duration
+    chunks = [Chunk(0, 0.0, cut), Chunk(1, cut, recording.duration)]
+    options = {"model": str(trained), "device": "cpu", "engine": "murmur", **SETTINGS["speech"]}
+    kept = {}
+    for cap in ("row", "batch-min"):
+        backend = create_backend("vibevoice", **options, eviction="speech", speech_cap=cap)
+        kept[cap] = {r.chunk.index: r.stats.kv_kept_last for r in backend.transcribe(recording, chunks)}
+    assert kept["batch-min"][0] > kept["row"][0]  # the long chunk keeps more
+    assert kept["batch-min"][1] == kept["row"][1]  # the shortest chunk's cap is its own

@@ -133,6 +133,11 @@ def test_the_papers_table_4_rows_are_reachable_by_name_but_not_in_the_default_sw
     options = row.backend_options()
     settings = (options["eviction"], options["delay"], options["window"], options["speech_sink"])
     assert settings == ("speech", 256, 1538, 32)
+    assert options["speech_cap"] == "batch-min"  # the authors' batching, what their Table 4 ran
+    (per_row,) = chosen_systems(
+        build_parser().parse_args(["bench", manifest, "--systems", "table4-256-1538-row"])
+    )
+    assert per_row.backend_options()["speech_cap"] == "row"
 
 
 def test_kept_percent_is_pooled_over_chunks_next_to_its_macro_mean():

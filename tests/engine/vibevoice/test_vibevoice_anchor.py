@@ -65,3 +65,18 @@ def test_kv_plan_reads_a_saved_checkpoints_shape_and_speech_rate(random_checkpoi
         == 0
     )
     assert "(75 speech at 7.5/s)" in capsys.readouterr().out
+
+
+def test_the_segment_cut_off_at_the_end_is_read_as_the_transcript_keeps_it(loaded):
+    tokenizer = loaded.processor.tokenizer
+    tracker = speech_anchor(tokenizer, 7.5)()
+    tracker.feed(tokenizer(REPLY, add_special_tokens=False)["input_ids"])
+    found = tracker.open()
+    assert found is not None and (found.start, found.end) == (9 * 7.5, 12.5 * 7.5)  # it has a word
+    wordless = speech_anchor(tokenizer, 7.5)()
+    wordless.feed(
+        tokenizer(
+            '[{"Start":0,"End":1.5,"Speaker":0,"Content":"Hi."},{"Start":9,"End":1', add_special_tokens=False
+        )["input_ids"]
+    )
+    assert wordless.open() is None  # the transcript keeps nothing of it
