@@ -5,10 +5,12 @@ Contract (all times absolute seconds in, chunk-relative in the `ChunkResult`s ou
   chunks (one 30 s window each, no conditioning, beam search), in batches that grow 1, 2, 4, … up to
   the batch size (`batch_plan`), so the first results come after one chunk. Batched whisper
   sometimes breaks a window: it loops on a phrase, stops early, or skips a stretch and stretches the
-  words it kept over it. So each chunk is checked (`problems`: "loop", "gap", "sparse") and a broken
-  one is decoded again with the sequential decoder (temperature fallback, seeking past each complete
-  segment, no conditioning) given only the audio around it; the repair is kept when it is better (no
-  loop, more words). Only broken chunks cost a second decode.
+  words it kept over it. So each chunk is checked (`problems`: "loop", "gap", "sparse") and the
+  broken ones of a batch are decoded again together, as one batch, in the other timestamp mode
+  (with whisper's timestamp tokens when the first pass had none: it then ends a segment and starts
+  the next instead of looping or skipping); a repair is kept when it is better (no loop, more
+  words), and speech still without words is decoded as clips of its own (`_fill_gaps`). Only
+  broken chunks cost a second decode, and it is batched, not one window after another.
 - `decode_accurate(model, recording, chunks, options)`: faster-whisper's sequential decoder over
   runs of chunks (less than 5 s apart) as clips: each 30 s window conditioned on the text before
   it, with temperature fallback when a window's text repeats itself or is improbable, and seeking
@@ -89,13 +91,9 @@ def decode_fast(
         rates += [word_rate(r) for r in results if speech_seconds(r.chunk) > 0]
         typical = typical_rate(rates)
         broken = [r for r in results if options.repair and problems(r, options.gap_seconds, typical)]
-        fixed = {r.chunk.index: r for r in decode_accurate(
-            model, recording, [r.chunk for r in broken], options, cancel, joined=False
-        )}  # fmt: skip
-        results = [better(r, fixed[r.chunk.index]) if r.chunk.index in fixed else r for r in results]
         if broken:
             check_cancel(cancel)
-            results = _fill_gaps(pipeline, recording, results, options)
+            results = _repaired(pipeline, recording, results, broken, options)
         yield from results
 
 
@@ -130,6 +128,22 @@ def _batched(
         owner = min(range(len(clips)), key=lambda k: abs(clips[k][0] - seg.seek / FRAMES_PER_SECOND))
         found[owner].append(seg)
     return found, info.language
+
+
+def _repaired(
+    pipeline: Any, recording: Recording, results: list[ChunkResult], broken: Sequence[ChunkResult],
+    options: DecodeOptions,
+) -> list[ChunkResult]:  # fmt: skip
+    """`results` with the `broken` ones decoded again, all in one batch, in the other timestamp mode;
+    each repair kept where it is `better`, then speech still without words filled (`_fill_gaps`)."""
+    other = replace(options, timestamp_tokens=not options.timestamp_tokens)
+    started = time.perf_counter()
+    found, language = _batched(pipeline, recording, [(r.chunk.start, r.chunk.end) for r in broken], other)
+    elapsed = (time.perf_counter() - started) / len(broken)
+    fixed = {r.chunk.index: chunk_result(r.chunk, s, all_words(s), elapsed, language)
+             for r, s in zip(broken, found, strict=True)}  # fmt: skip
+    results = [better(r, fixed[r.chunk.index]) if r.chunk.index in fixed else r for r in results]
+    return _fill_gaps(pipeline, recording, results, options)
 
 
 def _fill_gaps(
