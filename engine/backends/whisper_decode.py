@@ -30,8 +30,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
 from engine.backends.base import check_cancel
 from engine.backends.whisper_checks import (
     WORD_REACH,
@@ -48,7 +46,6 @@ from engine.backends.whisper_words import (
     all_words,
     chunk_result,
     chunk_words,
-    shifted,
     to_segments,
     words_of,
 )
@@ -58,7 +55,6 @@ MAX_CLIP = 30.0 - 1e-3  # a clip's frames must fit whisper's window, whatever th
 GAP_PAD = 0.3  # seconds of context kept around a stretch of speech decoded on its own
 JOIN_GAP = 5.0  # accurate: chunks closer than this are decoded as one clip
 FALLBACK_SEED = 0  # temperature fallback samples; a fixed seed makes runs repeat
-SLICE_MARGIN = 1.0  # seconds of audio kept around a repair's clips
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +63,7 @@ class DecodeOptions:
     beam_size: int
     batch_size: int
     hotwords: str | None
-    repair: bool = True  # fast: decode a chunk again, sequentially, when its text looks broken
+    repair: bool = True  # fast: decode the broken chunks of a batch again, as one batch
     gap_seconds: float = 1.0  # fast: speech left without words this long makes a chunk broken
     timestamp_tokens: bool = False  # fast: let whisper write its timestamp tokens
 
@@ -171,38 +167,31 @@ def _fill_gaps(
 
 def decode_accurate(
     model: Any, recording: Recording, chunks: Sequence[Chunk], options: DecodeOptions,
-    cancel: threading.Event | None = None, joined: bool = True,
+    cancel: threading.Event | None = None,
 ) -> Iterator[ChunkResult]:  # fmt: skip
-    """Sequential decoding of `chunks` (see the module contract). `joined`: chunks less than
-    `JOIN_GAP` apart form one clip, conditioned on the text before it, so the decoder's own
-    windows (not our chunk edges) cut the speech, and each word goes to the chunk that holds its
-    middle; otherwise every chunk is a clip decoded on its own (the fast path's repair), and a
-    segment goes to the clip whose window decoded it."""
+    """Sequential decoding of `chunks` (see the module contract): chunks less than `JOIN_GAP`
+    apart form one clip, conditioned on the text before it, so the decoder's own windows (not our
+    chunk edges) cut the speech, and each word goes to the chunk that holds its middle."""
     import ctranslate2
 
     if not chunks:
         return
-    clips = _spans(chunks) if joined else [(c.start, c.end) for c in chunks]
-    # a repair decodes only the audio around its clips: faster-whisper takes the mel features of
-    # all it is given (the whole recording: seconds and ~1 GB for an hour, per repaired batch)
-    audio, offset = (recording.samples, 0.0) if joined else _around(recording, clips)
     ctranslate2.set_random_seed(FALLBACK_SEED)
     segments, info = model.transcribe(
-        audio,
+        recording.samples,
         language=options.language,
         beam_size=options.beam_size,
         word_timestamps=True,
-        condition_on_previous_text=joined,
+        condition_on_previous_text=True,
         vad_filter=False,
-        clip_timestamps=[t - offset for a, b in clips for t in (a, b)],
+        clip_timestamps=[t for span in _spans(chunks) for t in span],
         hotwords=options.hotwords,
     )
     current, found, words, started = 0, [], [], time.perf_counter()
-    for raw in segments:
+    for seg in segments:
         check_cancel(cancel)
-        seg = shifted(raw, offset) if offset else raw
         for word in words_of(seg) or [Word(float(seg.start), float(seg.end), seg.text.strip())]:
-            at = (word.start + word.end) / 2 if joined else _window_time(seg)  # clip of its own
+            at = (word.start + word.end) / 2
             while current + 1 < len(chunks) and at >= chunks[current].end:
                 seconds = time.perf_counter() - started
                 yield chunk_result(chunks[current], found, words, seconds, info.language)
@@ -212,23 +201,6 @@ def decode_accurate(
     for k in range(current, len(chunks)):
         here = k == current
         yield chunk_result(chunks[k], found if here else [], words if here else [], 0.0, info.language)
-
-
-def _around(recording: Recording, clips: Sequence[tuple[float, float]]) -> tuple[np.ndarray, float]:
-    """The samples from `SLICE_MARGIN` before the first clip to as far after the last (so the mel
-    frames at the clips' edges see the same audio), and where they start: a whole 10 ms frame."""
-    hop = recording.sample_rate // FRAMES_PER_SECOND
-    first = max(0, int((clips[0][0] - SLICE_MARGIN) * recording.sample_rate) // hop * hop)
-    last = min(len(recording.samples), int((clips[-1][1] + SLICE_MARGIN) * recording.sample_rate))
-    return recording.samples[first:last], first / recording.sample_rate
-
-
-def _window_time(seg: Any) -> float:
-    """A time inside the clip whose window decoded `seg`: the window's start frame (`seek`, never
-    before its clip's start rounded to a frame) plus half a frame. A segment's own start can lie
-    before its clip when clips touch (words aligned a little early), which would hand it to the
-    chunk before."""
-    return (seg.seek + 0.5) / FRAMES_PER_SECOND
 
 
 def _spans(chunks: Sequence[Chunk]) -> list[tuple[float, float]]:
