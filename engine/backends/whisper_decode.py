@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from engine.backends.base import check_cancel
 from engine.backends.whisper_checks import (
     WORD_REACH,
@@ -74,7 +76,8 @@ def decode_fast(
 ) -> Iterator[ChunkResult]:  # fmt: skip
     from faster_whisper import BatchedInferencePipeline
 
-    pipeline = BatchedInferencePipeline(model=model)
+    encoder = _Encoder(model)
+    pipeline = BatchedInferencePipeline(model=encoder)
     rates: list[float] = []  # words per second of speech of every chunk so far
     for span in batch_plan(len(chunks), options.batch_size):
         check_cancel(cancel)
@@ -89,7 +92,9 @@ def decode_fast(
         broken = [r for r in results if options.repair and problems(r, options.gap_seconds, typical)]
         if broken:
             check_cancel(cancel)
-            results = _repaired(pipeline, recording, results, broken, options)
+            again = BatchedInferencePipeline(model=encoder.reusing([results.index(r) for r in broken]))
+            results = _fill_gaps(pipeline, recording, _repaired(again, recording, results, broken, options),
+                                 options)  # fmt: skip
         yield from results
 
 
@@ -131,15 +136,42 @@ def _repaired(
     options: DecodeOptions,
 ) -> list[ChunkResult]:  # fmt: skip
     """`results` with the `broken` ones decoded again, all in one batch, in the other timestamp mode;
-    each repair kept where it is `better`, then speech still without words filled (`_fill_gaps`)."""
+    each repair kept where it is `better`."""
     other = replace(options, timestamp_tokens=not options.timestamp_tokens)
     started = time.perf_counter()
     found, language = _batched(pipeline, recording, [(r.chunk.start, r.chunk.end) for r in broken], other)
     elapsed = (time.perf_counter() - started) / len(broken)
     fixed = {r.chunk.index: chunk_result(r.chunk, s, all_words(s), elapsed, language)
              for r, s in zip(broken, found, strict=True)}  # fmt: skip
-    results = [better(r, fixed[r.chunk.index]) if r.chunk.index in fixed else r for r in results]
-    return _fill_gaps(pipeline, recording, results, options)
+    return [better(r, fixed[r.chunk.index]) if r.chunk.index in fixed else r for r in results]
+
+
+class _Encoder:
+    """faster-whisper's model as its batched pipeline uses it, keeping the encoder's output of the
+    last batch: `reusing(rows)` is the model once more, whose next encode returns those rows of it
+    instead of encoding the same clips again (the encoder is most of a window's cost). On a GPU,
+    or with nothing kept, it encodes as usual."""
+
+    def __init__(self, model: Any, rows: Sequence[int] | None = None, kept: Any = None) -> None:
+        self._model, self._rows, self._kept = model, rows, kept
+        self.last: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+    def encode(self, features: np.ndarray) -> Any:
+        import ctranslate2
+
+        if self._rows is not None and self._kept is not None and len(self._rows) == len(features):
+            rows = np.asarray(self._kept)[list(self._rows)]
+            self._kept = None  # once: a later batch (a gap fill) is other audio
+            return ctranslate2.StorageView.from_array(np.ascontiguousarray(rows))
+        self.last = self._model.encode(features)
+        return self.last
+
+    def reusing(self, rows: Sequence[int]) -> _Encoder:
+        on_cpu = self.last is not None and self._model.model.device == "cpu"
+        return _Encoder(self._model, rows, self.last if on_cpu else None)
 
 
 def _fill_gaps(

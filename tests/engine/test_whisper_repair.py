@@ -1,6 +1,7 @@
 """The fast path's repair: the broken chunks of a batch are decoded again together, in one batched
-call in the other timestamp mode, and each keeps the repair when it is better (`_repaired`), with
-the real tiny.en model on espeak speech."""
+call in the other timestamp mode, and each keeps the repair when it is better (`_repaired`); the
+repair reuses the encoder's output of their batch (`_Encoder`). With the real tiny.en model on
+espeak speech."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from engine.backends.whisper import WhisperConfig, load_model
 from engine.backends.whisper_checks import LOOP_RATIO, compression_ratio, problems, uncovered
-from engine.backends.whisper_decode import DecodeOptions, _repaired
+from engine.backends.whisper_decode import DecodeOptions, _batched, _Encoder, _repaired
 from engine.synth.espeak import Espeak, Voice
 from engine.types import Chunk, ChunkResult, Recording, Segment, SpeechSegment, Word
 
@@ -31,6 +32,26 @@ class Clips:
     def transcribe(self, audio, **options):
         self.calls.append([(c["start"], c["end"]) for c in options["clip_timestamps"]])
         return self.pipeline.transcribe(audio, **options)
+
+
+class Encodes:
+    """The real model, counting the windows its encoder was given."""
+
+    def __init__(self, model) -> None:
+        self._model = model
+        self.windows = 0
+
+    def __getattr__(self, name: str):
+        return getattr(self._model, name)
+
+    def encode(self, features):
+        self.windows += len(features)
+        return self._model.encode(features)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model(WhisperConfig(device="cpu", cpu_threads=2))
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +85,7 @@ def _spoken(result: ChunkResult) -> str:
     return " ".join(w.text for s in result.segments for w in s.words).lower()
 
 
-def test_the_broken_chunks_of_a_batch_are_decoded_again_in_one_batch_and_keep_their_words(spoken):
+def test_the_broken_chunks_of_a_batch_are_decoded_again_in_one_batch_and_keep_their_words(spoken, model):
     from faster_whisper import BatchedInferencePipeline
 
     recording, chunks, words = spoken
@@ -77,7 +98,6 @@ def test_the_broken_chunks_of_a_batch_are_decoded_again_in_one_batch_and_keep_th
     assert problems(looping, 1.0, None) == ("loop",) and problems(cut_short, 1.0, None) == ("gap",)
     assert problems(whole, 1.0, None) == ()
 
-    model = load_model(WhisperConfig(device="cpu", cpu_threads=2))
     pipeline = Clips(BatchedInferencePipeline(model=model))
     options = DecodeOptions(language="en", beam_size=1, batch_size=8, hotwords=None)
     fixed = _repaired(pipeline, recording, [looping, whole, cut_short], [looping, cut_short], options)
@@ -92,3 +112,25 @@ def test_the_broken_chunks_of_a_batch_are_decoded_again_in_one_batch_and_keep_th
         times = [w.start for s in result.segments for w in s.words]
         assert times == sorted(times) and min(times) > -0.1 and max(times) < result.chunk.duration
         assert not uncovered(result.chunk, [w for s in result.segments for w in s.words], 1.0)
+
+
+def test_a_repair_decodes_chunks_of_the_last_batch_again_without_encoding_their_audio_again(spoken, model):
+    from faster_whisper import BatchedInferencePipeline
+
+    recording, chunks, _ = spoken
+    counted = Encodes(model)
+    encoder = _Encoder(counted)
+    options = DecodeOptions(language="en", beam_size=1, batch_size=8, hotwords=None)
+    _batched(BatchedInferencePipeline(model=encoder), recording, [(c.start, c.end) for c in chunks], options)
+    assert counted.windows == 3
+    outer = [(chunks[0].start, chunks[0].end), (chunks[2].start, chunks[2].end)]
+    stamped = DecodeOptions(language="en", beam_size=1, batch_size=8, hotwords=None, timestamp_tokens=True)
+    again, _ = _batched(BatchedInferencePipeline(model=encoder.reusing([0, 2])), recording, outer, stamped)
+    assert counted.windows == 3  # the two chunks were not encoded again
+    fresh, _ = _batched(BatchedInferencePipeline(model=model), recording, outer, stamped)
+
+    def words(found):
+        return [[(w.word, round(w.start, 3)) for s in segments for w in s.words] for segments in found]
+
+    assert words(again) == words(fresh)
+    assert "budget" not in str(words(again)) and "tuesday" in str(words(again)).lower()
