@@ -8,9 +8,10 @@ Contract (all times absolute seconds in, chunk-relative in the `ChunkResult`s ou
   words it kept over it. So each chunk is checked (`problems`: "loop", "gap", "sparse") and the
   broken ones of a batch are decoded again together, as one batch, in the other timestamp mode
   (with whisper's timestamp tokens when the first pass had none: it then ends a segment and starts
-  the next instead of looping or skipping); a repair is kept when it is better (no loop, more
-  words), and speech still without words is decoded as clips of its own (`_fill_gaps`). Only
-  broken chunks cost a second decode, and it is batched, not one window after another.
+  the next instead of looping or skipping), from the encoder output their batch already computed
+  (`_Encoder`); a repair is kept when it is better (no loop, more words), and speech still without
+  words is decoded as clips of its own (`_fill_gaps`). Only broken chunks cost a second decode,
+  and it is batched, not one window after another.
 - `decode_accurate(model, recording, chunks, options)`: faster-whisper's sequential decoder over
   runs of chunks (less than 5 s apart) as clips: each 30 s window conditioned on the text before
   it, with temperature fallback when a window's text repeats itself or is improbable, and seeking
@@ -149,8 +150,8 @@ def _repaired(
 class _Encoder:
     """faster-whisper's model as its batched pipeline uses it, keeping the encoder's output of the
     last batch: `reusing(rows)` is the model once more, whose next encode returns those rows of it
-    instead of encoding the same clips again (the encoder is most of a window's cost). On a GPU,
-    or with nothing kept, it encodes as usual."""
+    instead of encoding the same clips again (a quarter of a repair's cost on CPU). On a GPU, or
+    with nothing kept, it encodes as usual."""
 
     def __init__(self, model: Any, rows: Sequence[int] | None = None, kept: Any = None) -> None:
         self._model, self._rows, self._kept = model, rows, kept
