@@ -56,7 +56,9 @@ class VadConfig:
     min_silence_ms: int = 500
     speech_pad_ms: int = 30
     pause_ms: int = 160  # the shortest silence inside speech that may cut a short model window
-    threads: int = 0  # ONNX threads; 0: the CPUs this process may use, at most MAX_THREADS
+    # ONNX threads; 0: the CPUs this process may use, at most MAX_THREADS. One, as faster-whisper's
+    # own VAD: a second thread costs twice the CPU for little speed, and much more on a busy machine
+    threads: int = 1
 
     def __post_init__(self) -> None:
         if not 0.0 < self.threshold < 1.0:

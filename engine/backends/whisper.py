@@ -41,7 +41,7 @@ class WhisperConfig:
     cpu_threads: int = 0  # 0: let CTranslate2 decide
     offline: bool = True  # never contact the hub for model names
     quality: str = "fast"  # "fast": batched, broken chunks repaired; "accurate": sequential
-    repair: bool = True  # fast: decode a broken chunk (loop, gap, sparse) again, sequentially
+    repair: bool = True  # fast: decode a broken chunk (loop, gap, sparse) again, batched
     gap_seconds: float = 1.0  # fast: speech left without words this long makes a chunk broken
     timestamp_tokens: bool = False  # fast: whisper writes timestamp tokens between its segments
 

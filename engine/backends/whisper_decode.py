@@ -5,10 +5,13 @@ Contract (all times absolute seconds in, chunk-relative in the `ChunkResult`s ou
   chunks (one 30 s window each, no conditioning, beam search), in batches that grow 1, 2, 4, … up to
   the batch size (`batch_plan`), so the first results come after one chunk. Batched whisper
   sometimes breaks a window: it loops on a phrase, stops early, or skips a stretch and stretches the
-  words it kept over it. So each chunk is checked (`problems`: "loop", "gap", "sparse") and a broken
-  one is decoded again with the sequential decoder (temperature fallback, seeking past each complete
-  segment, no conditioning) given only the audio around it; the repair is kept when it is better (no
-  loop, more words). Only broken chunks cost a second decode.
+  words it kept over it. So each chunk is checked (`problems`: "loop", "gap", "sparse") and the
+  broken ones of a batch are decoded again together, as one batch, in the other timestamp mode
+  (with whisper's timestamp tokens when the first pass had none: it then ends a segment and starts
+  the next instead of looping or skipping), from the encoder output their batch already computed
+  (`_Encoder`); a repair is kept when it is better (no loop, more words), and speech still without
+  words is decoded as clips of its own (`_fill_gaps`). Only broken chunks cost a second decode,
+  and it is batched, not one window after another.
 - `decode_accurate(model, recording, chunks, options)`: faster-whisper's sequential decoder over
   runs of chunks (less than 5 s apart) as clips: each 30 s window conditioned on the text before
   it, with temperature fallback when a window's text repeats itself or is improbable, and seeking
@@ -48,7 +51,6 @@ from engine.backends.whisper_words import (
     all_words,
     chunk_result,
     chunk_words,
-    shifted,
     to_segments,
     words_of,
 )
@@ -58,7 +60,6 @@ MAX_CLIP = 30.0 - 1e-3  # a clip's frames must fit whisper's window, whatever th
 GAP_PAD = 0.3  # seconds of context kept around a stretch of speech decoded on its own
 JOIN_GAP = 5.0  # accurate: chunks closer than this are decoded as one clip
 FALLBACK_SEED = 0  # temperature fallback samples; a fixed seed makes runs repeat
-SLICE_MARGIN = 1.0  # seconds of audio kept around a repair's clips
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,7 @@ class DecodeOptions:
     beam_size: int
     batch_size: int
     hotwords: str | None
-    repair: bool = True  # fast: decode a chunk again, sequentially, when its text looks broken
+    repair: bool = True  # fast: decode the broken chunks of a batch again, as one batch
     gap_seconds: float = 1.0  # fast: speech left without words this long makes a chunk broken
     timestamp_tokens: bool = False  # fast: let whisper write its timestamp tokens
 
@@ -78,7 +79,8 @@ def decode_fast(
 ) -> Iterator[ChunkResult]:  # fmt: skip
     from faster_whisper import BatchedInferencePipeline
 
-    pipeline = BatchedInferencePipeline(model=Cancellable(model, cancel))  # cancel inside a batch too
+    encoder = _Encoder(model)
+    pipeline = BatchedInferencePipeline(model=Cancellable(encoder, cancel))  # cancel inside a batch too
     rates: list[float] = []  # words per second of speech of every chunk so far
     for span in batch_plan(len(chunks), options.batch_size):
         check_cancel(cancel)
@@ -91,13 +93,12 @@ def decode_fast(
         rates += [word_rate(r) for r in results if speech_seconds(r.chunk) > 0]
         typical = typical_rate(rates)
         broken = [r for r in results if options.repair and problems(r, options.gap_seconds, typical)]
-        fixed = {r.chunk.index: r for r in decode_accurate(
-            model, recording, [r.chunk for r in broken], options, cancel, joined=False
-        )}  # fmt: skip
-        results = [better(r, fixed[r.chunk.index]) if r.chunk.index in fixed else r for r in results]
         if broken:
             check_cancel(cancel)
-            results = _fill_gaps(pipeline, recording, results, options)
+            reused = encoder.reusing([results.index(r) for r in broken])
+            again = BatchedInferencePipeline(model=Cancellable(reused, cancel))
+            results = _fill_gaps(pipeline, recording, _repaired(again, recording, results, broken, options),
+                                 options)  # fmt: skip
         yield from results
 
 
@@ -134,6 +135,49 @@ def _batched(
     return found, info.language
 
 
+def _repaired(
+    pipeline: Any, recording: Recording, results: list[ChunkResult], broken: Sequence[ChunkResult],
+    options: DecodeOptions,
+) -> list[ChunkResult]:  # fmt: skip
+    """`results` with the `broken` ones decoded again, all in one batch, in the other timestamp mode;
+    each repair kept where it is `better`."""
+    other = replace(options, timestamp_tokens=not options.timestamp_tokens)
+    started = time.perf_counter()
+    found, language = _batched(pipeline, recording, [(r.chunk.start, r.chunk.end) for r in broken], other)
+    elapsed = (time.perf_counter() - started) / len(broken)
+    fixed = {r.chunk.index: chunk_result(r.chunk, s, all_words(s), elapsed, language)
+             for r, s in zip(broken, found, strict=True)}  # fmt: skip
+    return [better(r, fixed[r.chunk.index]) if r.chunk.index in fixed else r for r in results]
+
+
+class _Encoder:
+    """faster-whisper's model as its batched pipeline uses it, keeping the encoder's output of the
+    last batch: `reusing(rows)` is the model once more, whose next encode returns those rows of it
+    instead of encoding the same clips again (a quarter of a repair's cost on CPU). On a GPU, or
+    with nothing kept, it encodes as usual."""
+
+    def __init__(self, model: Any, rows: Sequence[int] | None = None, kept: Any = None) -> None:
+        self._model, self._rows, self._kept = model, rows, kept
+        self.last: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+    def encode(self, features: np.ndarray) -> Any:
+        import ctranslate2
+
+        if self._rows is not None and self._kept is not None and len(self._rows) == len(features):
+            rows = np.asarray(self._kept)[list(self._rows)]
+            self._kept = None  # once: a later batch (a gap fill) is other audio
+            return ctranslate2.StorageView.from_array(np.ascontiguousarray(rows))
+        self.last = self._model.encode(features)
+        return self.last
+
+    def reusing(self, rows: Sequence[int]) -> _Encoder:
+        on_cpu = self.last is not None and self._model.model.device == "cpu"
+        return _Encoder(self._model, rows, self.last if on_cpu else None)
+
+
 def _fill_gaps(
     pipeline: Any, recording: Recording, results: list[ChunkResult], options: DecodeOptions
 ) -> list[ChunkResult]:
@@ -159,38 +203,31 @@ def _fill_gaps(
 
 def decode_accurate(
     model: Any, recording: Recording, chunks: Sequence[Chunk], options: DecodeOptions,
-    cancel: threading.Event | None = None, joined: bool = True,
+    cancel: threading.Event | None = None,
 ) -> Iterator[ChunkResult]:  # fmt: skip
-    """Sequential decoding of `chunks` (see the module contract). `joined`: chunks less than
-    `JOIN_GAP` apart form one clip, conditioned on the text before it, so the decoder's own
-    windows (not our chunk edges) cut the speech, and each word goes to the chunk that holds its
-    middle; otherwise every chunk is a clip decoded on its own (the fast path's repair), and a
-    segment goes to the clip whose window decoded it."""
+    """Sequential decoding of `chunks` (see the module contract): chunks less than `JOIN_GAP`
+    apart form one clip, conditioned on the text before it, so the decoder's own windows (not our
+    chunk edges) cut the speech, and each word goes to the chunk that holds its middle."""
     import ctranslate2
 
     if not chunks:
         return
-    clips = _spans(chunks) if joined else [(c.start, c.end) for c in chunks]
-    # a repair decodes only the audio around its clips: faster-whisper takes the mel features of
-    # all it is given (the whole recording: seconds and ~1 GB for an hour, per repaired batch)
-    audio, offset = (recording.samples, 0.0) if joined else _around(recording, clips)
     ctranslate2.set_random_seed(FALLBACK_SEED)
     segments, info = model.transcribe(
-        audio,
+        recording.samples,
         language=options.language,
         beam_size=options.beam_size,
         word_timestamps=True,
-        condition_on_previous_text=joined,
+        condition_on_previous_text=True,
         vad_filter=False,
-        clip_timestamps=[t - offset for a, b in clips for t in (a, b)],
+        clip_timestamps=[t for span in _spans(chunks) for t in span],
         hotwords=options.hotwords,
     )
     current, found, words, started = 0, [], [], time.perf_counter()
-    for raw in segments:
+    for seg in segments:
         check_cancel(cancel)
-        seg = shifted(raw, offset) if offset else raw
         for word in words_of(seg) or [Word(float(seg.start), float(seg.end), seg.text.strip())]:
-            at = (word.start + word.end) / 2 if joined else _window_time(seg)  # clip of its own
+            at = (word.start + word.end) / 2
             while current + 1 < len(chunks) and at >= chunks[current].end:
                 seconds = time.perf_counter() - started
                 yield chunk_result(chunks[current], found, words, seconds, info.language)
@@ -200,23 +237,6 @@ def decode_accurate(
     for k in range(current, len(chunks)):
         here = k == current
         yield chunk_result(chunks[k], found if here else [], words if here else [], 0.0, info.language)
-
-
-def _around(recording: Recording, clips: Sequence[tuple[float, float]]) -> tuple[np.ndarray, float]:
-    """The samples from `SLICE_MARGIN` before the first clip to as far after the last (so the mel
-    frames at the clips' edges see the same audio), and where they start: a whole 10 ms frame."""
-    hop = recording.sample_rate // FRAMES_PER_SECOND
-    first = max(0, int((clips[0][0] - SLICE_MARGIN) * recording.sample_rate) // hop * hop)
-    last = min(len(recording.samples), int((clips[-1][1] + SLICE_MARGIN) * recording.sample_rate))
-    return recording.samples[first:last], first / recording.sample_rate
-
-
-def _window_time(seg: Any) -> float:
-    """A time inside the clip whose window decoded `seg`: the window's start frame (`seek`, never
-    before its clip's start rounded to a frame) plus half a frame. A segment's own start can lie
-    before its clip when clips touch (words aligned a little early), which would hand it to the
-    chunk before."""
-    return (seg.seek + 0.5) / FRAMES_PER_SECOND
 
 
 def _spans(chunks: Sequence[Chunk]) -> list[tuple[float, float]]:

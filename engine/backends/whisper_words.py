@@ -2,8 +2,7 @@
 
 Contract:
 - faster-whisper segments carry absolute times (seconds) and their window's start (`seek`, in
-  10 ms frames); `shifted(segment, seconds)` moves one decoded from a slice of the recording that
-  starts `seconds` in back to recording time (`Decoded`, the same attributes).
+  10 ms frames).
 - `words_of(segment)` / `all_words(segments)` are their words as `Word`s (empty ones left out,
   sorted by start); `chunk_result(chunk, segments, words, seconds)` is a chunk's `ChunkResult` with
   chunk-relative, sentence-split `Segment`s (`to_segments`), or untimed segments when no word has a
@@ -13,48 +12,13 @@ Contract:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from engine.types import Chunk, ChunkResult, FinishReason, GenerationStats, Segment, Word
 
 SENTENCE_END = (".", "?", "!")
 FRAMES_PER_SECOND = 100  # whisper's feature frame rate, the unit of a segment's `seek`
-
-
-@dataclass(frozen=True, slots=True)
-class DecodedWord:
-    start: float
-    end: float
-    word: str
-    probability: float
-
-
-@dataclass(frozen=True, slots=True)
-class Decoded:
-    """A faster-whisper segment's attributes that we read, in recording time."""
-
-    seek: int
-    start: float
-    end: float
-    text: str
-    tokens: tuple[int, ...]
-    words: tuple[DecodedWord, ...]
-
-
-def shifted(segment: Any, seconds: float) -> Decoded:
-    """`segment`, decoded from audio starting `seconds` into the recording, in recording time
-    (`seconds` is a whole number of 10 ms frames)."""
-    words = tuple(DecodedWord(float(w.start) + seconds, float(w.end) + seconds, w.word, float(w.probability))
-                  for w in (segment.words or ()))  # fmt: skip
-    return Decoded(
-        seek=int(segment.seek) + round(seconds * FRAMES_PER_SECOND),
-        start=float(segment.start) + seconds,
-        end=float(segment.end) + seconds,
-        text=segment.text,
-        tokens=tuple(segment.tokens),
-        words=words,
-    )
 
 
 def chunk_words(result: ChunkResult) -> list[Word]:
