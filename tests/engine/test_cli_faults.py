@@ -22,7 +22,7 @@ import soundfile as sf
 import engine.pipeline
 from engine.cli import main
 from engine.export import export, read_json
-from engine.types import Transcript, Utterance
+from engine.types import Transcript
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "resources" / "demo" / "meeting.flac"
@@ -269,22 +269,6 @@ def test_a_full_disk_prints_one_line_and_keeps_the_transcript(good, mount_tmpfs,
     assert saved.parent == tmp_path / "murmur-recovered"
     assert read_json(saved).utterances
     assert not [p for p in folder.iterdir() if p.name.endswith(".part")]
-
-
-def _dead_pid() -> int:
-    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                              capture_output=True, text=True).stdout)  # fmt: skip
-
-
-def test_leftover_part_files_of_a_killed_writer_are_removed_on_the_next_write(tmp_path):
-    dead, alive = _dead_pid(), os.getppid()
-    stale = tmp_path / f".talk.srt.{dead}-0123abcd.part"
-    live = tmp_path / f".talk.vtt.{alive}-0123abcd.part"  # a concurrent run still writing: kept
-    stale.write_text("half")
-    live.write_text("half")
-    t = Transcript((Utterance(0.0, 1.0, "hi"),), duration=1.0, source="talk.wav")
-    export(t, tmp_path, ["txt"])
-    assert not stale.exists() and live.exists()
 
 
 # ------------------------------------------------------------------ Ctrl-C and SIGKILL

@@ -1,11 +1,16 @@
-"""Two runs exporting the same name into the same folder leave one run's complete set of files."""
+"""Two runs exporting the same name into the same folder leave one run's complete set of files, and
+the half-written files of a writer that was killed are cleared by the next export."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from engine.export import export
+from engine.types import Transcript, Utterance
 
 ROOT = Path(__file__).resolve().parents[2]
 FORMATS = ["srt", "vtt", "txt", "json"]
@@ -41,3 +46,19 @@ def test_two_runs_writing_the_same_stem_leave_one_complete_set(tmp_path: Path):
         }
         assert all(len(w) == 1 for w in writers.values()), writers
         assert len(set.union(*writers.values())) == 1, f"a mixed set: {writers}"
+
+
+def _dead_pid() -> int:
+    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True).stdout)  # fmt: skip
+
+
+def test_leftover_part_files_of_a_killed_writer_are_removed_on_the_next_write(tmp_path):
+    dead, alive = _dead_pid(), os.getppid()
+    stale = tmp_path / f".talk.srt.{dead}-0123abcd.part"
+    live = tmp_path / f".talk.vtt.{alive}-0123abcd.part"  # a concurrent run still writing: kept
+    stale.write_text("half")
+    live.write_text("half")
+    t = Transcript((Utterance(0.0, 1.0, "hi"),), duration=1.0, source="talk.wav")
+    export(t, tmp_path, ["txt"])
+    assert not stale.exists() and live.exists()

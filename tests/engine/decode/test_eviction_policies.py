@@ -149,6 +149,28 @@ def test_layout_visibility_is_each_policys_retained_set(policy, shape, j):
         assert layout.counts(g, j, _anchor(j)) == len(expected)
 
 
+@settings(max_examples=60, deadline=None)
+@given(policy=policies, shape=shapes, j=st.integers(0, 40))
+def test_the_kept_share_and_the_speech_reader_spans_are_what_each_layer_keeps(policy, shape, j):
+    """`kept_fraction` is the kept % eval and bench report; `speech_kept` tells the speech reader
+    which spans of each evicting group are still held."""
+    head, speech, tail = shape
+    prompt = head + speech + tail
+    layout = make_policy(policy).layout(prompt, (head, head + speech), 64, LAYERS)
+    a = _anchor(j)
+    held = [brute_visible(layout, policy, j, layer, a) for layer in range(LAYERS)]
+    assert layout.kept_fraction(j, a) == pytest.approx(sum(map(len, held)) / LAYERS / (prompt + j + 1))
+    spans = iter(layout.speech_kept(j, a))
+    for g, rule in enumerate(layout.rules):
+        if not rule.evicts:
+            continue
+        sinks, lo, hi = next(spans)
+        layer = layout.layer_group.index(g)
+        kept_speech = {p - head for p in held[layer] if head <= p < head + speech}
+        assert set(range(sinks)) | set(range(lo, hi)) == kept_speech
+    assert next(spans, None) is None
+
+
 @settings(max_examples=40, deadline=None)
 @given(policy=policies, shapes=st.lists(shapes, min_size=1, max_size=3), resume=st.integers(0, 12))
 def test_store_holds_exactly_the_visible_tokens_of_every_layer_at_every_step(policy, shapes, resume):
