@@ -202,3 +202,31 @@ def test_a_range_transcribed_again_replaces_its_whole_lines_and_adds_new_voices(
     unused = RangeResult(3.0, 5.0, (line(3.0, "Morning.", "b"),), ("+other",))
     commands.replace_range(model, unused)
     assert len(model.book) == 2  # a new voice with no line left joins nobody's book
+
+
+def test_undoing_a_speaker_book_edit_restores_the_names_and_redo_applies_it_again(model):
+    commands.rename_speaker(model, "a", "Alice")
+    model.undo_stack.undo()
+    assert shown(model)[0][3] == "Ann"
+    model.undo_stack.redo()
+    assert shown(model)[0][3] == "Alice"
+    commands.rename_speaker(model, "a", "Alice")  # no change: no step
+    assert model.undo_stack.count() == 1
+
+
+def test_typing_a_line_and_replacing_with_case_are_named_steps(model):
+    commands.edit_text(model, 0, "Good evening everyone.")
+    assert model.undo_stack.undoText() == "Edit text" and shown(model)[0][2] == "Good evening everyone."
+    assert commands.replace_all(model, "Morning", "Evening", case_sensitive=True) == 1  # not "morning"
+    assert shown(model)[1][2] == "Evening! Shall we start?"
+    assert commands.replace_all(model, "EVENING", "day", case_sensitive=False) == 2
+
+
+def test_a_whole_new_document_is_one_named_step_and_undo_brings_the_old_one_back(model):
+    before, old_book = shown(model), model.book
+    other = Transcript((line(1.0, "Something else.", "z"),), (Speaker("z", "Zed"),), duration=5.0, model="m2")
+    commands.set_document(model, other, sp.book_from_transcript(other), "Open other")
+    assert shown(model) == [(1.0, 3.0, "Something else.", "Zed")]
+    assert model.meta.model == "m2" and model.meta.utterances == () and model.meta.speakers == ()
+    undone_exactly(model, before, "Open other")
+    assert model.book == old_book
