@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from engine.decode.eviction import PRESETS, EvictionConfig, LayerRange, make_policy, parse_layer_ranges
 from engine.decode.kv_store import KVStore
-from engine.decode.layout import RowLayout
+from engine.decode.layout import ANCHOR_LAG, RowLayout, SpeechRule
 from engine.decode.rows import RowTable
 from engine.decode.slots import RowSlots
 
@@ -255,3 +255,40 @@ def test_a_row_has_room_for_its_whole_prompt_even_when_its_first_step_drops_spee
     assert layout.counts(0, 0) == 2 + 1 and layout.capacity == 12  # the import holds all 12
     for j, _, layer, seen in run_rows([layout], [0], steps=3):
         assert set(seen) == brute_visible(layout, policy, j, layer)
+
+
+@pytest.mark.parametrize("field", ["sink", "window", "delay", "back", "ahead", "rate"])
+def test_each_negative_speech_rule_setting_is_refused(field):
+    SpeechRule("front", sink=0, window=0, delay=0, rate=0.0, back=0, ahead=0)
+    with pytest.raises(
+        ValueError, match=r"^speech sinks, window, delay, rate and margins must not be negative$"
+    ):
+        SpeechRule("front", **{field: -1})
+    with pytest.raises(ValueError, match=r"^unknown speech rule 'middle'$"):
+        SpeechRule("middle")
+
+
+def test_a_row_layout_refuses_a_speech_span_outside_its_prompt_negative_outputs_and_unknown_groups():
+    with pytest.raises(ValueError, match=r"^the speech span must lie inside the prompt$"):
+        RowLayout(prompt_len=10, speech_start=5, speech_len=6, max_new_tokens=8)
+    for sinks, window in ((-1, 0), (0, -1)):
+        with pytest.raises(ValueError, match=r"^output sinks and window must not be negative$"):
+            RowLayout(10, 0, 5, 8, n_sink=sinks, out_window=window)
+    for groups in ((), (0, 1)):
+        with pytest.raises(ValueError, match=r"^every layer must belong to one of the layout's groups$"):
+            RowLayout(10, 0, 5, 8, layer_group=groups)
+
+
+def test_the_planned_anchor_trails_an_evenly_moving_transcript_by_the_lag():
+    anchor = (SpeechRule("anchor"),)
+    lag = math.ceil(ANCHOR_LAG * 100)  # 5 speech tokens
+    even = RowLayout(prompt_len=110, speech_start=10, speech_len=100, max_new_tokens=100, rules=anchor)
+    steps = np.arange(100)
+    assert even.planned_anchor(steps).tolist() == [k + 1 - lag if k + 1 >= lag else -1 for k in steps]
+    assert even.planned_anchor(4) == 0  # the first step with an anchor points at the first token
+    half = RowLayout(prompt_len=110, speech_start=10, speech_len=100, max_new_tokens=50, rules=anchor)
+    assert half.planned_anchor(np.array([0, 1, 2, 49])).tolist() == [-1, -1, 6 - lag, 100 - lag]
+    one = RowLayout(prompt_len=110, speech_start=10, speech_len=100, max_new_tokens=1, rules=anchor)
+    assert one.planned_anchor(0) == 100 - lag
+    peaks = [int(even.counts(0, j, even.planned_anchor(j))) for j in range(-1, 100)]
+    assert even.peak(0) == max(peaks) < int(even.counts(0, 99))  # less than keeping all the speech
