@@ -95,8 +95,12 @@ def test_splitting_and_merging_name_their_steps(model):
     assert shown(model)[2] == (6.0, 11.0, "Yes, the budget first. Agreed.", "Ann")
     undone_exactly(model, before, "Merge utterances")
     for row in (-1, 4):
-        with pytest.raises(ValueError, match="no next utterance"):
+        with pytest.raises(ValueError, match=r"^there is no next utterance to merge with$"):
             commands.merge_with_next(model, row)
+    commands.merge_with_next(model, 3)  # the last two lines
+    assert shown(model)[-1][2] == "Agreed. Then the travel plans."
+    commands.merge_with_next(model, 0)  # the first two
+    assert shown(model)[0][2] == "Good morning everyone. Morning! Shall we start?"
 
 
 def test_speaker_book_edits_are_named_steps(model):
@@ -137,7 +141,7 @@ def test_deleting_scattered_lines_is_one_step_and_undo_restores_their_places(mod
     commands.delete_rows(model, [4, 0, 1, 0])
     assert [t for _, _, t, _ in shown(model)] == ["Yes, the budget first.", "Agreed."]
     undone_exactly(model, before, "Delete 3 line(s)")
-    with pytest.raises(ValueError, match="select the lines to delete"):
+    with pytest.raises(ValueError, match=r"^select the lines to delete$"):
         commands.delete_rows(model, [])
 
 
@@ -170,7 +174,7 @@ def test_merging_same_speaker_lines_joins_each_run_and_counts_the_lines_gone(mod
         "Then the travel plans.",
     ]  # fmt: skip
     undone_exactly(model, before, "Merge lines of the same speaker")
-    with pytest.raises(ValueError, match="no consecutive lines of the same speaker"):
+    with pytest.raises(ValueError, match=r"^no consecutive lines of the same speaker to merge$"):
         commands.merge_same_speaker(model, [0, 1])
     assert commands.merge_same_speaker(model, [1, 3]) == 1
     commands.set_speaker(model, [3], "a")
@@ -230,3 +234,16 @@ def test_a_whole_new_document_is_one_named_step_and_undo_brings_the_old_one_back
     assert model.meta.model == "m2" and model.meta.utterances == () and model.meta.speakers == ()
     undone_exactly(model, before, "Open other")
     assert model.book == old_book
+
+
+def test_merging_same_speaker_lines_among_the_selected_rows_leaves_the_others(model):
+    commands.set_speaker(model, [1], "a")  # now the first two lines are Ann's too
+    assert commands.merge_same_speaker(model, [2, 3]) == 1  # only the selected run
+    assert [t for _, _, t, _ in shown(model)][:3] == [
+        "Good morning everyone.", "Morning! Shall we start?", "Yes, the budget first. Agreed."
+    ]  # fmt: skip
+    model.undo_stack.undo()
+    assert commands.merge_same_speaker(model) == 3  # the run at the very start included
+    assert (
+        shown(model)[0][2] == "Good morning everyone. Morning! Shall we start? Yes, the budget first. Agreed."
+    )
