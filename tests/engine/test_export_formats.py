@@ -117,3 +117,22 @@ def test_subtitle_times_at_zero_and_whole_hours(seconds, stamp):
     assert srt_time(seconds) == stamp
     assert clock(seconds) == stamp[:8]
     assert clock(float("nan")) == "00:00:00"
+
+
+def test_unknown_or_missing_formats_are_refused_with_the_list_to_choose_from(tmp_path):
+    choices = "srt, vtt, txt, json, docx, rttm, seglst"
+    with pytest.raises(ValueError, match=rf"^unknown export format doc, pdf; choose from {choices}$"):
+        export(talk(), tmp_path, ["txt", " Doc", "pdf"])
+    with pytest.raises(ValueError, match=rf"^unknown export format \(none\); choose from {choices}$"):
+        export(talk(), tmp_path, [])
+
+
+def test_where_the_files_go_for_each_kind_of_target(tmp_path):
+    t = talk(Utterance(0.0, 1.0, "Hi.", "A"), source="/rec/standup.wav")
+    nested = tmp_path / "a" / "b"  # folders created as needed
+    assert export(t, nested, ["txt", "srt"]) == [nested / "standup.txt", nested / "standup.srt"]
+    assert export(t, tmp_path / "out", ["txt"], stem="talk") == [tmp_path / "out" / "talk.txt"]
+    assert export(t, tmp_path / "notes.txt", ["txt"]) == [tmp_path / "notes.txt"]
+    named = tmp_path / "day1.seglst.json"  # the longest known suffix is the one taken off
+    assert export(t, named, ["seglst", "srt"]) == [tmp_path / "day1.seglst.json", tmp_path / "day1.srt"]
+    assert all(p.is_file() for p in (nested / "standup.srt", tmp_path / "day1.srt"))
