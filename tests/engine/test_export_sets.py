@@ -54,11 +54,25 @@ def _dead_pid() -> int:
 
 
 def test_leftover_part_files_of_a_killed_writer_are_removed_on_the_next_write(tmp_path):
-    dead, alive = _dead_pid(), os.getppid()
-    stale = tmp_path / f".talk.srt.{dead}-0123abcd.part"
-    live = tmp_path / f".talk.vtt.{alive}-0123abcd.part"  # a concurrent run still writing: kept
-    stale.write_text("half")
-    live.write_text("half")
-    t = Transcript((Utterance(0.0, 1.0, "hi"),), duration=1.0, source="talk.wav")
-    export(t, tmp_path, ["txt"])
-    assert not stale.exists() and live.exists()
+    writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])  # still writing
+    try:
+        stale = tmp_path / f".talk.srt.{_dead_pid()}-0123abcd.part"
+        live = tmp_path / f".talk.vtt.{writer.pid}-0123abcd.part"  # a concurrent run's file: kept
+        mine = tmp_path / f".talk.json.{os.getpid()}-0123abcd.part"  # this process's own: kept
+        for part in (stale, live, mine):
+            part.write_text("half")
+        t = Transcript((Utterance(0.0, 1.0, "hi"),), duration=1.0, source="talk.wav")
+        export(t, tmp_path, ["txt"])
+        assert not stale.exists() and live.exists() and mine.exists()
+        assert writer.poll() is None, "asking whether the other writer runs must not disturb it"
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+def test_exported_files_get_the_usual_permissions(tmp_path):
+    """Readable by others like any file the user saves (0o666 less the umask), never executable."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    (path,) = export(Transcript((Utterance(0.0, 1.0, "hi"),), duration=1.0), tmp_path, ["txt"])
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask
