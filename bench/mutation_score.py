@@ -6,7 +6,10 @@ when a test failed, errored or timed out with it; survived when every test passe
 when no selected test reaches its code; "not run" when the run stopped before it (a subset run).
 The last line is `mutation score: P % killed (K of N run; M not run)`.
 
-    python bench/mutation_score.py [MUTANTS_FOLDER]
+    python bench/mutation_score.py [MUTANTS_FOLDER [LATER_FOLDER ...]]
+
+With later folders (runs of some mutants again, e.g. `mutmut run NAME…` in another checkout after
+tests were added), each mutant counts with the result of the last folder that ran it.
 """
 
 from __future__ import annotations
@@ -33,13 +36,21 @@ def kind(code: int | None) -> str:
     return "other"
 
 
-def counts(folder: Path) -> dict[str, Counter[str]]:
-    """Per mutated module (path inside `folder`), how many mutants ended each way."""
+def counts(folder: Path, *later: Path) -> dict[str, Counter[str]]:
+    """Per mutated module (path inside `folder`), how many mutants ended each way; a mutant that a
+    `later` folder ran again counts with its latest result."""
     out: dict[str, Counter[str]] = {}
     for meta in sorted(folder.rglob("*.py.meta")):
-        codes = json.loads(meta.read_text())["exit_code_by_key"].values()
-        out[str(meta.relative_to(folder))[: -len(".meta")]] = Counter(kind(c) for c in codes)
+        codes = _codes(meta)
+        for again in later:
+            rerun = _codes(again / meta.relative_to(folder))
+            codes.update({key: code for key, code in rerun.items() if key in codes and code is not None})
+        out[str(meta.relative_to(folder))[: -len(".meta")]] = Counter(kind(c) for c in codes.values())
     return out
+
+
+def _codes(meta: Path) -> dict[str, int | None]:
+    return dict(json.loads(meta.read_text())["exit_code_by_key"]) if meta.is_file() else {}
 
 
 def score(c: Counter[str]) -> tuple[int, int]:
@@ -50,7 +61,7 @@ def score(c: Counter[str]) -> tuple[int, int]:
 
 def main(argv: list[str]) -> int:
     folder = Path(argv[0]) if argv else Path("mutants")
-    table = counts(folder)
+    table = counts(folder, *map(Path, argv[1:]))
     if not table:
         print(f"no mutmut results under {folder}; run `make mutate` first", file=sys.stderr)
         return 1

@@ -1,6 +1,7 @@
 """The desktop bundle (`make app-bundle`), built from this checkout with PyInstaller: it carries no
 torch, its command line and its app each transcribe the bundled demo with the default backend
-well enough, and the app window starts on a recording, loads it (it lands in Open Recent) and\nkeeps running.
+well enough, and the app window starts on a recording, loads it (it lands in Open Recent)
+and keeps running.
 
 Building takes minutes, so these tests are slow. MURMUR_BUNDLE=dist/Murmur checks a bundle
 already built instead of building one into a temporary folder.

@@ -16,8 +16,9 @@ Contract:
   resampled as it arrives into one preallocated output array (grown geometrically only when the
   length is not known in advance). The file is never held whole at its original rate or channels.
 - Every failure a user can cause (missing file, folder, empty or corrupt file, not audio, no audio
-  track, no samples) raises `AudioDecodeError` with a message naming the file; a WAV cut short of
-  its header's length is decoded as far as it goes with a warning "only X of Y". `progress(
+  track, nothing decodable) raises `AudioDecodeError` with a message naming the file; a file cut
+  short of its header's length (a WAV, or a compressed file whose end is missing or damaged) is
+  decoded as far as it goes with a warning "only X of Y". `progress(
   decoded_s, total_s)` is called after each block; `cancel` is checked between blocks and raises
   `Cancelled`.
 - `probe_duration(path)` reads the duration from the file's headers without decoding the audio.
@@ -51,13 +52,15 @@ SOUNDFILE_EXTENSIONS = frozenset(
     {".wav", ".wave", ".flac", ".ogg", ".oga", ".mp3", ".aif", ".aiff", ".aifc", ".au", ".caf", ".w64"}
 )
 FIRST_HEADER_ONLY = frozenset({".mp3", ".ogg", ".oga"})  # libsndfile stops where the first file ends
+# fmt: off
 SUPPORTED_EXTENSIONS = SOUNDFILE_EXTENSIONS | frozenset(
     {".m4a", ".aac", ".mp4", ".m4v", ".mov", ".webm", ".opus", ".mkv", ".mka", ".avi", ".wma", ".wmv",
      ".3gp", ".amr", ".ac3", ".flv", ".mpg", ".mpeg", ".ts"}
 )
+# fmt: on
 LOUD_PEAK = 4.0  # samples beyond ±this are a scaling mistake, not loud speech: normalise
 _MAX_PREALLOC_S = 12 * 3600.0  # never trust a header for more than this much up-front memory
-_SHORTFALL_S, _SHORTFALL_FRACTION = 1.0, 0.02  # decoded this much less than an exact header: damaged
+_SHORTFALL_S, _SHORTFALL_FRACTION = 1.0, 0.02  # decoded this much less than an exact header: warn
 _BACKEND_ERRORS = (av.FFmpegError, sf.SoundFileError)
 
 
@@ -172,9 +175,10 @@ def _resample_blocks(
         raise AudioDecodeError(f"'{path.name}' contains no audio (its length is zero)")
     short = header.total_s - seen
     if header.exact and short > max(_SHORTFALL_S, _SHORTFALL_FRACTION * header.total_s):
-        raise AudioDecodeError(
-            f"'{path.name}' is damaged: only {clock(seen)} of its {clock(header.total_s)} could be decoded"
-        )
+        log.warning(
+            "'%s' ends before its header says: only %s of %s could be decoded (the rest is missing "
+            "or damaged)", path.name, clock(seen), clock(header.total_s),
+        )  # fmt: skip
     out.write(resampler.flush())
     if repaired:
         log.warning(

@@ -6,6 +6,8 @@ Contract:
   libsndfile cannot open (mislabelled, or a codec it lacks) is handed to `fallback` (FFmpeg).
 - A WAV whose data ends before the length its header states (a cut-off recording, or a header
   claiming ten times more) is decoded as far as it goes, with a warning "only X of Y".
+- A file libsndfile stops reading midway (a FLAC cut off or damaged) is decoded on by `fallback`
+  from where it stopped; nothing decodable at all raises `AudioDecodeError` ("is damaged").
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 import soundfile as sf
 
 from engine.audio.blocks import Blocks, Header, clock, damaged, downmix
+from engine.errors import AudioDecodeError
 
 log = logging.getLogger("engine.audio.io")
 
@@ -42,7 +45,8 @@ def sf_blocks(path: Path, fallback: Callable[[Path], Blocks]) -> Blocks:
             try:
                 block = handle.read(BLOCK_FRAMES, dtype="float32", always_2d=True, out=buf)
             except (sf.SoundFileError, RuntimeError, ValueError) as exc:
-                raise damaged(path, done / rate, exc) from exc
+                yield from _rest_through(fallback, path, done, damaged(path, done / rate, exc))
+                return
             if len(block) == 0:
                 break
             done += len(block)
@@ -50,6 +54,22 @@ def sf_blocks(path: Path, fallback: Callable[[Path], Blocks]) -> Blocks:
             if len(block) < BLOCK_FRAMES:
                 break
     _warn_if_short(path, done, rate)
+
+
+def _rest_through(
+    fallback: Callable[[Path], Blocks], path: Path, done: int, error: AudioDecodeError
+) -> Blocks:
+    """What FFmpeg decodes after the first `done` frames, once libsndfile gave up midway (a FLAC
+    cut off or damaged: FFmpeg resynchronises and decodes what is there). `error` is raised when
+    FFmpeg has nothing either; the caller warns about what is missing."""
+    try:
+        for header, block in fallback(path):
+            skip = min(done, len(block))
+            done -= skip
+            if skip < len(block):
+                yield header, block[skip:]
+    except AudioDecodeError:
+        raise error from None
 
 
 def wav_declared_frames(path: Path) -> int | None:

@@ -1,5 +1,5 @@
-"""Odd files decode fully or say what they lost: joined MP3s, chained Ogg, WAVs shorter than their
-header, several audio streams, samples far beyond ±1, nonsense header durations."""
+"""Odd files decode fully or say what they lost: joined MP3s, chained Ogg, WAVs and compressed files
+shorter than their header, several audio streams, samples far beyond ±1, nonsense header durations."""
 
 from __future__ import annotations
 
@@ -105,6 +105,57 @@ def test_a_whole_wav_gives_no_warning(tmp_path: Path, caplog):
     with caplog.at_level(logging.WARNING):
         load_audio(_wav(tmp_path / "fine.wav"), RATE)
     assert caplog.text == ""
+
+
+# compressed files cut off: what is there is transcribed, with the same "only X of Y" as a short WAV
+CUT_OFF = {
+    "mp3": [],  # decoded by FFmpeg
+    "m4a": ["-c:a", "aac", "-movflags", "+faststart"],  # index first, so the file still opens
+    "mkv": ["-c:a", "libopus"],
+    "flac": [],  # libsndfile loses sync where the file ends; FFmpeg decodes on from there
+}
+
+
+@pytest.mark.parametrize("ext", CUT_OFF)
+def test_a_compressed_file_cut_off_halfway_is_decoded_as_far_as_it_goes_and_says_only_x_of_y(
+    ext: str, tmp_path: Path, caplog
+):
+    whole = tone(tmp_path / f"whole.{ext}", 440, 44_100, CUT_OFF[ext], seconds=20.0)
+    data = whole.read_bytes()
+    cut = tmp_path / f"cut.{ext}"
+    cut.write_bytes(data[: len(data) // 2])
+    with caplog.at_level(logging.WARNING):
+        recording = load_audio(cut, RATE)
+    assert 7.0 < recording.duration < 12.0
+    assert pitch(recording.slice(1.0, recording.duration - 1.0), RATE) == pytest.approx(440, abs=5)
+    said = f"'cut.{ext}' ends before its header says: only {clock(recording.duration)} of 0:00:20 could be"
+    assert said in caplog.text
+
+
+def test_a_flac_cut_after_several_blocks_continues_exactly_where_libsndfile_stopped(tmp_path: Path):
+    whole = tone(tmp_path / "whole.flac", 440, 44_100, [], seconds=20.0)
+    data = whole.read_bytes()
+    cut = tmp_path / "cut.flac"
+    cut.write_bytes(data[: len(data) * 6 // 10])  # libsndfile reads 65,536-frame blocks, then fails
+    full, part = load_audio(whole, RATE).samples, load_audio(cut, RATE).samples
+    assert len(part) > 10 * RATE
+    end = len(part) - RATE // 100  # the resampler's last few ms differ: the file ends there
+    np.testing.assert_array_equal(part[:end], full[:end])  # no gap, no repeat at the hand-over
+
+
+def test_a_compressed_file_with_nothing_decodable_is_a_clear_error(tmp_path: Path):
+    whole = tone(tmp_path / "whole.flac", 440, 44_100, [])
+    data = whole.read_bytes()
+    header = data[: data.index(b"\xff\xf8")]  # the stream info, up to the first audio frame
+    garbage = tmp_path / "garbage.flac"
+    garbage.write_bytes(header + np.random.default_rng(0).integers(0, 256, 40_000, dtype=np.uint8).tobytes())
+    with pytest.raises(AudioDecodeError, match=r"'garbage.flac' is damaged"):
+        load_audio(garbage, RATE)
+    mp3 = tone(tmp_path / "whole.mp3", 440, 44_100, [])
+    stub = tmp_path / "stub.mp3"
+    stub.write_bytes(mp3.read_bytes()[:300])
+    with pytest.raises(AudioDecodeError, match=r"'stub.mp3' is not an audio file this app can read"):
+        load_audio(stub, RATE)
 
 
 @pytest.fixture(scope="module")

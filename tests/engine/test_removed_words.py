@@ -64,9 +64,8 @@ def test_the_json_export_keeps_what_was_removed(tmp_path: Path):
     assert read_json(path).removed.boundary_words == 4
 
 
-@pytest.fixture(scope="module")
-def two_blocks(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two identical 300 s blocks, each silent but for one sentence at 60 s (espeak, 16 kHz)."""
+def _blocks(path: Path, count: int) -> Path:
+    """`count` identical 300 s blocks, each silent but for one sentence at 60 s (espeak, 16 kHz)."""
     with Espeak() as espeak:
         speech = espeak.synthesize(SENTENCE, Voice("en-us+m3", rate=150))
     spoken = np.interp(
@@ -76,9 +75,15 @@ def two_blocks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ).astype(np.float32)
     block = np.zeros(300 * RATE, dtype=np.float32)
     block[60 * RATE : 60 * RATE + len(spoken)] = spoken
-    path = tmp_path_factory.mktemp("blocks") / "two_blocks.flac"
-    sf.write(path, np.concatenate([block, block]), RATE)
+    with sf.SoundFile(path, "w", RATE, 1) as f:
+        for _ in range(count):
+            f.write(block)
     return path
+
+
+@pytest.fixture(scope="module")
+def two_blocks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _blocks(tmp_path_factory.mktemp("blocks") / "two_blocks.flac", 2)
 
 
 def _said(text: str) -> int:
@@ -91,6 +96,17 @@ def test_a_sentence_repeated_five_minutes_later_survives_and_nothing_is_removed(
     assert _said(transcript.text) == 2, transcript.text
     assert [round(u.start) // 300 for u in transcript.utterances] == [0, 1]
     assert transcript.removed == Removed()  # clean speech: no step removed anything
+
+
+@pytest.mark.slow
+def test_a_sentence_said_every_five_minutes_for_three_hours_is_kept_all_36_times(tmp_path: Path):
+    """The report's 3-hour file: 36 islands of the same sentence, 5 minutes apart."""
+    path = _blocks(tmp_path / "three_hours.flac", 36)
+    transcript = Pipeline.create("whisper", PipelineConfig(), device="cpu").run(path)
+    assert transcript.duration == pytest.approx(3 * 3600, abs=1)
+    assert _said(transcript.text) == 36, transcript.text
+    assert sorted({round(u.start) // 300 for u in transcript.utterances}) == list(range(36))
+    assert transcript.removed == Removed()
 
 
 def test_profile_reports_what_each_step_removed(two_blocks: Path, tmp_path: Path):

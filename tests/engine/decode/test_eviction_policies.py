@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from engine.decode.eviction import PRESETS, EvictionConfig, LayerRange, make_policy, parse_layer_ranges
 from engine.decode.kv_store import KVStore
-from engine.decode.layout import RowLayout
+from engine.decode.layout import ANCHOR_LAG, RowLayout, SpeechRule
 from engine.decode.rows import RowTable
 from engine.decode.slots import RowSlots
 
@@ -149,6 +149,28 @@ def test_layout_visibility_is_each_policys_retained_set(policy, shape, j):
         assert layout.counts(g, j, _anchor(j)) == len(expected)
 
 
+@settings(max_examples=60, deadline=None)
+@given(policy=policies, shape=shapes, j=st.integers(0, 40))
+def test_the_kept_share_and_the_speech_reader_spans_are_what_each_layer_keeps(policy, shape, j):
+    """`kept_fraction` is the kept % eval and bench report; `speech_kept` tells the speech reader
+    which spans of each evicting group are still held."""
+    head, speech, tail = shape
+    prompt = head + speech + tail
+    layout = make_policy(policy).layout(prompt, (head, head + speech), 64, LAYERS)
+    a = _anchor(j)
+    held = [brute_visible(layout, policy, j, layer, a) for layer in range(LAYERS)]
+    assert layout.kept_fraction(j, a) == pytest.approx(sum(map(len, held)) / LAYERS / (prompt + j + 1))
+    spans = iter(layout.speech_kept(j, a))
+    for g, rule in enumerate(layout.rules):
+        if not rule.evicts:
+            continue
+        sinks, lo, hi = next(spans)
+        layer = layout.layer_group.index(g)
+        kept_speech = {p - head for p in held[layer] if head <= p < head + speech}
+        assert set(range(sinks)) | set(range(lo, hi)) == kept_speech
+    assert next(spans, None) is None
+
+
 @settings(max_examples=40, deadline=None)
 @given(policy=policies, shapes=st.lists(shapes, min_size=1, max_size=3), resume=st.integers(0, 12))
 def test_store_holds_exactly_the_visible_tokens_of_every_layer_at_every_step(policy, shapes, resume):
@@ -233,3 +255,40 @@ def test_a_row_has_room_for_its_whole_prompt_even_when_its_first_step_drops_spee
     assert layout.counts(0, 0) == 2 + 1 and layout.capacity == 12  # the import holds all 12
     for j, _, layer, seen in run_rows([layout], [0], steps=3):
         assert set(seen) == brute_visible(layout, policy, j, layer)
+
+
+@pytest.mark.parametrize("field", ["sink", "window", "delay", "back", "ahead", "rate"])
+def test_each_negative_speech_rule_setting_is_refused(field):
+    SpeechRule("front", sink=0, window=0, delay=0, rate=0.0, back=0, ahead=0)
+    with pytest.raises(
+        ValueError, match=r"^speech sinks, window, delay, rate and margins must not be negative$"
+    ):
+        SpeechRule("front", **{field: -1})
+    with pytest.raises(ValueError, match=r"^unknown speech rule 'middle'$"):
+        SpeechRule("middle")
+
+
+def test_a_row_layout_refuses_a_speech_span_outside_its_prompt_negative_outputs_and_unknown_groups():
+    with pytest.raises(ValueError, match=r"^the speech span must lie inside the prompt$"):
+        RowLayout(prompt_len=10, speech_start=5, speech_len=6, max_new_tokens=8)
+    for sinks, window in ((-1, 0), (0, -1)):
+        with pytest.raises(ValueError, match=r"^output sinks and window must not be negative$"):
+            RowLayout(10, 0, 5, 8, n_sink=sinks, out_window=window)
+    for groups in ((), (0, 1)):
+        with pytest.raises(ValueError, match=r"^every layer must belong to one of the layout's groups$"):
+            RowLayout(10, 0, 5, 8, layer_group=groups)
+
+
+def test_the_planned_anchor_trails_an_evenly_moving_transcript_by_the_lag():
+    anchor = (SpeechRule("anchor"),)
+    lag = math.ceil(ANCHOR_LAG * 100)  # 5 speech tokens
+    even = RowLayout(prompt_len=110, speech_start=10, speech_len=100, max_new_tokens=100, rules=anchor)
+    steps = np.arange(100)
+    assert even.planned_anchor(steps).tolist() == [k + 1 - lag if k + 1 >= lag else -1 for k in steps]
+    assert even.planned_anchor(4) == 0  # the first step with an anchor points at the first token
+    half = RowLayout(prompt_len=110, speech_start=10, speech_len=100, max_new_tokens=50, rules=anchor)
+    assert half.planned_anchor(np.array([0, 1, 2, 49])).tolist() == [-1, -1, 6 - lag, 100 - lag]
+    one = RowLayout(prompt_len=110, speech_start=10, speech_len=100, max_new_tokens=1, rules=anchor)
+    assert one.planned_anchor(0) == 100 - lag
+    peaks = [int(even.counts(0, j, even.planned_anchor(j))) for j in range(-1, 100)]
+    assert even.peak(0) == max(peaks) < int(even.counts(0, 99))  # less than keeping all the speech

@@ -4,7 +4,8 @@ Two workers on the session's 2-CPU cluster: whisper over two meeting excerpts (s
 each, from one global queue) with an unreadable file among them that fails alone; a cancel
 mid-run hands over no file; a worker killed mid-run has its chunks re-run on the other;
 `murmur transcribe --ray` with the tiny trained VibeVoice model; one recording through
-`RayBackend` (what eval and bench use); a chunk that fails every try fails only its file.
+`RayBackend` (what eval and bench use); a chunk that fails every try fails only its file; `-q`
+keeps Ray's start-up notice off the terminal.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -28,6 +31,8 @@ from engine.pipeline import Pipeline, PipelineConfig
 from engine.speakers import SpeakerConfig
 from engine.types import Progress
 
+ROOT = Path(__file__).resolve().parents[3]
+DEMO_FLAC = ROOT / "resources" / "demo" / "meeting.flac"
 CONFIG = PipelineConfig(speakers=SpeakerConfig(diarizer="none"))
 TWO = ClusterConfig(workers=2)
 # one CTranslate2 thread on both sides: multi-threaded whisper was not bit-reproducible here (seen
@@ -128,9 +133,7 @@ def test_the_cli_on_ray_with_the_tiny_vibevoice_model_writes_the_single_process_
         assert read_json(tmp_path / f"{path.stem}.json").utterances == single.utterances
 
 
-def test_a_recording_through_the_ray_backend_matches_the_local_backend(
-    ray_cluster, excerpts, single_whisper
-):
+def test_a_recording_through_the_ray_backend_matches_the_local_backend(ray_cluster, excerpts, single_whisper):
     backend = RayBackend("whisper", WHISPER, TWO)
     try:
         transcript = Pipeline(backend, CONFIG).run(excerpts[0])
@@ -209,3 +212,23 @@ def test_eval_on_ray_scores_the_demo_like_the_single_process_run(ray_cluster, tm
     bench = json.loads((tmp_path / "bench" / "bench.json").read_text())
     assert bench["systems"][0]["recordings"][0]["wer"] == local["wer"]
     assert ray_cluster.available_resources().get("CPU") == 2  # the workers were stopped
+
+
+def test_quiet_cluster_run_prints_only_murmurs_summary_not_rays_token_notice(tmp_path):
+    """`-q` with a Ray cluster started for the run: Ray's "Token authentication is enabled" notice
+    is held back like any library's output; Murmur's own summary line stays."""
+    import soundfile as sf
+
+    samples, rate = sf.read(DEMO_FLAC, dtype="float32", start=32_000, stop=96_000)  # 2 s to 6 s
+    clip = tmp_path / "clip.wav"
+    sf.write(clip, samples, rate)
+    env = {k: v for k, v in os.environ.items() if k not in {"RAY_ADDRESS", "RAY_AUTH_MODE"}}
+    env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
+    command = [sys.executable, "-m", "engine", "transcribe", str(clip), "--ray", "--workers", "1", "-q",
+               "--format", "json", "--out", str(tmp_path / "out")]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("murmur: 1 of 1 files"), result.stderr
+    assert read_json(tmp_path / "out" / "clip.json").utterances

@@ -214,3 +214,70 @@ def test_metric_config_refuses_unknown_normalisers_and_negative_collars():
         MetricConfig(normalizer="nope")
     with pytest.raises(ValueError, match="collar"):
         MetricConfig(collar=-1)
+
+
+# --- what a report says ----------------------------------------------------------------------
+
+
+def test_each_metric_left_out_is_named_in_the_report_notes():
+    untimed = Reference("m", tuple(TextSegment(s.speaker, s.text) for s in MEETING.segments))
+    assert score_recording(untimed, []).notes == (
+        "tcpWER needs reference times; this reference has none",
+        "DER needs timed speaker turns; this reference has none",
+    )
+    assert score_recording(Reference("m", ()), []).notes == (
+        "the reference has no words",
+        "DER needs timed speaker turns; this reference has none",
+    )
+    crowd = [TextSegment(f"s{i}", "word", float(i), i + 0.5) for i in range(25)]
+    why = (
+        "not computed: Are you sure? Found a total of 25 speakers in the input (Reference: 2, Hypothesis: 25)"
+    )
+    why += "."
+    assert score_recording(MEETING, crowd).notes == (f"cpWER {why}", f"tcpWER {why}")
+
+
+def test_meetevals_loggers_are_left_as_they_were_after_scoring():
+    import logging
+
+    before = {name: (logger.propagate, list(logger.handlers)) for name, logger in _meeteval_loggers()}
+    score_recording(MEETING, [TextSegment(f"s{i}", "word", float(i), i + 0.5) for i in range(25)])
+    assert {name: (logger.propagate, list(logger.handlers)) for name, logger in _meeteval_loggers()} == before
+    assert all(isinstance(logger, logging.Logger) for _, logger in _meeteval_loggers())
+
+
+def _meeteval_loggers():
+    import logging
+
+    from engine.evaluation.metrics import _MEETEVAL_LOGGERS
+
+    return [(name, logging.getLogger(name)) for name in _MEETEVAL_LOGGERS]
+
+
+def test_right_words_said_30_s_late_pass_cpwer_but_fail_the_time_constrained_metrics():
+    late = [
+        TextSegment("s1", "hello everyone let's start", 30.0, 33.0),
+        TextSegment("s2", "thanks alice", 33.5, 35.0),
+    ]
+    scores = score_recording(MEETING, late)
+    assert (scores.wer.rate, scores.cpwer.rate) == (0.0, 0.0)
+    assert scores.tcpwer.rate == 2.0 and scores.der.rate == pytest.approx(2.125)
+
+
+def test_untimed_hypothesis_lines_are_read_first_and_left_out_of_der():
+    reference = Reference("m", (TextSegment("a", "one two", 0.0, 1.0), TextSegment("a", "three", 1.0, 2.0)))
+    hypothesis = [TextSegment("x", "three", 1.0, 2.0), TextSegment("x", "one two")]  # no times: first
+    assert score_recording(reference, hypothesis).wer.errors == 0.0
+    timed = [TextSegment("x", "", 0.0, 2.0)]
+    odd = [*timed, TextSegment("y", ""), TextSegment("y", "", 1.0, 1.0)]  # untimed and empty: no turns
+    assert diarization_error(turns((0, 2, "a")), odd, collar=0.0) == diarization_error(
+        turns((0, 2, "a")), timed, collar=0.0
+    )
+
+
+def test_der_uses_a_quarter_second_collar_by_default_and_scores_only_inside_the_uem():
+    assert diarization_error(turns((0, 10, "A")), []).length == 9.75
+    scored = diarization_error(
+        turns((0, 10, "A")), turns((0, 20, "x")), collar=0.0, uem=[(5.0, 5.0), (0.0, 10.0)]
+    )
+    assert (scored.errors, scored.length) == (0.0, 10.0)
