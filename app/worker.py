@@ -146,7 +146,7 @@ class TranscriptionWorker(QObject):
 
         backend, config, options = engine_arguments(settings)
         if backend == "whisper":  # on a CPU, someone watches each line arrive and may press Esc
-            options = {"cpu_batch_cap": WATCHED_BATCH, **options}
+            options = {"cpu_batch_cap": WATCHED_BATCH, "ramp": True, **options}
         config = replace(config, audio_stream=stream)
         remote = [settings.run_on, settings.server_url, settings.server_key]
         key = json.dumps([backend, repr(config), sorted((k, repr(v)) for k, v in options.items()), remote])

@@ -35,6 +35,7 @@ class WhisperConfig:
     compute_type: str = "default"  # CTranslate2 type; default: int8 on CPU, float16 on CUDA
     batch_size: int = 8
     cpu_batch_cap: int = 0  # fast, on a CPU: at most this many chunks per decode call (0: batch_size)
+    ramp: bool = False  # fast: batches grow 1, 2, 4, … (first lines sooner; for a watcher)
     beam_size: int = 5
     language: str | None = "en"  # a code (en, de…), or "auto" / None: detect (multilingual models)
     context: tuple[str, ...] = ()  # names and terms the user expects (given to whisper as hotwords)
@@ -151,6 +152,7 @@ class WhisperBackend:
             repair=cfg.repair,
             gap_seconds=cfg.gap_seconds,
             timestamp_tokens=cfg.timestamp_tokens,
+            ramp=cfg.ramp,
         )
         yield from DECODERS[cfg.quality](self._model, recording, chunks, options, cancel)
 

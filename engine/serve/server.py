@@ -42,6 +42,8 @@ class Server:
     def create(
         cls, backend_name: str, options: dict[str, Any], pipeline_config: PipelineConfig, config: ServeConfig
     ) -> Server:
+        if backend_name == "whisper":  # a stream's first lines after one chunk, not one batch
+            options = {"ramp": True, **options}
         backend = create_backend(backend_name, **options)
         shared = None
         if backend_name == "vibevoice":

@@ -55,11 +55,17 @@ def test_a_repetition_loop_is_recognised():
     assert "loop" in problems(_result(_spread(0.0, 20.0), looping), 1.0, typical=3.0)
 
 
-def test_batches_grow_from_one_chunk_so_the_first_lines_come_early():
-    plan = batch_plan(25, 8)
+def test_batches_grow_from_one_chunk_so_a_watcher_sees_the_first_lines_early():
+    plan = batch_plan(25, 8, ramp=True)
     assert [len(r) for r in plan] == [1, 2, 4, 8, 8, 2]
     assert [i for r in plan for i in r] == list(range(25))
-    assert batch_plan(0, 8) == [] and [len(r) for r in batch_plan(3, 1)] == [1, 1, 1]
+    assert batch_plan(0, 8, ramp=True) == [] and [len(r) for r in batch_plan(3, 1, ramp=True)] == [1, 1, 1]
+
+
+def test_a_run_nobody_watches_decodes_full_batches():
+    plan = batch_plan(15, 8)
+    assert [len(r) for r in plan] == [8, 7]
+    assert [i for r in plan for i in r] == list(range(15))
 
 
 def test_quality_must_be_fast_or_accurate():
