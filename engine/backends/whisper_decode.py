@@ -2,8 +2,9 @@
 
 Contract (all times absolute seconds in, chunk-relative in the `ChunkResult`s out):
 - `decode_fast(model, recording, chunks, options)`: faster-whisper's batched pipeline over the
-  chunks (one 30 s window each, no conditioning, beam search), in batches that grow 1, 2, 4, … up to
-  the batch size (`batch_plan`), so the first results come after one chunk. Batched whisper
+  chunks (one 30 s window each, no conditioning, beam search), in full batches, or with
+  `options.ramp` (someone watching) in batches that grow 1, 2, 4, … up to the batch size
+  (`batch_plan`), so the first results come after one chunk. Batched whisper
   sometimes breaks a window: it loops on a phrase, stops early, or skips a stretch and stretches the
   words it kept over it. So each chunk is checked (`problems`: "loop", "gap", "sparse") and the
   broken ones of a batch are decoded again together, as one batch, in the other timestamp mode
