@@ -25,7 +25,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 
@@ -34,16 +33,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "resources" / "demo" / "meeting.flac"
 
-
-def spin_until(condition: Callable[[], bool], timeout: float) -> None:
-    from PySide6.QtWidgets import QApplication
-
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the window did not finish in time")
-        QApplication.processEvents()
-        time.sleep(0.005)
+from app_responsiveness import wait_until  # noqa: E402  (bench/ is this script's folder)
 
 
 def repeated_demo(folder: Path, times: int) -> Path:
@@ -82,7 +72,7 @@ def main(argv: list[str]) -> int:
         window.show()
         path = repeated_demo(folder, args.times)
         window.open_path(path)
-        spin_until(lambda: not window.session.busy and window.session.prepared is not None, 600)
+        wait_until(lambda: not window.session.busy and window.session.prepared is not None, 600)
         chunks = len(window.session.prepared.chunks)
         per_call = app.worker.WATCHED_BATCH or "growing 1, 2, 4, 8"
         seconds = window.session.prepared.recording.duration
@@ -95,12 +85,12 @@ def main(argv: list[str]) -> int:
         for k, delay in ((1, 0.0), (4, 0.6), (9, 1.2), (16, 0.3), (20, 0.9))[: args.cancels]:
             arrived.clear()
             window.transcribe()
-            spin_until(lambda k=k: len(arrived) >= k, 600)
+            wait_until(lambda k=k: len(arrived) >= k, 600)
             due = arrived[k - 1] + delay
-            spin_until(lambda due=due: time.monotonic() >= due, 60)
+            wait_until(lambda due=due: time.monotonic() >= due, 60)
             pressed, cpu = time.monotonic(), time.process_time()
             window.actions_by_name["cancel"].trigger()  # Esc
-            spin_until(lambda: not window.session.busy, 600)
+            wait_until(lambda: not window.session.busy, 600)
             idle = time.monotonic() - pressed
             late = sum(t > pressed for t in arrived)
             print(f"Esc {delay:.1f} s after chunk result {k}: worker idle after {idle:.2f} s "
@@ -109,7 +99,7 @@ def main(argv: list[str]) -> int:
         arrived.clear()
         began, cpu = time.monotonic(), time.process_time()
         window.transcribe()
-        spin_until(lambda: not window.session.busy, 1800)
+        wait_until(lambda: not window.session.busy, 1800)
         wall, cpu = time.monotonic() - began, time.process_time() - cpu
         gaps = [b - a for a, b in pairwise(arrived)]
         together = sum(g < 0.05 for g in gaps)
