@@ -33,7 +33,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "resources" / "demo" / "meeting.flac"
 
-from app_responsiveness import wait_until  # noqa: E402  (bench/ is this script's folder)
+from app_responsiveness import bench_window, wait_until  # noqa: E402  (bench/ is this script's folder)
 
 
 def repeated_demo(folder: Path, times: int) -> Path:
@@ -53,23 +53,17 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--cancels", type=int, default=3)
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    from PySide6.QtCore import QSettings, Qt
+    from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication
 
     import app.worker
-    from app.main_window import MainWindow
-    from app.settings import SettingsStore
 
     if args.cap is not None:
         app.worker.WATCHED_BATCH = args.cap
     qapp = QApplication.instance() or QApplication([])
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        store = SettingsStore(QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat))
-        window = MainWindow(store, folder / "recovery", autosave_ms=60_000)
-        window.ask_before_closing = False
-        window.resize(1280, 800)
-        window.show()
+        window = bench_window(folder, 1280, 800)
         path = repeated_demo(folder, args.times)
         window.open_path(path)
         wait_until(lambda: not window.session.busy and window.session.prepared is not None, 600)

@@ -39,6 +39,21 @@ def wait_until(condition: Callable[[], bool], timeout: float) -> None:
         time.sleep(0.005)
 
 
+def bench_window(folder: Path, width: int, height: int):
+    """A shown main window with its settings and recovery files in `folder`, never asking on close."""
+    from PySide6.QtCore import QSettings
+
+    from app.main_window import MainWindow
+    from app.settings import SettingsStore
+
+    store = SettingsStore(QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(store, folder / "recovery", autosave_ms=60_000)
+    window.ask_before_closing = False
+    window.resize(width, height)
+    window.show()
+    return window
+
+
 def longest_pause_while(window, start: Callable[[], object], timeout: float = 900) -> tuple[float, float]:
     """(longest event-loop pause, total seconds) while `start()`'s work keeps the session busy."""
     from PySide6.QtCore import QTimer
@@ -72,20 +87,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--hours", type=float, default=0.0, help="also open this many hours of audio")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from app.main_window import MainWindow
-    from app.settings import SettingsStore, TranscribeSettings
+    from app.settings import TranscribeSettings
 
     app = QApplication.instance() or QApplication([])
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        store = SettingsStore(QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat))
-        window = MainWindow(store, folder / "recovery", autosave_ms=60_000)
-        window.ask_before_closing = False
-        window.resize(1440, 900)
-        window.show()
+        window = bench_window(folder, 1440, 900)
         pause, seconds = longest_pause_while(window, lambda: window.open_path(DEMO))
         print(f"open demo: longest event-loop pause {pause:.3f} s over {seconds:.1f} s (target < 0.5 s)")
         window.set_settings(TranscribeSettings(batch_size=1))
