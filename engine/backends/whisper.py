@@ -137,13 +137,13 @@ class WhisperBackend:
         chunks: Sequence[Chunk],
         cancel: threading.Event | None = None,
     ) -> Iterator[ChunkResult]:
-        from engine.backends.whisper_decode import DECODERS, DecodeOptions
+        from engine.backends.whisper_decode import DECODERS, DecodeOptions, on_cpu
 
         if recording.sample_rate != self.sample_rate:
             raise ValueError(f"whisper needs {self.sample_rate} Hz audio, got {recording.sample_rate}")
         self.load()
         cfg = self.config
-        capped = cfg.cpu_batch_cap > 0 and _on_cpu(self._model)
+        capped = cfg.cpu_batch_cap > 0 and on_cpu(self._model)
         options = DecodeOptions(
             language=None if cfg.language == "auto" else cfg.language,
             beam_size=cfg.beam_size,
@@ -155,10 +155,6 @@ class WhisperBackend:
             ramp=cfg.ramp,
         )
         yield from DECODERS[cfg.quality](self._model, recording, chunks, options, cancel)
-
-
-def _on_cpu(model: Any) -> bool:
-    return getattr(getattr(model, "model", None), "device", "cpu") == "cpu"  # a CTranslate2 model's device
 
 
 def load_model(cfg: WhisperConfig) -> Any:

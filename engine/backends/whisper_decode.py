@@ -154,6 +154,11 @@ def _repaired(
     return [better(r, fixed[r.chunk.index]) if r.chunk.index in fixed else r for r in results]
 
 
+def on_cpu(model: Any) -> bool:
+    """Whether faster-whisper's `model` runs on the CPU (its CTranslate2 model's device)."""
+    return getattr(getattr(model, "model", None), "device", "cpu") == "cpu"
+
+
 class _Encoder:
     """faster-whisper's model as its batched pipeline uses it, keeping the encoder's output of the
     last batch: `reusing(rows)` is the model once more, whose next encode returns those rows of it
@@ -178,8 +183,8 @@ class _Encoder:
         return self.last
 
     def reusing(self, rows: Sequence[int]) -> _Encoder:
-        on_cpu = self.last is not None and self._model.model.device == "cpu"
-        return _Encoder(self._model, rows, self.last if on_cpu else None)
+        keep = self.last is not None and on_cpu(self._model)
+        return _Encoder(self._model, rows, self.last if keep else None)
 
 
 def _fill_gaps(
