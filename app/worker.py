@@ -14,7 +14,8 @@ reported before any audio is prepared again. `cancel()` sets a `threading.Event`
 between units of work. The engine's
 pipeline module is imported only inside jobs, and the last pipeline (with its loaded model) is
 reused while the settings stay the same. Whisper on a CPU decodes one chunk per call
-(`WATCHED_BATCH`), so lines arrive a chunk at a time and a cancel waits for one chunk at most.
+(`WATCHED_BATCH`) in each of its lanes, so lines arrive a chunk or two at a time and a cancel
+waits for the chunk each lane is decoding at most.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from engine.types import Chunk, Progress, Recording, SpeechSegment, Stage, Utter
 log = logging.getLogger(__name__)
 PROGRESS_INTERVAL = 0.05  # seconds between progress signals within one stage
 WATCHED_BATCH = 1  # whisper chunks per decode call on a CPU: lines come a chunk at a time, and a
-# cancel waits for one chunk at most (CTranslate2 cannot stop a call); about 10 % more CPU than 8
+# cancel waits for one chunk per lane at most (CTranslate2 cannot stop a call); as fast as 2 here
 
 ERROR_TITLES: dict[type[Exception], str] = {
     AudioDecodeError: "Cannot open this file",

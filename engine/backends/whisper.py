@@ -34,12 +34,13 @@ class WhisperConfig:
     device: str = "auto"  # "auto", "cpu" or "cuda"
     compute_type: str = "default"  # CTranslate2 type; default: int8 on CPU, float16 on CUDA
     batch_size: int = 8
-    cpu_batch_cap: int = 0  # fast, on a CPU: at most this many chunks per decode call (0: batch_size)
+    cpu_batch_cap: int = 2  # fast, on a CPU: at most this many chunks per decode call (0: batch_size)
     ramp: bool = False  # fast: batches grow 1, 2, 4, … (first lines sooner; for a watcher)
     beam_size: int = 5
     language: str | None = "en"  # a code (en, de…), or "auto" / None: detect (multilingual models)
     context: tuple[str, ...] = ()  # names and terms the user expects (given to whisper as hotwords)
-    cpu_threads: int = 0  # 0: let CTranslate2 decide
+    cpu_threads: int = 0  # on a CPU: CTranslate2 threads in all (0: one per available core)
+    cpu_lanes: int = 0  # on a CPU: decode calls side by side, sharing the threads (0: automatic)
     offline: bool = True  # never contact the hub for model names
     quality: str = "fast"  # "fast": batched, broken chunks repaired; "accurate": sequential
     repair: bool = True  # fast: decode a broken chunk (loop, gap, sparse) again, batched
@@ -49,6 +50,9 @@ class WhisperConfig:
     def __post_init__(self) -> None:
         if self.batch_size < 1:
             raise ValueError(f"batch size must be at least 1, got {self.batch_size}")
+        if self.cpu_threads < 0 or self.cpu_lanes < 0:
+            raise ValueError(f"CPU threads and lanes must be 0 (automatic) or more, got "
+                             f"{self.cpu_threads} and {self.cpu_lanes}")  # fmt: skip
         if self.cpu_batch_cap < 0:
             raise ValueError(f"the CPU batch cap must be 0 (none) or more, got {self.cpu_batch_cap}")
         if self.beam_size < 1:
@@ -137,7 +141,7 @@ class WhisperBackend:
         chunks: Sequence[Chunk],
         cancel: threading.Event | None = None,
     ) -> Iterator[ChunkResult]:
-        from engine.backends.whisper_decode import DECODERS, DecodeOptions, on_cpu
+        from engine.backends.whisper_decode import DECODERS, DecodeOptions, on_cpu, replicas
 
         if recording.sample_rate != self.sample_rate:
             raise ValueError(f"whisper needs {self.sample_rate} Hz audio, got {recording.sample_rate}")
@@ -153,6 +157,7 @@ class WhisperBackend:
             gap_seconds=cfg.gap_seconds,
             timestamp_tokens=cfg.timestamp_tokens,
             ramp=cfg.ramp,
+            lanes=replicas(self._model),
         )
         yield from DECODERS[cfg.quality](self._model, recording, chunks, options, cancel)
 
@@ -160,6 +165,8 @@ class WhisperBackend:
 def load_model(cfg: WhisperConfig) -> Any:
     """The faster-whisper `WhisperModel` `cfg` names (raises `ModelLoadError`)."""
     from faster_whisper import WhisperModel
+
+    from engine.backends.whisper_lanes import available_cores, cpu_plan
 
     source = str(bundled_model_path()) if cfg.model == BUNDLED else cfg.model
     device = cfg.device
@@ -170,17 +177,21 @@ def load_model(cfg: WhisperConfig) -> Any:
     compute = cfg.compute_type
     if compute == "default":
         compute = "float16" if device == "cuda" else "int8"
+    lanes, threads = 1, cfg.cpu_threads
+    if device == "cpu":
+        lanes, threads = cpu_plan(cfg.cpu_threads, cfg.cpu_lanes, cfg.quality, available_cores())
     try:
         model = WhisperModel(
             source,
             device=device,
             compute_type=compute,
-            cpu_threads=cfg.cpu_threads,
+            cpu_threads=threads,
+            num_workers=lanes,
             local_files_only=cfg.offline,
         )
     except Exception as exc:
         raise ModelLoadError(_load_hint(cfg.model, exc)) from exc
-    log.info("loaded whisper model %s on %s (%s)", cfg.model, device, compute)
+    log.info("loaded whisper %s on %s (%s, %d × %d threads)", cfg.model, device, compute, lanes, threads)
     return model
 
 

@@ -12,7 +12,10 @@ Contract (all times absolute seconds in, chunk-relative in the `ChunkResult`s ou
   the next instead of looping or skipping), from the encoder output their batch already computed
   (`_Encoder`); a repair is kept when it is better (no loop, more words), and speech still without
   words is decoded as clips of its own (`_fill_gaps`). Only broken chunks cost a second decode,
-  and it is batched, not one window after another.
+  and it is batched, not one window after another. With `options.lanes` > 1 (a CPU model with
+  that many replicas) the first passes of the next batches run ahead, side by side
+  (`whisper_lanes.ahead`), while the caller's thread checks, repairs and yields each batch in
+  chunk order; the results are the same as with one lane.
 - `decode_accurate(model, recording, chunks, options)`: faster-whisper's sequential decoder over
   runs of chunks (less than 5 s apart) as clips: each 30 s window conditioned on the text before
   it, with temperature fallback when a window's text repeats itself or is improbable, and seeking
@@ -46,6 +49,7 @@ from engine.backends.whisper_checks import (
     uncovered,
     word_rate,
 )
+from engine.backends.whisper_lanes import ahead
 from engine.backends.whisper_words import (
     FRAMES_PER_SECOND,
     absolute,
@@ -73,6 +77,7 @@ class DecodeOptions:
     gap_seconds: float = 1.0  # fast: speech left without words this long makes a chunk broken
     timestamp_tokens: bool = False  # fast: let whisper write its timestamp tokens
     ramp: bool = False  # fast: batches grow 1, 2, 4, … so the first lines come after one chunk
+    lanes: int = 1  # fast: batches decoded side by side (the model's CPU replicas; `whisper_lanes`)
 
 
 def decode_fast(
@@ -81,27 +86,42 @@ def decode_fast(
 ) -> Iterator[ChunkResult]:  # fmt: skip
     from faster_whisper import BatchedInferencePipeline
 
-    encoder = _Encoder(model)
-    pipeline = BatchedInferencePipeline(model=Cancellable(encoder, cancel))  # cancel inside a batch too
+    plain = BatchedInferencePipeline(model=Cancellable(model, cancel))  # for gap fills
+    batches = [chunks[s.start : s.stop] for s in batch_plan(len(chunks), options.batch_size, options.ramp)]
     rates: list[float] = []  # words per second of speech of every chunk so far
-    for span in batch_plan(len(chunks), options.batch_size, options.ramp):
+
+    def first_pass(batch: Sequence[Chunk]) -> tuple[list[ChunkResult], _Encoder]:
+        return _first_pass(model, recording, batch, options, cancel)
+
+    for results, encoder in ahead(first_pass, batches, options.lanes):
         check_cancel(cancel)
-        batch = chunks[span.start : span.stop]
-        started = time.perf_counter()
-        found, language = _batched(pipeline, recording, [(c.start, c.end) for c in batch], options)
-        elapsed = (time.perf_counter() - started) / len(batch)
-        results = [chunk_result(c, s, all_words(s), elapsed, language)
-                   for c, s in zip(batch, found, strict=True)]  # fmt: skip
         rates += [word_rate(r) for r in results if speech_seconds(r.chunk) > 0]
         typical = typical_rate(rates)
         broken = [r for r in results if options.repair and problems(r, options.gap_seconds, typical)]
         if broken:
-            check_cancel(cancel)
             reused = encoder.reusing([results.index(r) for r in broken])
             again = BatchedInferencePipeline(model=Cancellable(reused, cancel))
-            results = _fill_gaps(pipeline, recording, _repaired(again, recording, results, broken, options),
-                                 options)  # fmt: skip
+            results = _repaired(again, recording, results, broken, options)
+            results = _fill_gaps(plain, recording, results, options)
         yield from results
+
+
+def _first_pass(
+    model: Any, recording: Recording, batch: Sequence[Chunk], options: DecodeOptions,
+    cancel: threading.Event | None,
+) -> tuple[list[ChunkResult], _Encoder]:  # fmt: skip
+    """One batch decoded as it is (in a lane of its own): its results, and its encoder, which
+    keeps the batch's encoder output for the repairs."""
+    from faster_whisper import BatchedInferencePipeline
+
+    check_cancel(cancel)
+    encoder = _Encoder(model)
+    pipeline = BatchedInferencePipeline(model=Cancellable(encoder, cancel))  # cancel inside a batch too
+    started = time.perf_counter()
+    found, language = _batched(pipeline, recording, [(c.start, c.end) for c in batch], options)
+    elapsed = (time.perf_counter() - started) / len(batch)
+    results = [chunk_result(c, s, all_words(s), elapsed, language) for c, s in zip(batch, found, strict=True)]
+    return results, encoder
 
 
 def batch_plan(count: int, batch_size: int, ramp: bool = False) -> list[range]:
@@ -157,6 +177,11 @@ def _repaired(
 def on_cpu(model: Any) -> bool:
     """Whether faster-whisper's `model` runs on the CPU (its CTranslate2 model's device)."""
     return getattr(getattr(model, "model", None), "device", "cpu") == "cpu"
+
+
+def replicas(model: Any) -> int:
+    """How many calls faster-whisper's `model` runs side by side: its CPU replicas (1 on a GPU)."""
+    return int(getattr(model.model, "num_workers", 1)) if on_cpu(model) else 1
 
 
 class _Encoder:

@@ -45,7 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=sorted(BACKENDS), default="whisper", help="default: whisper")
     p.add_argument("--model", help="model name or local folder (default: the backend's own)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="default: auto")
-    p.add_argument("--batch-size", type=int, help="chunks decoded together (default: backend's)")
+    p.add_argument("--batch-size", type=int, help="chunks decoded together (default: backend's; "
+                   "whisper on a CPU: at most 2 per call, in calls side by side)")
     p.add_argument(
         "--chunk-seconds",
         type=float,

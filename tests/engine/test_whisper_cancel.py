@@ -43,6 +43,8 @@ def test_a_cancel_during_a_batchs_encoder_stops_it_before_any_text_is_generated(
 
 
 def test_the_cpu_batch_cap_is_none_or_a_positive_count():
-    assert WhisperConfig().cpu_batch_cap == 0  # the command line's batches are unchanged
+    assert WhisperConfig().cpu_batch_cap == 2  # on a CPU, calls of 2 side by side beat one call of 8
     with pytest.raises(ValueError, match="CPU batch cap"):
         WhisperConfig(cpu_batch_cap=-1)
+    with pytest.raises(ValueError, match="threads and lanes"):
+        WhisperConfig(cpu_lanes=-1)
