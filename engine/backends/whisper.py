@@ -39,7 +39,7 @@ class WhisperConfig:
     beam_size: int = 5
     language: str | None = "en"  # a code (en, de…), or "auto" / None: detect (multilingual models)
     context: tuple[str, ...] = ()  # names and terms the user expects (given to whisper as hotwords)
-    cpu_threads: int = 0  # on a CPU: CTranslate2 threads in all (0: one per available core)
+    cpu_threads: int = 0  # on a CPU: CTranslate2 threads in all (0: one per usable core, up to 4)
     cpu_lanes: int = 0  # on a CPU: decode calls side by side, sharing the threads (0: automatic)
     offline: bool = True  # never contact the hub for model names
     quality: str = "fast"  # "fast": batched, broken chunks repaired; "accurate": sequential

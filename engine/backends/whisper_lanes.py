@@ -5,9 +5,10 @@ step is many small matrix products; a batch's last rows and a loop's tail run on
 on 2 cores the 15 windows of a 5-speaker meeting took 24.7 CPU s and 16.4 s in calls of 8 on
 two threads, but 15.7 CPU s and 10.1 s in calls of 2 on one thread each, two at a time. So:
 - `cpu_plan(threads, lanes, quality, cores)`: how a CPU model is loaded, as (lanes, threads
-  per lane): `lanes` replicas (CTranslate2's `num_workers`) sharing `threads` in all. By default
-  every core, one lane per core up to `MAX_AUTO_LANES`; one lane for the `accurate` quality
-  (its calls come one at a time);
+  per lane): `lanes` replicas (CTranslate2's `num_workers`, which share the weights) sharing
+  `threads` in all. By default one single-thread lane per usable core, up to `MAX_AUTO_LANES`
+  (CTranslate2's own default is 4 threads in one call); one lane for the `accurate` quality (its
+  calls come one at a time), with as many threads;
 - `available_cores()`: the cores this process may use, and no more than `OMP_NUM_THREADS`
   when it is set (CTranslate2 reads it too);
 - `ahead(work, items, lanes)`: `work(item)` for each item, yielded in order, with up to `lanes`
@@ -30,13 +31,14 @@ from typing import TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
-MAX_AUTO_LANES = 4  # lanes when not chosen: one per core up to this (measured on 2 cores only)
+MAX_AUTO_LANES = 4  # lanes (and threads) when not chosen: one per core up to this (measured on 2 cores)
 
 
 def cpu_plan(threads: int, lanes: int, quality: str, cores: int) -> tuple[int, int]:
-    """(lanes, threads per lane) for whisper on a CPU: `threads` in all (0: `cores`) in `lanes`
-    lanes (0: one per thread up to `MAX_AUTO_LANES`; one for the `accurate` quality)."""
-    total = threads or max(1, cores)
+    """(lanes, threads per lane) for whisper on a CPU: `threads` in all (0: `cores`, at most
+    `MAX_AUTO_LANES`) in `lanes` lanes (0: one per thread up to `MAX_AUTO_LANES`; one for the
+    `accurate` quality)."""
+    total = threads or min(max(1, cores), MAX_AUTO_LANES)
     count = lanes or (1 if quality == "accurate" else min(MAX_AUTO_LANES, total))
     return count, max(1, total // count)
 

@@ -77,7 +77,8 @@ def test_a_caller_that_stops_early_leaves_nothing_running():
 def test_a_cpu_gets_one_single_thread_lane_per_core_and_accurate_one_lane_with_them_all():
     assert cpu_plan(0, 0, "fast", cores=2) == (2, 1)
     assert cpu_plan(0, 0, "fast", cores=1) == (1, 1)
-    assert cpu_plan(0, 0, "fast", cores=16) == (4, 4)
+    assert cpu_plan(0, 0, "fast", cores=16) == (4, 1)  # CTranslate2's own default: 4 threads
+    assert cpu_plan(8, 0, "fast", cores=16) == (4, 2)
     assert cpu_plan(0, 0, "accurate", cores=2) == (1, 2)
     assert cpu_plan(6, 3, "fast", cores=2) == (3, 2)  # chosen by the user: kept
     assert cpu_plan(1, 0, "fast", cores=8) == (1, 1)
