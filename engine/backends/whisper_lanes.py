@@ -9,8 +9,8 @@ two threads, but 15.7 CPU s and 10.1 s in calls of 2 on one thread each, two at 
   `threads` in all. By default one single-thread lane per usable core, up to `MAX_AUTO_LANES`
   (CTranslate2's own default is 4 threads in one call); one lane for the `accurate` quality (its
   calls come one at a time), with as many threads;
-- `available_cores()`: the cores this process may use, and no more than `OMP_NUM_THREADS`
-  when it is set (CTranslate2 reads it too);
+- `available_cores()`: the cores this process may use: its affinity, no more than a container's
+  CPU quota (cgroup v2 `cpu.max`) and `OMP_NUM_THREADS` when it is set (CTranslate2 reads it);
 - `ahead(work, items, lanes)`: `work(item)` for each item, yielded in order, with up to `lanes`
   running at once in threads of their own and one more queued, so the lanes stay busy while
   the caller handles a result. With one lane it is a plain loop in the caller's thread. When
@@ -22,15 +22,18 @@ looks across batches (the typical word rate, repairs) is done by the caller in c
 
 from __future__ import annotations
 
+import math
 import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import islice
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
+CPU_MAX = Path("/sys/fs/cgroup/cpu.max")  # a container's CPU quota: "quota period" or "max period"
 MAX_AUTO_LANES = 4  # lanes (and threads) when not chosen: one per core up to this (measured on 2 cores)
 
 
@@ -43,14 +46,24 @@ def cpu_plan(threads: int, lanes: int, quality: str, cores: int) -> tuple[int, i
     return count, max(1, total // count)
 
 
-def available_cores() -> int:
-    """The cores this process may run on, bounded by `OMP_NUM_THREADS` when it is set."""
+def available_cores(cpu_max: Path = CPU_MAX) -> int:
+    """The cores this process may run on, bounded by a CPU quota and `OMP_NUM_THREADS`."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
+    cores = min(cores, quota_cores(cpu_max) or cores)
     omp = os.environ.get("OMP_NUM_THREADS", "").strip()
     return min(cores, int(omp)) if omp.isdigit() and int(omp) > 0 else cores
+
+
+def quota_cores(cpu_max: Path) -> int | None:
+    """Whole cores of a cgroup v2 CPU quota ("150000 100000" → 2), None without one ("max …")."""
+    try:
+        quota, period = cpu_max.read_text().split()[:2]
+        return max(1, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError, ZeroDivisionError):  # no file, "max", or unreadable
+        return None
 
 
 def ahead(work: Callable[[T], R], items: Sequence[T], lanes: int) -> Iterator[R]:

@@ -91,6 +91,17 @@ def test_omp_num_threads_bounds_the_cores_used(monkeypatch):
     assert available_cores() >= 1
 
 
+def test_a_containers_cpu_quota_bounds_the_cores_used(tmp_path, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    cpu_max = tmp_path / "cpu.max"
+    cpu_max.write_text("150000 100000\n")  # one and a half cores
+    assert available_cores(cpu_max) == 2
+    cpu_max.write_text("max 100000\n")
+    assert available_cores(cpu_max) == 64
+    assert available_cores(tmp_path / "missing") == 64
+
+
 class MeetingEncoder:
     """The real model; its first two encoder calls must run at the same time."""
 
