@@ -181,7 +181,7 @@ def on_cpu(model: Any) -> bool:
 
 def replicas(model: Any) -> int:
     """How many calls faster-whisper's `model` runs side by side: its CPU replicas (1 on a GPU)."""
-    return int(getattr(model.model, "num_workers", 1)) if on_cpu(model) else 1
+    return int(getattr(getattr(model, "model", None), "num_workers", 1)) if on_cpu(model) else 1
 
 
 class _Encoder:
