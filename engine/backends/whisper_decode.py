@@ -202,7 +202,7 @@ class _Encoder:
 
         if self._rows is not None and self._kept is not None and len(self._rows) == len(features):
             rows = np.asarray(self._kept)[list(self._rows)]
-            self._kept = None  # once: a later batch (a gap fill) is other audio
+            self._kept = None  # once: any later call through this model is other audio
             return ctranslate2.StorageView.from_array(np.ascontiguousarray(rows))
         self.last = self._model.encode(features)
         return self.last
