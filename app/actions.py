@@ -25,6 +25,7 @@ class ActionSpec:
     shortcuts: tuple[str | QKeySequence.StandardKey, ...] = ()
     icon: str = ""
     tip: str = ""
+    checkable: bool = False
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
@@ -73,6 +74,16 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("play", "&Play / Pause", "Playback", ("Space",), "play", "Play or pause the audio"),
     ActionSpec("play_selection", "Play &Utterance", "Playback", ("Ctrl+Space", "Ctrl+Return"), "",
                "Play from the start of the selected utterance"),
+    ActionSpec("play_line", "Play &Line", "Playback", ("Ctrl+Shift+Space",), "",
+               "Play the selected line and stop at its end"),
+    ActionSpec("loop_line", "L&oop Line", "Playback", ("Ctrl+Alt+L",), "",
+               "Play the selected line over and over (again: stop looping)", checkable=True),
+    ActionSpec("follow", "&Follow Playhead", "Playback", ("Ctrl+Shift+L",), "",
+               "Keep the line being played in view (scrolling elsewhere turns it off)", checkable=True),
+    ActionSpec("set_start", "Set &Start at Playhead", "Edit", ("Alt+[",), "",
+               "The selected line starts where the playhead is"),
+    ActionSpec("set_end", "Set &End at Playhead", "Edit", ("Alt+]",), "",
+               "The selected line ends where the playhead is"),
     ActionSpec("skip_back", "&Back 5 s", "Playback", ("Alt+Left",), "", "Move the playhead 5 s back"),
     ActionSpec("skip_forward", "F&orward 5 s", "Playback", ("Alt+Right",), "", "Move the playhead 5 s on"),
     ActionSpec("slower", "&Slower", "Playback", ("Ctrl+[",), "", "Play more slowly"),
@@ -115,6 +126,7 @@ def build_actions(parent: QObject) -> dict[str, QAction]:
         action.setProperty("baseToolTip", action.toolTip())
         action.setStatusTip(tip)
         action.setObjectName(spec.name)
+        action.setCheckable(spec.checkable)
         actions[spec.name] = action
     return actions
 

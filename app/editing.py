@@ -99,6 +99,14 @@ class EditActions(QObject):
             self.view.select_row(moved)
         return ok
 
+    def set_at_playhead(self, which: str) -> bool:
+        """The selected line's start (`which` "start") or end ("end") moved to the playhead."""
+        row = self._row()
+        if row is None:
+            return False
+        u, t = self.model.utterance(row), self.playhead()
+        return self.nudge(which, t - (u.start if which == "start" else u.end))
+
     def assign(self, number: int) -> bool:
         """Give the selected utterances speaker `number` (1-based, book order); 0 unassigns."""
         rows = self.view.selected_source_rows()

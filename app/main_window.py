@@ -125,6 +125,8 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
             "start_later": lambda: self.edit.nudge("start", NUDGE),
             "end_earlier": lambda: self.edit.nudge("end", -NUDGE),
             "end_later": lambda: self.edit.nudge("end", NUDGE),
+            "set_start": lambda: self.edit.set_at_playhead("start"),
+            "set_end": lambda: self.edit.set_at_playhead("end"), "play_line": sync.play_line,
             "new_speaker": self.edit.new_speaker, "unassign": lambda: self.edit.assign(0),
             "transcribe": self.transcribe, "retranscribe": self.choose_retranscribe,
             "cancel": self.session.cancel, "settings": self.show_settings,
@@ -143,6 +145,13 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
             handlers[f"speaker_{n}"] = lambda _=False, n=n: self.edit.assign(n)
         for name, handler in handlers.items():
             a[name].triggered.connect(handler)
+        a["loop_line"].toggled.connect(sync.set_looping)
+        self.playback_box.follow.setDefaultAction(a["follow"])
+        a["follow"].setChecked(bool(self.store.value("follow_playhead", True)))
+        sync.set_following(a["follow"].isChecked())
+        a["follow"].toggled.connect(sync.set_following)
+        a["follow"].toggled.connect(lambda on: self.store.set_value("follow_playhead", on))
+        sync.following_changed.connect(a["follow"].setChecked)
         self.undo_stack.canUndoChanged.connect(self.update_actions)
         self.undo_stack.canRedoChanged.connect(self.update_actions)
         self.undo_stack.cleanChanged.connect(self._update_title)
@@ -246,6 +255,8 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
             "start_later",
             "end_earlier",
             "end_later",
+            "set_start",
+            "set_end",
             "delete_lines",
             "merge_same",
             "shift_times",
