@@ -152,6 +152,8 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         a["follow"].toggled.connect(sync.set_following)
         a["follow"].toggled.connect(lambda on: self.store.set_value("follow_playhead", on))
         sync.following_changed.connect(a["follow"].setChecked)
+        self.transcript_view.set_column_widths(self.store.value("columns", None))
+        self.transcript_view.columns_resized.connect(lambda widths: self.store.set_value("columns", widths))
         self.undo_stack.canUndoChanged.connect(self.update_actions)
         self.undo_stack.canRedoChanged.connect(self.update_actions)
         self.undo_stack.cleanChanged.connect(self._update_title)

@@ -23,6 +23,7 @@ class PlaybackBox(QWidget):
         self.speed.setAccessibleName("Playback speed")
         self.speed.setToolTip("Playback speed (Ctrl+[ slower, Ctrl+] faster)")
         self.follow = QToolButton()  # shows the window's Follow Playhead action
+        self.follow.setAccessibleName("Follow playhead")
         self.note = QLabel("")
         self.note.setObjectName("noteLabel")
         self.note.setWordWrap(True)

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QCheckBox, QDoubleSpinBox
+from qt_helpers import show_transcript
 
 from app import commands
 from app import speakers as sp
 from app.actions import ACTIONS
 from app.resources import style_sheet
 from app.settings import TranscribeSettings
+from app.transcript_model import END, SPEAKER, START
 from app.widgets.settings_dialog import SettingsDialog
 from app.widgets.shortcuts_dialog import ShortcutsDialog
 from engine.types import Speaker, Transcript, Utterance
@@ -134,3 +136,19 @@ def test_add_selects_only_the_new_speaker(make_window):
     panel.add()
     assert panel.selected_ids() == [window.model.book[-1].id]
     assert window.model.book[-1].color not in {s.color for s in window.model.book[:-1]}
+
+
+def test_times_past_an_hour_fit_their_columns_and_dragged_widths_are_remembered(make_window, tmp_path, qtbot):
+    window = make_window()
+    show_transcript(window, Transcript((Utterance(36_000.0, 36_003.5, "Ten hours in.", "s1"),)))
+    view = window.transcript_view
+    metrics = view.fontMetrics()
+    for column in (START, END):
+        text = view.model().index(0, column).data()
+        assert text.startswith("10:00:0")
+        assert metrics.horizontalAdvance(text) < view.columnWidth(column), f"{text!r} is cut off"
+    view.horizontalHeader().resizeSection(SPEAKER, 211)  # as a drag of the header's edge does
+    qtbot.waitUntil(lambda: window.store.value("columns", None) is not None, timeout=3000)
+    again = make_window(store=window.store)
+    assert again.transcript_view.columnWidth(SPEAKER) == 211
+    assert again.transcript_view.columnWidth(START) == view.columnWidth(START)
