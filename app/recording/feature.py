@@ -116,10 +116,14 @@ class RecordingFeature(QObject):
             self.start()
 
     def show_bar(self) -> None:
+        from engine.live.sources import NO_MICROPHONE
+
         self._show_devices()
         self.dock.show()
         self.panel.record_button.setFocus()
-        self.window.show_message("Choose the microphone, then Record (Ctrl+Alt+R)")
+        found = self.panel.devices.count() > 0
+        self.window.show_message("Choose the microphone, then Record (Ctrl+Alt+R)" if found
+                                 else NO_MICROPHONE)  # fmt: skip
 
     def start(self, source: Any = None) -> bool:
         """Record `source` (default: the chosen microphone); False when it did not start."""
