@@ -48,6 +48,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Insert an empty line after the selected one"),
     ActionSpec("merge_same", "Merge Lines of the Same S&peaker", "Edit", ("Ctrl+Shift+J",), "",
                "Join consecutive lines of one speaker (in the selection, else everywhere)"),
+    ActionSpec("next_misspelling", "Next &Misspelling", "Edit", ("Shift+F7",), "",
+               "Open the next misspelled word (right-click it for suggestions)"),
     ActionSpec("go_to_time", "&Go to Time…", "Edit", ("Ctrl+G",), "", "Jump to a time (h:mm:ss)"),
     ActionSpec("shift_times", "S&hift All Times…", "Edit", ("Ctrl+Shift+T",), "",
                "Move every time by an offset (for a trimmed recording)"),
