@@ -25,6 +25,7 @@ class ActionSpec:
     shortcuts: tuple[str | QKeySequence.StandardKey, ...] = ()
     icon: str = ""
     tip: str = ""
+    checkable: bool = False
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
@@ -47,6 +48,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Insert an empty line after the selected one"),
     ActionSpec("merge_same", "Merge Lines of the Same S&peaker", "Edit", ("Ctrl+Shift+J",), "",
                "Join consecutive lines of one speaker (in the selection, else everywhere)"),
+    ActionSpec("next_misspelling", "Next &Misspelling", "Edit", ("Shift+F7",), "",
+               "Open the next misspelled word (right-click it for suggestions)"),
     ActionSpec("go_to_time", "&Go to Time…", "Edit", ("Ctrl+G",), "", "Jump to a time (h:mm:ss)"),
     ActionSpec("shift_times", "S&hift All Times…", "Edit", ("Ctrl+Shift+T",), "",
                "Move every time by an offset (for a trimmed recording)"),
@@ -73,6 +76,16 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("play", "&Play / Pause", "Playback", ("Space",), "play", "Play or pause the audio"),
     ActionSpec("play_selection", "Play &Utterance", "Playback", ("Ctrl+Space", "Ctrl+Return"), "",
                "Play from the start of the selected utterance"),
+    ActionSpec("play_line", "Play &Line", "Playback", ("Ctrl+Shift+Space",), "",
+               "Play the selected line and stop at its end"),
+    ActionSpec("loop_line", "L&oop Line", "Playback", ("Ctrl+Alt+L",), "",
+               "Play the selected line over and over (again: stop looping)", checkable=True),
+    ActionSpec("follow", "&Follow Playhead", "Playback", ("Ctrl+Shift+L",), "",
+               "Keep the line being played in view (scrolling elsewhere turns it off)", checkable=True),
+    ActionSpec("set_start", "Set &Start at Playhead", "Edit", ("Alt+[",), "",
+               "The selected line starts where the playhead is"),
+    ActionSpec("set_end", "Set &End at Playhead", "Edit", ("Alt+]",), "",
+               "The selected line ends where the playhead is"),
     ActionSpec("skip_back", "&Back 5 s", "Playback", ("Alt+Left",), "", "Move the playhead 5 s back"),
     ActionSpec("skip_forward", "F&orward 5 s", "Playback", ("Alt+Right",), "", "Move the playhead 5 s on"),
     ActionSpec("slower", "&Slower", "Playback", ("Ctrl+[",), "", "Play more slowly"),
@@ -115,6 +128,7 @@ def build_actions(parent: QObject) -> dict[str, QAction]:
         action.setProperty("baseToolTip", action.toolTip())
         action.setStatusTip(tip)
         action.setObjectName(spec.name)
+        action.setCheckable(spec.checkable)
         actions[spec.name] = action
     return actions
 

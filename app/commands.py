@@ -8,6 +8,7 @@ lines). Commands store what undo and redo need to be exact and apply in O(rows t
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -139,14 +140,24 @@ def merge_speakers(model: TranscriptModel, sources: Iterable[str], target: str) 
     _push_changes(model, new, f"Merge speakers into {sp.display_name(model.book, target)}", book)
 
 
-def replace_all(model: TranscriptModel, query: str, replacement: str, case_sensitive: bool) -> int:
-    utterances, count = edits.replace_all(model.utterances, query, replacement, case_sensitive)
+def replace_all(model: TranscriptModel, query: str, replacement: str, case_sensitive: bool,
+                regex: bool = False, whole_words: bool = False) -> int:
+    utterances, count = edits.replace_all(
+        model.utterances, query, replacement, case_sensitive, regex, whole_words
+    )
     _push_changes(model, dict(enumerate(utterances)), f"Replace “{query}” ({count})")
     return count
 
 
-def replace_match(model: TranscriptModel, match: edits.Match, replacement: str) -> None:
+def replace_match(model: TranscriptModel, match: edits.Match, replacement: str,
+                  pattern: re.Pattern[str] | None = None) -> None:
+    """Replace one match; with the regular expression that found it, `replacement` may name its groups."""
     u = model.utterance(match.row)
+    if pattern is not None and (found := pattern.match(u.text, match.start)) is not None:
+        try:
+            replacement = found.expand(replacement)
+        except (re.error, IndexError) as exc:
+            raise ValueError(f"not a valid replacement: {exc}") from None
     text = u.text[: match.start] + replacement + u.text[match.end :]
     _push_changes(model, {match.row: edits.set_text(u, text)}, "Replace")
 

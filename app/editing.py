@@ -10,8 +10,10 @@ offset, and merge consecutive lines of one speaker — each one undo step.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QInputDialog, QWidget
 
 from app import commands
@@ -19,6 +21,9 @@ from app import speakers as sp
 from app.timeline import parse_time
 from app.transcript_model import TranscriptModel
 from app.widgets.transcript_view import TranscriptView
+
+if TYPE_CHECKING:
+    from app.widgets.spell_check import SpellCheck
 
 NUDGE = 0.1  # seconds per boundary nudge
 
@@ -98,6 +103,33 @@ class EditActions(QObject):
             moved = next(i for i, x in enumerate(self.model.utterances) if (x.start, x.end) == (start, end))
             self.view.select_row(moved)
         return ok
+
+    def set_at_playhead(self, which: str) -> bool:
+        """The selected line's start (`which` "start") or end ("end") moved to the playhead."""
+        row = self._row()
+        if row is None:
+            return False
+        u, t = self.model.utterance(row), self.playhead()
+        return self.nudge(which, t - (u.start if which == "start" else u.end))
+
+    def next_misspelling(self, spelling: SpellCheck) -> bool:
+        """Open the editor on the next misspelled word after the caret (or the selected line),
+        the word selected: typing replaces it, a right-click offers corrections."""
+        at = self.view.edit_cursor()
+        row, offset = at if at is not None else (self.view.current_source_row() or 0, 0)
+        self.view.commit_open_editor()
+        found = spelling.next_in([u.text for u in self.model.utterances], row, offset)
+        if found is None:
+            return False
+        row, start, end = found
+        editor = self.view.edit_text(row)
+        if editor is None:
+            return False
+        cursor = editor.textCursor()
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        editor.setTextCursor(cursor)
+        return True
 
     def assign(self, number: int) -> bool:
         """Give the selected utterances speaker `number` (1-based, book order); 0 unassigns."""

@@ -166,30 +166,59 @@ def retime(u: Utterance, start: float, end: float, duration: float) -> Utterance
     return replace(u, start=start, end=end, words=words)
 
 
-def _pattern(query: str, case_sensitive: bool) -> re.Pattern[str]:
+def search_pattern(
+    query: str, case_sensitive: bool = False, regex: bool = False, whole_words: bool = False
+) -> re.Pattern[str]:
+    """The compiled search: `query` literally, or as a regular expression with `regex`;
+    `whole_words` only where it starts and ends at word boundaries. ValueError (with the reason)
+    for an empty query or a regular expression that does not compile."""
     if not query:
         raise ValueError("type something to find")
-    return re.compile(re.escape(query), 0 if case_sensitive else re.IGNORECASE)
+    body = query if regex else re.escape(query)
+    if whole_words:
+        body = rf"\b(?:{body})\b"
+    try:
+        return re.compile(body, 0 if case_sensitive else re.IGNORECASE)
+    except re.error as exc:
+        raise ValueError(f"not a valid pattern: {exc}") from None
 
 
-def find_matches(texts: Sequence[str], query: str, case_sensitive: bool = False) -> list[Match]:
-    """Every occurrence of `query` in `texts`, in reading order."""
-    pattern = _pattern(query, case_sensitive)
-    return [Match(row, m.start(), m.end()) for row, text in enumerate(texts) for m in pattern.finditer(text)]
+def find_matches(
+    texts: Sequence[str], query: str, case_sensitive: bool = False, regex: bool = False,
+    whole_words: bool = False,
+) -> list[Match]:
+    """Every occurrence of `query` in `texts`, in reading order; ValueError for a pattern that
+    matches empty text (nothing to show or replace there)."""
+    pattern = search_pattern(query, case_sensitive, regex, whole_words)
+    found = [Match(row, m.start(), m.end()) for row, text in enumerate(texts) for m in pattern.finditer(text)]
+    if any(m.start == m.end for m in found):
+        raise ValueError("the pattern matches empty text")
+    return found
 
 
-def replace_text(text: str, query: str, replacement: str, case_sensitive: bool = False) -> tuple[str, int]:
-    """`text` with every occurrence of `query` replaced, and how many there were."""
-    return _pattern(query, case_sensitive).subn(lambda _: replacement, text)
+def replace_text(
+    text: str, query: str, replacement: str, case_sensitive: bool = False, regex: bool = False,
+    whole_words: bool = False,
+) -> tuple[str, int]:
+    """`text` with every occurrence of `query` replaced, and how many there were. With `regex`
+    the replacement may name groups (`\\1`, `\\g<name>`); otherwise it is taken literally."""
+    pattern = search_pattern(query, case_sensitive, regex, whole_words)
+    if not regex:
+        return pattern.subn(lambda _: replacement, text)
+    try:
+        return pattern.subn(replacement, text)
+    except (re.error, IndexError) as exc:
+        raise ValueError(f"not a valid replacement: {exc}") from None
 
 
 def replace_all(
-    utterances: Sequence[Utterance], query: str, replacement: str, case_sensitive: bool = False
+    utterances: Sequence[Utterance], query: str, replacement: str, case_sensitive: bool = False,
+    regex: bool = False, whole_words: bool = False,
 ) -> tuple[tuple[Utterance, ...], int]:
     """All utterances with `query` replaced everywhere, and the number of replacements."""
     total, out = 0, []
     for u in utterances:
-        text, n = replace_text(u.text, query, replacement, case_sensitive)
+        text, n = replace_text(u.text, query, replacement, case_sensitive, regex, whole_words)
         total += n
         out.append(set_text(u, text) if n else u)
     return tuple(out), total

@@ -26,6 +26,7 @@ from app.main_menus import build_menus, build_toolbar
 from app.playback_controller import PlaybackController
 from app.project_controller import ProjectController
 from app.recording.feature import RecordingFeature
+from app.review_tools import connect_review_tools
 from app.session import Session
 from app.settings import SettingsStore, TranscribeSettings
 from app.sync import SKIP, ViewSync
@@ -125,6 +126,9 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
             "start_later": lambda: self.edit.nudge("start", NUDGE),
             "end_earlier": lambda: self.edit.nudge("end", -NUDGE),
             "end_later": lambda: self.edit.nudge("end", NUDGE),
+            "set_start": lambda: self.edit.set_at_playhead("start"),
+            "set_end": lambda: self.edit.set_at_playhead("end"), "play_line": sync.play_line,
+            "next_misspelling": lambda: self.edit.next_misspelling(self.spelling),
             "new_speaker": self.edit.new_speaker, "unassign": lambda: self.edit.assign(0),
             "transcribe": self.transcribe, "retranscribe": self.choose_retranscribe,
             "cancel": self.session.cancel, "settings": self.show_settings,
@@ -143,6 +147,7 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
             handlers[f"speaker_{n}"] = lambda _=False, n=n: self.edit.assign(n)
         for name, handler in handlers.items():
             a[name].triggered.connect(handler)
+        self.spelling = connect_review_tools(self)
         self.undo_stack.canUndoChanged.connect(self.update_actions)
         self.undo_stack.canRedoChanged.connect(self.update_actions)
         self.undo_stack.cleanChanged.connect(self._update_title)
@@ -246,6 +251,8 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
             "start_later",
             "end_earlier",
             "end_later",
+            "set_start",
+            "set_end",
             "delete_lines",
             "merge_same",
             "shift_times",

@@ -6,7 +6,9 @@
   at import; no output device: PortAudioError/ValueError), or None when it can.
 - `Player` plays one recording on the default output device. Its position is read from any thread;
   the view polls it. `play`, `pause` and `seek` return at once; errors opening the device raise
-  `PlaybackError` with a message for the status bar.
+  `PlaybackError` with a message for the status bar. Pausing aborts the stream instead of draining
+  it (a drain waits out the device's buffer, up to a second on PulseAudio) and moves the read head
+  back by what was buffered but not yet heard, so playing again resumes where the sound stopped.
 """
 
 from __future__ import annotations
@@ -141,12 +143,16 @@ class Player:
 
     def pause(self) -> None:
         stream, self._stream = self._stream, None
-        if stream is not None:
-            try:
-                stream.stop()
-                stream.close()
-            except Exception:  # a vanished device must not take the app down
-                pass
+        if stream is None:
+            return
+        try:
+            unheard = float(stream.latency) if stream.active else 0.0
+            stream.abort()  # drops the buffer at once; stop() would play it out first
+            stream.close()
+        except Exception:  # a vanished device must not take the app down
+            return
+        with self._lock:
+            self._source.seek(max(self._source.position - unheard * self._source.speed, 0.0))
 
     close = pause
 

@@ -201,6 +201,14 @@ class ProjectController(QObject):
         self.path_changed.emit()
         return True
 
+    def detach(self) -> None:
+        """What is shown belongs to no project file yet (a transcript opened for review): Save asks
+        where to put the project; undo starts here."""
+        self.path, self._stamp = None, None
+        self.window.undo_stack.clear()
+        self._autosaved_index = 0
+        self.path_changed.emit()
+
     def apply(self, project: Project, audio: Path | None) -> None:
         """Show `project` in the window and start loading its recording (when there is one)."""
         w = self.window

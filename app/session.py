@@ -8,7 +8,9 @@
   results: each finished chunk's lines are inserted where they belong (never a relayout of the
   rows already shown); on success the stitched result replaces the document as one undoable step
   (the view keeps the selected moment and the scroll position), so undo brings back what was
-  there before. On failure the snapshot is restored untouched (a first transcription keeps what
+  there before. Lines the user edited since the engine produced them (`produced`) are kept as the
+  user left them, by the rule of `app.keep_edits`, in that same step. On failure the snapshot is
+  restored untouched (a first transcription keeps what
   was finished, also undoable); on cancel the same happens at once (`cancel`), while the decoder
   finishes the batch it is on in the background ("Cancelling…") and its late results are dropped.
 - `retranscribe(settings, start, end)` runs the pipeline with other settings on [start, end]
@@ -26,11 +28,12 @@ from PySide6.QtCore import QObject, Signal
 
 from app import commands
 from app import speakers as sp
+from app.keep_edits import with_edited
 from app.settings import TranscribeSettings
 from app.timeline import format_time
 from app.transcript_model import TranscriptModel
 from app.worker import LoadedAudio, LoadJob, RangeJob, RunController, TranscribeJob
-from engine.types import Chunk, ChunkResult, SpeechSegment, Transcript
+from engine.types import Chunk, ChunkResult, SpeechSegment, Transcript, Utterance
 
 if TYPE_CHECKING:
     from engine.retranscribe import RangeResult
@@ -58,6 +61,7 @@ class Session(QObject):
         self.pending_stream: int | None = None  # the audio stream of `pending_path` being opened
         self._snapshot: commands.Document | None = None
         self._partials: list[ChunkResult] = []
+        self._produced: set[Utterance] = set()  # lines as the engine gave them, since the file opened
         self._job = ""
         self.cancelling = False
         worker = self.runner.worker
@@ -145,6 +149,7 @@ class Session(QObject):
     # -- worker results --------------------------------------------------------------------
     def _on_audio(self, audio: LoadedAudio) -> None:
         self.audio = audio
+        self._produced = set()
         self.audio_ready.emit(audio)
 
     def _on_prepared(self, prepared: Any) -> None:
@@ -183,13 +188,26 @@ class Session(QObject):
         live, count = (self.model.rowCount() if self._partials else 0), len(transcript.utterances)
         colors = {s.id: s.color for s in self.model.book}
         book = sp.book_from_transcript(transcript, colors)
+        edited = self._edited_lines()
+        self._produced = set(transcript.utterances)
+        if edited:
+            utterances, book = with_edited(transcript.utterances, book, edited)
+            transcript = replace(transcript, utterances=utterances)
         commands.set_document(self.model, transcript, book, "Transcribe", before=self._snapshot)
         joined = (f": the {live} live lines were joined across chunk edges, speakers matched across "
                   "the recording" if live and live != count else "")  # fmt: skip
-        self.message.emit(f"Transcribed {count} utterances with {transcript.model}{joined}")
+        kept = f"; {len(edited)} line(s) you edited were kept (Undo: the transcript before)" if edited else ""
+        self.message.emit(f"Transcribed {count} utterances with {transcript.model}{joined}{kept}")
         self.transcribed.emit(transcript)
 
+    def _edited_lines(self) -> list[Utterance]:
+        """Lines of the transcript before this run that the engine did not give as they are."""
+        if self._snapshot is None or not self._produced:  # no run yet: nothing to tell apart
+            return []
+        return [u for u in self._snapshot.utterances if u not in self._produced]
+
     def _on_range(self, result: RangeResult) -> None:
+        self._produced.update(result.utterances)
         self.model.read_only = False
         first, count = commands.replace_range(self.model, result)
         self.message.emit(f"Transcribed {format_time(result.start)}–{format_time(result.end)} again: "
@@ -223,6 +241,7 @@ class Session(QObject):
         from engine.stitching import stitch
 
         utterances = stitch(sorted(self._partials, key=lambda r: r.chunk.index))
+        self._produced.update(utterances)
         partial = replace(self._meta(), utterances=utterances)
         commands.set_document(self.model, partial, self.model.book, f"Partial transcript ({why})")
         return f"The {len(self._partials)} chunk(s) finished before it {why} were kept."

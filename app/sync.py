@@ -7,8 +7,11 @@
   line is edited, moving the caret onto a word moves the playhead to that word; clicking the
   waveform selects the utterance there (or the nearest) and moves the playhead; double-clicking
   plays from there; Back / Forward 5 s move the playhead;
-- while audio plays, the playhead moves, the utterance under it is tinted and kept in view
-  (only while no line is being edited: an open editor is never scrolled away, closed or refilled).
+- while audio plays, the playhead moves, the utterance under it is tinted and, while following,
+  kept in view (only while no line is being edited: an open editor is never scrolled away, closed
+  or refilled). Scrolling the transcript or selecting another line while playing stops following
+  (`following_changed(False)`) until the user asks again (`set_following(True)`);
+- Play Line plays the selected line and stops at its end; with looping on it starts it again.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ SKIP = 5.0  # seconds per Back / Forward
 
 class ViewSync(QObject):
     message = Signal(str)
+    following_changed = Signal(bool)
 
     def __init__(self, session: Session, model: TranscriptModel, view: TranscriptView,
                  waveform: WaveformView, playback: PlaybackController, box: PlaybackBox,
@@ -47,18 +51,27 @@ class ViewSync(QObject):
         self._lanes: dict[str | None, sp.Lane] = {}
         self._showing_playing: bool | None = None
         self._seeking = False
+        self.following = True
+        self.looping = False
+        self._line: tuple[float, float] | None = None  # the span Play Line stops (or loops) at
         session.audio_ready.connect(self.on_audio)
         session.plan_ready.connect(self.on_plan)
         model.turns_changed.connect(self.update_lanes)
         model.speakers_changed.connect(lambda: self.update_lanes(frozenset()))
         view.row_selected.connect(self.on_row_selected)
         view.caret_moved.connect(self.on_caret)
+        view.verticalScrollBar().actionTriggered.connect(self._on_user_scroll)  # never emitted by code
         waveform.clicked.connect(self.on_waveform_click)
         waveform.activated.connect(lambda t: playback.play(t))
         playback.position_changed.connect(self.on_position)
-        playback.state_changed.connect(lambda _: self.update_playback_actions())
+        playback.state_changed.connect(self._on_state)
         playback.failed.connect(self.message)
         box.speed.currentIndexChanged.connect(lambda _: playback.set_speed(box.speed.currentData()))
+
+    def _on_state(self, playing: bool) -> None:
+        if not playing and not self.looping:
+            self._line = None  # a pause ends Play Line; Play again plays on
+        self.update_playback_actions()
 
     def on_audio(self, audio: LoadedAudio) -> None:
         self.waveform.set_audio(audio.envelope)
@@ -100,7 +113,24 @@ class ViewSync(QObject):
         if m.meta.chunks and self.session.prepared is None:
             self.waveform.set_chunks([(c.index, c.start, c.end) for c in m.meta.chunks])
 
+    def set_following(self, on: bool) -> None:
+        if on != self.following:
+            self.following = on
+            self.following_changed.emit(on)
+            if on:
+                self.on_position(self.playback.position)
+
+    def _stop_following(self) -> None:
+        if self.playback.playing and self.following:
+            self.set_following(False)
+            self.message.emit("Stopped following the playhead (Ctrl+Shift+L follows it again)")
+
+    def _on_user_scroll(self, _action: int) -> None:
+        self._stop_following()
+
     def on_row_selected(self, row: int) -> None:
+        if row != self.model.row_at(self.playback.position):
+            self._stop_following()
         u = self.model.utterance(row)
         self.waveform.set_selection(u.start, u.end)
         self.waveform.ensure_visible(u.start, u.end)
@@ -115,6 +145,9 @@ class ViewSync(QObject):
                 self.playback.seek(word.start)
             finally:
                 self._seeking = False
+        self.following = True
+        self.looping = False
+        self._line: tuple[float, float] | None = None  # the span Play Line stops (or loops) at
 
     def on_waveform_click(self, t: float) -> None:
         row = self.model.nearest_row(t)
@@ -135,7 +168,10 @@ class ViewSync(QObject):
         self.box.position_label.setText(format_time(t))
         row = self.model.row_at(t)
         self.model.set_current_row(row)
-        if self.playback.playing:
+        if self._line is not None and self.playback.playing and t >= self._line[1]:
+            self._line_ended()
+            return
+        if self.playback.playing and self.following:
             x0, x1 = self.waveform.visible_range()
             if not x0 <= t <= x1:
                 self.waveform.show_range(t, t + (x1 - x0))
@@ -147,7 +183,32 @@ class ViewSync(QObject):
     def play_selection(self) -> None:
         row = self.view.current_source_row()
         if row is not None:
+            self._line = None
             self.playback.play(self.model.utterance(row).start)
+
+    def play_line(self) -> None:
+        """Play the selected line from its start to its end (again and again while looping)."""
+        row = self.view.current_source_row()
+        if row is None:
+            self.message.emit("Select an utterance first")
+            return
+        u = self.model.utterance(row)
+        self._line = (u.start, u.end)
+        self.playback.play(u.start)
+
+    def set_looping(self, on: bool) -> None:
+        self.looping = on
+        if on and not self.playback.playing:
+            self.play_line()
+
+    def _line_ended(self) -> None:
+        start, end = self._line or (0.0, 0.0)
+        if self.looping:
+            self.playback.play(start)
+        else:
+            self._line = None
+            self.playback.pause()
+            self.playback.seek(end)
 
     def update_playback_actions(self) -> None:
         reason = self.playback.reason

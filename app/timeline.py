@@ -1,7 +1,9 @@
 """Time arithmetic the views share, free of Qt: clock strings, hit-testing, visible spans.
 
 - `format_time(t)` "1:02:03.4" / "2:03.4"; `format_axis(t, spacing)` an axis label precise enough
-  for the tick spacing; `parse_time("1:02:03.4")` the inverse (also "83.5", "1:23"), ValueError else.
+  for the tick spacing; `time_ticks(span, pixels)` tick steps a clock reader expects (1, 2, 5,
+  10, 15, 30 s, 1, 2, 5, 10, 15, 30 min, 1 h…), never decimal steps such as 1,000 s;
+  `parse_time("1:02:03.4")` the inverse (also "83.5", "1:23"), ValueError else.
 - `utterance_at(starts, ends, t)` the index of the utterance playing at `t` (or None);
   `nearest_utterance` the one whose span is closest to `t`.
 - `visible_spans(starts, ends, t0, t1, min_width)` the spans intersecting a view, neighbours
@@ -34,6 +36,23 @@ def format_axis(seconds: float, spacing: float) -> str:
     """An axis label: whole seconds when ticks are ≥ 1 s apart, else tenths or hundredths."""
     decimals = 0 if spacing >= 1 else 1 if spacing >= 0.1 else 2
     return format_time(seconds, decimals)
+
+
+CLOCK_STEPS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30,
+               60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)  # fmt: skip
+LABEL_PIXELS = 90  # room one "1:02:03" label needs
+
+
+def time_ticks(span: float, pixels: float) -> list[tuple[float, float]]:
+    """[(major step, 0), (minor step, 0)] for an axis showing `span` seconds over `pixels`:
+    the smallest clock step that leaves each major label `LABEL_PIXELS`, and the largest
+    smaller step that divides it (none when no step is smaller)."""
+    if span <= 0 or pixels <= 0:
+        return []
+    most = max(pixels / LABEL_PIXELS, 2.0)
+    major = next((s for s in CLOCK_STEPS if span / s <= most), CLOCK_STEPS[-1])
+    minors = [s for s in CLOCK_STEPS if s < major and round(major / s, 6).is_integer()]
+    return [(major, 0.0), (minors[-1], 0.0)] if minors else [(major, 0.0)]
 
 
 def parse_time(text: str) -> float:

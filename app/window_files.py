@@ -1,5 +1,6 @@
-"""The main window's file commands: open a recording or project (dialog, command line, drag and
-drop, Open Recent), save, save as, export (asking before replacing files).
+"""The main window's file commands: open a recording, a project or a transcript the engine wrote
+(JSON, SRT, WebVTT, with its recording; dialog, command line, drag and drop, Open Recent), save,
+save as, export (asking before replacing files).
 
 `FileCommands` is mixed into `MainWindow`; it uses only the attributes listed on it, which the
 window creates. Only files that opened enter Open Recent."""
@@ -9,15 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QUndoStack
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from app.main_menus import RecentMenu
-from app.project import SUFFIX
+from app.project import SUFFIX, Project, audio_ref
 from app.project_controller import ProjectController
 from app.session import Session
 from app.settings import SettingsStore, TranscribeSettings
+from app.speakers import book_from_transcript
 from app.stream_choice import choose_stream
+from app.transcript_files import TRANSCRIPT_SUFFIXES, read_transcript_file, recording_for
 from app.transcript_model import TranscriptModel
 from app.widgets.export_dialog import ExportDialog, ExportRequest
 from engine.types import Transcript
@@ -51,6 +54,9 @@ class FileCommands:
     model: TranscriptModel
     recent: RecentMenu
     _pending_recent: Path | None
+    ask_before_closing: bool
+    undo_stack: QUndoStack
+    confirm_discard: Callable[[str], bool]
 
     show_message: Callable[[str], None]
     show_error: Callable[[str, str], None]
@@ -60,7 +66,9 @@ class FileCommands:
         from engine.audio.io import SUPPORTED_EXTENSIONS
 
         audio = " ".join(f"*{e}" for e in sorted(SUPPORTED_EXTENSIONS))
-        filters = f"Recordings and projects (*{SUFFIX} {audio});;Murmur projects (*{SUFFIX});;All files (*)"
+        written = " ".join(f"*{e}" for e in TRANSCRIPT_SUFFIXES)
+        filters = (f"Recordings, projects and transcripts (*{SUFFIX} {audio} {written});;"
+                   f"Murmur projects (*{SUFFIX});;Transcripts ({written});;All files (*)")  # fmt: skip
         start = str(self.store.value("last_folder", str(Path.home())))
         parent = self if isinstance(self, QWidget) else None
         path, _ = QFileDialog.getOpenFileName(parent, "Open a recording or project", start, filters)
@@ -77,8 +85,8 @@ class FileCommands:
             self.show_message("Wait for the running job to finish, or cancel it (Esc)")
             return False
         self.store.set_value("last_folder", str(path.parent))
-        if path.suffix == SUFFIX:
-            opened = self.projects.open(path)
+        if path.suffix == SUFFIX or path.suffix.lower() in TRANSCRIPT_SUFFIXES:
+            opened = self.projects.open(path) if path.suffix == SUFFIX else self._open_transcript(path)
             if opened:
                 self._add_recent(path)
             return opened
@@ -87,6 +95,30 @@ class FileCommands:
             return False
         self._pending_recent = path
         return self.projects.start_new(path) and self.session.open_audio(path, self.settings, stream=stream)
+
+    def _open_transcript(self, path: Path) -> bool:
+        """Show a transcript file for review and editing, with its recording when it can be found
+        (else the user is asked where it is); saving makes a project of it."""
+        from engine.errors import TranscriptFormatError
+
+        if self.ask_before_closing and not self.undo_stack.isClean() and not self.confirm_discard("opening"):
+            return False
+        try:
+            transcript = read_transcript_file(path)
+        except TranscriptFormatError as exc:
+            self.show_error("Cannot open this transcript", str(exc))
+            return False
+        audio = recording_for(path, transcript)
+        if audio is None:
+            parent = self if isinstance(self, QWidget) else None
+            chosen, _ = QFileDialog.getOpenFileName(parent, f"Where is the recording of {path.name}?",
+                                                    str(path.parent))  # fmt: skip
+            audio = Path(chosen) if chosen else None
+        ref = audio_ref(audio, None, transcript.duration) if audio is not None else None
+        self.projects.apply(Project(ref, transcript, book_from_transcript(transcript)), audio)
+        self.projects.detach()
+        self.show_message(f"Opened {path.name} for review; Save makes a project of it")
+        return True
 
     def _on_audio_ready(self, audio: object) -> None:
         path = getattr(audio, "path", None)

@@ -12,7 +12,7 @@ is chosen; Record there (or the action again):
    captions window shows them; the bar shows the level, the elapsed time and any lag;
 3. Stop (or a device failure, after its message) opens the recorded file; once the live lines
    have caught up, the full pipeline runs over it (one undoable step, like Transcribe). Lines the
-   user edited while recording are kept (`app.recording.reconcile`).
+   user edited while recording are kept (`app.keep_edits`).
 Transcribe ▸ Watch Folder… transcribes each new recording in a chosen folder in the background
 (`app.recording.watch_folder`); the choice is a setting that survives restarts.
 `offer_recovery()` (at start-up) offers to make recordings a crash cut short whole and open them.
@@ -29,10 +29,10 @@ from PySide6.QtWidgets import QDockWidget, QMessageBox
 
 from app import speakers as sp
 from app.envelope import EnvelopePyramid
+from app.keep_edits import keep_edited
 from app.recording.captions import CaptionsWindow
 from app.recording.controller import DISPLAY_RATE, RecordingController
 from app.recording.panel import RecordPanel
-from app.recording.reconcile import keep_edited
 from app.recording.recovery_offer import offer_recovery
 from app.recording.watch_folder import FolderWatch
 from engine.errors import RecordingError
@@ -116,10 +116,14 @@ class RecordingFeature(QObject):
             self.start()
 
     def show_bar(self) -> None:
+        from engine.live.sources import NO_MICROPHONE
+
         self._show_devices()
         self.dock.show()
         self.panel.record_button.setFocus()
-        self.window.show_message("Choose the microphone, then Record (Ctrl+Alt+R)")
+        found = self.panel.devices.count() > 0
+        self.window.show_message("Choose the microphone, then Record (Ctrl+Alt+R)" if found
+                                 else NO_MICROPHONE)  # fmt: skip
 
     def start(self, source: Any = None) -> bool:
         """Record `source` (default: the chosen microphone); False when it did not start."""

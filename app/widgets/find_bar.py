@@ -1,6 +1,7 @@
 """Find and replace across the transcript, and the speaker filter, in a bar above the table.
 
-The find row (find field, case, previous/next, count, speaker filter) is always there; the replace
+The find row (find field, case, whole words, regular expression, previous/next, count, speaker
+filter) is always there; a pattern that does not compile says why in place of the count; the replace
 row appears with Ctrl+H or the "Replace" toggle, so neither row crushes its fields at the
 window's smallest size (each field keeps a minimum width).
 
@@ -29,7 +30,7 @@ from PySide6.QtWidgets import (
 
 from app import commands
 from app import speakers as sp
-from app.edits import Match, find_matches
+from app.edits import Match, find_matches, search_pattern
 from app.transcript_model import TranscriptModel
 from app.widgets.transcript_view import ALL, TranscriptView
 
@@ -46,6 +47,12 @@ class FindBar(QWidget):
         self.case = QCheckBox("Aa")
         self.case.setToolTip("Match case")
         self.case.setAccessibleName("Match case")
+        self.whole = QCheckBox("W")
+        self.whole.setToolTip("Whole words only")
+        self.whole.setAccessibleName("Whole words")
+        self.regex = QCheckBox(".*")
+        self.regex.setToolTip("Regular expression (the replacement may use \\1, \\g<name>)")
+        self.regex.setAccessibleName("Regular expression")
         self.count = QLabel("")
         self.count.setMinimumWidth(64)
         self.speaker_filter = QComboBox()
@@ -61,7 +68,8 @@ class FindBar(QWidget):
         self.toggle.setAccessibleName("Show replace")
         find_row = QHBoxLayout()
         find_row.addWidget(self.find_edit, 2)
-        find_row.addWidget(self.case)
+        for box in (self.case, self.whole, self.regex):
+            find_row.addWidget(box)
         for text, tip, slot in (("◀", "Previous match (Shift+F3)", self.find_previous),
                                 ("▶", "Next match (F3)", self.find_next)):  # fmt: skip
             find_row.addWidget(self._button(text, tip, slot))
@@ -86,7 +94,8 @@ class FindBar(QWidget):
         layout.addWidget(self.replace_row)
         self.find_edit.returnPressed.connect(self.find_next)
         self.find_edit.textChanged.connect(self._reset)
-        self.case.toggled.connect(self._reset)
+        for box in (self.case, self.whole, self.regex):
+            box.toggled.connect(self._reset)
         self.speaker_filter.currentIndexChanged.connect(self._apply_filter)
         model.speakers_changed.connect(self.refresh_speakers)
         self.refresh_speakers()
@@ -128,27 +137,39 @@ class FindBar(QWidget):
     def _apply_filter(self) -> None:
         self.view.filter.set_speaker(self.speaker_filter.currentData())
 
+    def _options(self) -> tuple[bool, bool, bool]:
+        return self.case.isChecked(), self.regex.isChecked(), self.whole.isChecked()
+
+    def _pattern(self) -> re.Pattern[str] | None:
+        """The search as compiled, or None (no query, or one that does not compile)."""
+        try:
+            return search_pattern(self.find_edit.text(), *self._options())
+        except ValueError:
+            return None
+
     def _matches(self) -> list[Match]:
+        """Every match, or none; a query that cannot search says why in the count."""
         query = self.find_edit.text()
-        return (
-            find_matches([u.text for u in self.model.utterances], query, self.case.isChecked())
-            if query
-            else []
-        )
+        if not query:
+            return []
+        try:
+            return find_matches([u.text for u in self.model.utterances], query, *self._options())
+        except ValueError as exc:
+            self.count.setText(str(exc))
+            return []
 
     def _reset(self) -> None:
         self.current = None
-        query = self.find_edit.text()
-        self.count.setText(f"{len(self._matches())} found" if query else "")
+        self.count.setText("")
+        matches = self._matches()
+        if self.find_edit.text() and not self.count.text():
+            self.count.setText(f"{len(matches)} found")
         self._highlight()
 
     def _highlight(self) -> None:
         """Every match marked in the table, the current one apart."""
-        query = self.find_edit.text()
-        flags = 0 if self.case.isChecked() else re.IGNORECASE
-        pattern = re.compile(re.escape(query), flags) if query else None
         current = (self.current.row, self.current.start) if self.current else None
-        self.view.row_delegate.find(pattern, current)
+        self.view.row_delegate.find(self._pattern(), current)
         self.view.viewport().update()
 
     def find_next(self) -> None:
@@ -158,10 +179,12 @@ class FindBar(QWidget):
         self._step(-1)
 
     def _step(self, direction: int) -> None:
+        self.count.setText("")
         matches = self._matches()
         if not matches:
             self.current = None
-            self.count.setText("0 found" if self.find_edit.text() else "")
+            if not self.count.text():
+                self.count.setText("0 found" if self.find_edit.text() else "")
             return
         keys = [(m.row, m.start) for m in matches]
         here = (self.current.row, self.current.start) if self.current else None
@@ -181,15 +204,23 @@ class FindBar(QWidget):
         if self.current is None or self.current not in self._matches():
             self.find_next()
             return
-        commands.replace_match(self.model, self.current, self.replace_edit.text())
+        try:
+            commands.replace_match(self.model, self.current, self.replace_edit.text(),
+                                   self._pattern() if self.regex.isChecked() else None)
+        except ValueError as exc:
+            self.message.emit(str(exc))
+            return
         self.current = Match(self.current.row, self.current.start, self.current.start)
         self.find_next()
 
     def replace_every(self) -> None:
         if not self.find_edit.text():
             return
-        n = commands.replace_all(
-            self.model, self.find_edit.text(), self.replace_edit.text(), self.case.isChecked()
-        )
+        try:
+            query, replacement = self.find_edit.text(), self.replace_edit.text()
+            n = commands.replace_all(self.model, query, replacement, *self._options())
+        except ValueError as exc:
+            self.message.emit(str(exc))
+            return
         self.message.emit(f"Replaced {n} occurrence(s)")
         self._reset()

@@ -1,8 +1,9 @@
-"""The playback box beside the transcript: position, speed and why playback is off (if it is)."""
+"""The playback box beside the transcript: position, speed, the follow-playhead toggle and why
+playback is off (if it is)."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
 SPEEDS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 
@@ -21,6 +22,8 @@ class PlaybackBox(QWidget):
         self.speed.setCurrentIndex(SPEEDS.index(1.0))
         self.speed.setAccessibleName("Playback speed")
         self.speed.setToolTip("Playback speed (Ctrl+[ slower, Ctrl+] faster)")
+        self.follow = QToolButton()  # shows the window's Follow Playhead action
+        self.follow.setAccessibleName("Follow playhead")
         self.note = QLabel("")
         self.note.setObjectName("noteLabel")
         self.note.setWordWrap(True)
@@ -28,6 +31,7 @@ class PlaybackBox(QWidget):
         row.addWidget(self.position_label, 1)
         row.addWidget(QLabel("Speed"))
         row.addWidget(self.speed)
+        row.addWidget(self.follow)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(title)

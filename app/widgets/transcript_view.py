@@ -9,6 +9,8 @@ view at once, rows out of view in idle slices (a bulk edit changes thousands nob
 keeping the top row in place (`RowHeights`); a width change refits every row once, after the resize settles.
 A model reset (a finished transcription) keeps the selected moment and the scroll position: the
 view re-selects the utterance nearest the selected time and scrolls back to the time at the top.
+The time columns are wide enough for "10:00:00.0" in the view's font; `columns_resized(widths)`
+reports the start, end and speaker widths the user dragged (settled), `set_column_widths` restores them.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class SpeakerFilter(QSortFilterProxyModel):
 
 class TranscriptView(QTableView):
     row_selected = Signal(int)  # a source row
+    columns_resized = Signal(list)  # [start, end, speaker] widths in pixels, after a drag settles
     caret_moved = Signal(int, int)  # source row, character position of the caret while editing
 
     def __init__(self, model: TranscriptModel, parent: QWidget | None = None) -> None:
@@ -92,9 +95,12 @@ class TranscriptView(QTableView):
         rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         header = self.horizontalHeader()
         header.setSectionResizeMode(TEXT, QHeaderView.ResizeMode.Stretch)
-        for col, width in ((START, 78), (END, 78), (SPEAKER, 130)):
+        clock = self.fontMetrics().horizontalAdvance("10:00:00.0") + 2 * self.fontMetrics().averageCharWidth()
+        for col, width in ((START, clock), (END, clock), (SPEAKER, 130)):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
             self.setColumnWidth(col, width)
+        self._columns_settled = QTimer(self, singleShot=True, interval=300)
+        self._columns_settled.timeout.connect(lambda: self.columns_resized.emit(self.column_widths()))
         self.setAccessibleName("Transcript")
         self.setAccessibleDescription("One row per utterance: start, end, speaker and text. F2 or a click "
                                       "on the selected line edits, Enter commits, Tab goes to the next "
@@ -112,9 +118,26 @@ class TranscriptView(QTableView):
         f.modelAboutToBeReset.connect(self._remember_anchor)
         f.modelReset.connect(self._after_reset)
         f.layoutChanged.connect(self.fit_all_rows)
-        header.sectionResized.connect(lambda col, _o, _n: self._refit.start() if col == TEXT else None)
+        header.sectionResized.connect(self._on_section_resized)
         self.row_delegate.move_requested.connect(self._edit_neighbour)
         self.row_delegate.editing.connect(self._watch_editor)
+
+    # -- columns -----------------------------------------------------------------------------
+    def column_widths(self) -> list[int]:
+        return [self.columnWidth(col) for col in (START, END, SPEAKER)]
+
+    def set_column_widths(self, widths: object) -> None:
+        """Restore remembered widths (anything but three sensible numbers is ignored)."""
+        if isinstance(widths, list) and len(widths) == 3 and all(isinstance(w, int) and 20 <= w <= 2000
+                                                                  for w in widths):  # fmt: skip
+            for col, width in zip((START, END, SPEAKER), widths, strict=True):
+                self.setColumnWidth(col, width)
+
+    def _on_section_resized(self, col: int, _old: int, _new: int) -> None:
+        if col == TEXT:
+            self._refit.start()
+        elif self.isVisible():  # a drag (widths set before the view shows are not the user's)
+            self._columns_settled.start()
 
     # -- rows and heights ------------------------------------------------------------------
     def fit_rows(self, first: int, last: int) -> None:

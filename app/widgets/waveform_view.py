@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QLabel
 
 from app.envelope import EnvelopePyramid
 from app.speakers import Lane
-from app.timeline import format_axis
+from app.timeline import format_axis, time_ticks
 from app.widgets.waveform_items import ChunkItem, EnvelopeItem, LanesItem, SpanItem
 
 LANE_TOP, LANE_HEIGHT = -1.12, 0.34
@@ -76,6 +76,9 @@ class LaneAxis(pg.AxisItem):
 
 
 class TimeAxis(pg.AxisItem):
+    def tickSpacing(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, float]]:
+        return time_ticks(abs(maxVal - minVal), size)
+
     def tickStrings(self, values: Sequence[float], scale: float, spacing: float) -> list[str]:
         return [format_axis(v, spacing) if v >= 0 else "" for v in values]
 

@@ -50,6 +50,10 @@ class InputDevice:
     is_default: bool = False
 
 
+NO_MICROPHONE = ("No microphone was found. Connect one, or check that the sound system (PulseAudio or "
+                 "PipeWire) is running and lets this program record, then try again.")
+
+
 def list_devices() -> list[InputDevice]:
     """The input devices PortAudio sees (empty when PortAudio is missing)."""
     try:
@@ -78,8 +82,9 @@ class MicSource:
         try:
             info = sd.query_devices(device, "input")
         except (sd.PortAudioError, ValueError) as exc:  # no such device, or not an input
-            raise RecordingError(f"the input device {device if device is not None else '(default)'} "
-                                 f"cannot be used: {exc}") from exc  # fmt: skip
+            if device is None and not list_devices():
+                raise RecordingError(NO_MICROPHONE) from exc
+            raise RecordingError(f"the input device {device} cannot be used: {exc}") from exc
         self.name = str(info["name"])
         self.sample_rate = int(sample_rate or info["default_samplerate"])
 

@@ -3,6 +3,8 @@ speakers, find and replace, filter, undo and redo — with the waveform followin
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QLineEdit
@@ -131,6 +133,31 @@ def test_find_next_and_replace_all(window, qtbot):
     assert f"Replaced {total}" in window.statusBar().currentMessage()
     window.undo_stack.undo()
     assert "meeting" in window.model.utterance(row).text.lower()
+
+
+def test_regex_and_whole_word_find_with_real_keys_then_replace_with_groups(window, qtbot):
+    bar = window.find_bar
+    window.actions_by_name["find"].trigger()
+    texts = [u.text for u in window.model.utterances]
+    qtbot.keyClicks(bar.find_edit, "the")
+    substring_count = int(bar.count.text().split()[0])
+    qtbot.mouseClick(bar.whole, Qt.MouseButton.LeftButton)
+    whole = sum(len(re.findall(r"\bthe\b", t, re.IGNORECASE)) for t in texts)
+    assert bar.count.text() == f"{whole} found" and whole < substring_count  # "there", "them" no longer count
+    bar.find_edit.clear()
+    qtbot.mouseClick(bar.regex, Qt.MouseButton.LeftButton)
+    qtbot.keyClicks(bar.find_edit, "(")
+    assert bar.count.text().startswith("not a valid pattern")
+    qtbot.keyClick(bar.find_edit, Qt.Key.Key_Backspace)
+    qtbot.keyClicks(bar.find_edit, r"(\w+)ing")
+    qtbot.keyClick(bar.find_edit, Qt.Key.Key_Return)
+    row = window.transcript_view.current_source_row()
+    before = window.model.utterance(row).text
+    bar.replace_edit.setText(r"<\1>")
+    bar.replace_one()
+    after = window.model.utterance(row).text
+    word = re.search(r"\b(\w+)ing\b", before).group(1)
+    assert f"<{word}>" in after and after != before
 
 
 def test_nudging_a_boundary_is_undoable(window):

@@ -83,6 +83,30 @@ def test_replacement_text_is_literal():
     assert edits.replace_text("a.b", ".", r"\1") == (r"a\1b", 1)
 
 
+def test_whole_words_skip_matches_inside_longer_words():
+    texts = ["The cat sat on the catalogue.", "Cats and a cat."]
+    found = edits.find_matches(texts, "cat", whole_words=True)
+    assert [(m.row, m.start, m.end) for m in found] == [(0, 4, 7), (1, 11, 14)]
+
+
+def test_a_regular_expression_finds_and_its_groups_shape_the_replacement():
+    texts = ["Call 555-1234 today", "no number"]
+    (m,) = edits.find_matches(texts, r"(\d{3})-(\d{4})", regex=True)
+    assert texts[m.row][m.start : m.end] == "555-1234"
+    swapped = edits.replace_text(texts[0], r"(\d{3})-(\d{4})", r"\2-\1", regex=True)
+    assert swapped == ("Call 1234-555 today", 1)
+    assert edits.find_matches(texts, "5.5", regex=False) == []  # the dot is literal without regex
+
+
+def test_a_pattern_that_does_not_compile_or_matches_nothing_says_why():
+    with pytest.raises(ValueError, match="not a valid pattern"):
+        edits.find_matches(["a"], "(", regex=True)
+    with pytest.raises(ValueError, match="empty text"):
+        edits.find_matches(["abc"], "x*", regex=True)
+    with pytest.raises(ValueError, match="not a valid replacement"):
+        edits.replace_text("abc", "(b)", r"\2", regex=True)
+
+
 def test_a_run_of_one_speaker_merges_into_the_line_merging_two_at_a_time_gives():
     pairs = [(Word(i, i + 0.4, f"word{i}"), Word(i + 0.4, i + 0.8, f" more{i}")) for i in range(4)]
     timed = [Utterance(i, i + 0.8, f"word{i} more{i}", "a", pair) for i, pair in enumerate(pairs)]

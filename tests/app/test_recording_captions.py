@@ -6,8 +6,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
+from app.keep_edits import merged
 from app.recording.captions import MIN_PX, CaptionsWindow, font_px
-from app.recording.reconcile import merged
 from engine.types import Utterance, Word
 
 

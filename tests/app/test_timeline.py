@@ -8,11 +8,14 @@ import numpy as np
 import pytest
 
 from app.timeline import (
+    CLOCK_STEPS,
+    LABEL_PIXELS,
     format_axis,
     format_time,
     nearest_utterance,
     parse_time,
     place_labels,
+    time_ticks,
     utterance_at,
     visible_spans,
 )
@@ -75,3 +78,22 @@ def test_chunk_labels_that_do_not_fit_are_left_out_and_never_touch():
         assert (y - x) / spp >= 50.0 + 6.0, (i, j)
     # scrolled to mid-bar: the label moves to the visible part of its bar
     assert place_labels([(0.0, 60.0)], 20.0, spp, [50.0]) == [(0, 20.0)]
+
+
+@pytest.mark.parametrize("span", [0.5, 3.0, 20.0, 90.0, 600.0, 3600.0, 10_800.0, 36_000.0])
+@pytest.mark.parametrize("pixels", [400.0, 1200.0])
+def test_axis_ticks_step_in_clock_units_and_leave_room_for_each_label(span, pixels):
+    major, *minor = time_ticks(span, pixels)
+    step = major[0]
+    assert step in CLOCK_STEPS
+    assert span / step <= max(pixels / LABEL_PIXELS, 2.0), "labels would overlap"
+    smaller = [s for s in CLOCK_STEPS if s < step]
+    assert not smaller or span / smaller[-1] > max(pixels / LABEL_PIXELS, 2.0), "a finer step would fit"
+    if minor:
+        assert minor[0][0] < step and (step / minor[0][0]) == pytest.approx(round(step / minor[0][0]))
+
+
+def test_three_hours_across_a_window_step_in_half_hours_not_thousands_of_seconds():
+    assert time_ticks(10_800.0, 900.0)[0] == (1800, 0.0)
+    assert time_ticks(10_800.0, 900.0)[1] == (900, 0.0)
+    assert time_ticks(0.0, 900.0) == []

@@ -80,7 +80,7 @@ def test_esc_gives_the_transcript_back_within_two_seconds_keeping_finished_chunk
     assert not window.progress_panel.isVisible() and window.actions_by_name["transcribe"].isEnabled()
 
 
-def test_esc_stops_the_engine_after_at_most_the_chunk_in_hand_and_keeps_an_editable_transcript(
+def test_esc_stops_the_engine_after_at_most_the_chunk_in_hand_and_a_new_run_keeps_the_line_then_fixed(
     make_window, qtbot
 ):
     window = make_window()
@@ -109,6 +109,16 @@ def test_esc_stops_the_engine_after_at_most_the_chunk_in_hand_and_keeps_an_edita
     assert window.model.utterance(0).text == "Corrected after cancelling."
     assert window.model.utterances[1:] == kept[1:]
     assert window.model.data(window.model.index(0, TEXT)) == "Corrected after cancelling."
+    edited_doc = window.model.utterances
+    with qtbot.waitSignal(window.session.transcribed, timeout=300_000):  # the whole file again
+        qtbot.keyClick(window.transcript_view, Qt.Key.Key_F5)
+    texts = [u.text for u in window.model.utterances]
+    assert "Corrected after cancelling." in texts, "a new run threw away the line the user fixed"
+    assert len(texts) > len(kept), "the rest of the recording was transcribed"
+    assert texts.count("Corrected after cancelling.") == 1
+    assert "you edited were kept" in window.statusBar().currentMessage()
+    window.undo_stack.undo()  # one step back: the transcript as it was before the run
+    assert window.model.utterances == edited_doc
 
 
 def test_a_failed_run_shows_why_and_keeps_the_edited_transcript(make_window, demo_transcript):

@@ -4,14 +4,19 @@ system palette, lane names in a fixed header, and Add selecting only the new spe
 
 from __future__ import annotations
 
+import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication, QCheckBox, QDoubleSpinBox
+from PySide6.QtWidgets import QApplication, QCheckBox, QDoubleSpinBox, QStyle, QStyleOptionSpinBox
+from qt_helpers import show_transcript
 
 from app import commands
 from app import speakers as sp
 from app.actions import ACTIONS
 from app.resources import style_sheet
 from app.settings import TranscribeSettings
+from app.theme import DARK, LIGHT, apply
+from app.transcript_model import END, SPEAKER, START
 from app.widgets.settings_dialog import SettingsDialog
 from app.widgets.shortcuts_dialog import ShortcutsDialog
 from engine.types import Speaker, Transcript, Utterance
@@ -134,3 +139,49 @@ def test_add_selects_only_the_new_speaker(make_window):
     panel.add()
     assert panel.selected_ids() == [window.model.book[-1].id]
     assert window.model.book[-1].color not in {s.color for s in window.model.book[:-1]}
+
+
+def test_times_past_an_hour_fit_their_columns_and_dragged_widths_are_remembered(make_window, tmp_path, qtbot):
+    window = make_window()
+    show_transcript(window, Transcript((Utterance(36_000.0, 36_003.5, "Ten hours in.", "s1"),)))
+    view = window.transcript_view
+    metrics = view.fontMetrics()
+    for column in (START, END):
+        text = view.model().index(0, column).data()
+        assert text.startswith("10:00:0")
+        assert metrics.horizontalAdvance(text) < view.columnWidth(column), f"{text!r} is cut off"
+    view.horizontalHeader().resizeSection(SPEAKER, 211)  # as a drag of the header's edge does
+    qtbot.waitUntil(lambda: window.store.value("columns", None) is not None, timeout=3000)
+    again = make_window(store=window.store)
+    assert again.transcript_view.columnWidth(SPEAKER) == 211
+    assert again.transcript_view.columnWidth(START) == view.columnWidth(START)
+
+
+@pytest.mark.parametrize("theme", [LIGHT, DARK], ids=["light", "dark"])
+def test_spin_boxes_show_their_arrows_and_the_up_arrow_steps(qtbot, theme):
+    app = QApplication.instance()
+    old_palette, old_sheet = app.palette(), app.styleSheet()
+    try:
+        apply(theme)
+        spin = QDoubleSpinBox()
+        qtbot.addWidget(spin)
+        spin.setRange(0, 100)
+        spin.setValue(10)
+        spin.resize(160, 30)
+        spin.show()
+        option = QStyleOptionSpinBox()
+        spin.initStyleOption(option)
+        control, part = QStyle.ComplexControl.CC_SpinBox, QStyle.SubControl.SC_SpinBoxUp
+        up = spin.style().subControlRect(control, option, part, spin)
+        assert up.width() >= 14 and up.height() >= 10, f"the up button is squashed to {up}"
+        image = spin.grab().toImage()
+        arrow = QColor("#7A8591")
+        xs, ys = range(up.left(), up.right()), range(up.top(), up.bottom())
+        pixels = [image.pixelColor(x, y) for x in xs for y in ys]
+        drawn = sum(max(abs(c.red() - arrow.red()), abs(c.blue() - arrow.blue())) < 40 for c in pixels)
+        assert drawn >= 6, "no arrow is drawn in the up button"
+        qtbot.mouseClick(spin, Qt.MouseButton.LeftButton, pos=up.center())
+        assert spin.value() == 11
+    finally:
+        app.setPalette(old_palette)
+        app.setStyleSheet(old_sheet)

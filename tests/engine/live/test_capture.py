@@ -12,7 +12,7 @@ import soundfile as sf
 from engine.errors import RecordingError
 from engine.live.capture import CaptureStream
 from engine.live.flac_writer import marker_path
-from engine.live.sources import FileSource, MicSource
+from engine.live.sources import NO_MICROPHONE, FileSource, MicSource, list_devices
 
 
 def record(source: FileSource, path: Path, **kwargs: object) -> CaptureStream:
@@ -75,3 +75,12 @@ def test_a_device_that_stops_delivering_is_reported_as_unplugged(clip: Path, tmp
 def test_a_device_that_does_not_exist_will_not_open() -> None:
     with pytest.raises(RecordingError, match="input device"):
         MicSource(987654)
+
+
+def test_no_microphone_at_all_is_a_sentence_not_a_portaudio_code() -> None:
+    if list_devices():
+        pytest.skip("this machine has an input device")
+    with pytest.raises(RecordingError) as caught:
+        MicSource()
+    assert str(caught.value) == NO_MICROPHONE
+    assert "querying device" not in str(caught.value) and "-1" not in str(caught.value)

@@ -1,12 +1,15 @@
-"""Lines edited while recording survive the final transcription.
+"""Lines the user edited survive a new run: the final transcription after recording, and a
+transcription run again over a transcript (after a cancel, or the whole file once more).
 
-Rule (also in docs/app.md): a line the user changed while recording (its text, times or speaker,
-or a split or merge) is kept as the user left it — text and times. From the final run's lines
+Rule (also in docs/app.md): a line the user changed (its text, times or speaker, or a split or
+merge) is kept as the user left it — text and times. From the final run's lines
 that overlap it, only the words inside its span give way (a word belongs to the span its middle
 falls in); their other words stay, as a shorter line; lines that do not overlap stay whole.
 Its speaker becomes the final speaker that overlaps it most (live labels are provisional; the
 final diarization names who spoke), unless nothing overlaps it, when it keeps the one it had.
-The result is one more undoable step after the final transcript, so undo shows the pure final run.
+`with_edited` computes the result (lines and speaker book); `keep_edited` applies it as one more
+undoable step after the final transcript of a recording (undo shows the pure final run), while a
+transcription run again applies it in the run's own step (undo shows the transcript before it).
 """
 
 from __future__ import annotations
@@ -50,14 +53,21 @@ def merged(final: Sequence[Utterance], edited: Sequence[Utterance]) -> tuple[Utt
     return tuple(sorted([*kept, *placed], key=lambda u: (u.start, u.end)))
 
 
-def keep_edited(model: TranscriptModel, edited: Sequence[Utterance]) -> None:
-    """Put the edited lines back into the model's (final) document as one undoable step."""
-    utterances = merged(model.utterances, edited)
-    book = model.book
+def with_edited(
+    final: Sequence[Utterance], book: sp.SpeakerBook, edited: Sequence[Utterance]
+) -> tuple[tuple[Utterance, ...], sp.SpeakerBook]:
+    """The final lines with the edited ones merged in, and `book` with any speaker they name."""
+    utterances = merged(final, edited)
     known = {s.id for s in book}
     for u in utterances:
         if u.speaker is not None and u.speaker not in known:
             book = (*book, sp.SpeakerInfo(u.speaker, u.speaker, sp.free_color(book)))
             known.add(u.speaker)
+    return utterances, book
+
+
+def keep_edited(model: TranscriptModel, edited: Sequence[Utterance]) -> None:
+    """Put the edited lines back into the model's (final) document as one undoable step."""
+    utterances, book = with_edited(model.utterances, model.book, edited)
     commands.set_document(model, replace(model.meta, utterances=utterances), book,
                           "Keep lines edited while recording")  # fmt: skip

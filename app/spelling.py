@@ -1,0 +1,69 @@
+"""Spell checking of the transcript in its language, free of Qt.
+
+`Speller.load(language, own_words)` reads the word list that the `pyspellchecker` package ships
+for the language (en, de, es, fr, it, nl, pt, ru, ar, fa, lv, eu), or returns None where there is
+none. `misspelled(text)` gives the (start, end) character spans of unknown words: numbers, words
+written in capitals (acronyms) and the user's own words are never flagged; an apostrophe joins
+(`don't`). `suggestions(word)` the likeliest corrections, most frequent first, with the word's
+capitalisation; `add(word)` learns a word for this session (the window remembers them).
+`next_misspelling(texts, row, offset)` finds the next unknown word across lines, wrapping once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+MAX_SUGGESTIONS = 5
+
+
+def _match_case(suggestion: str, word: str) -> str:
+    return suggestion[:1].upper() + suggestion[1:] if word[:1].isupper() else suggestion
+
+
+@dataclass(slots=True)
+class Speller:
+    checker: Any  # spellchecker.SpellChecker
+    language: str
+    own: set[str] = field(default_factory=set)
+
+    @classmethod
+    def load(cls, language: str, own_words: Iterable[str] = ()) -> Speller | None:
+        try:
+            from spellchecker import SpellChecker
+
+            checker = SpellChecker(language=language.split("-")[0].lower())
+        except (ImportError, ValueError):  # the package, or a dictionary for the language, is missing
+            return None
+        return cls(checker, language, {w.lower() for w in own_words})
+
+    def known(self, word: str) -> bool:
+        lower = word.lower().replace("’", "'")
+        if (word.isupper() and len(word) > 1) or lower in self.own:
+            return True
+        return bool(self.checker.known([lower]))
+
+    def misspelled(self, text: str) -> list[tuple[int, int]]:
+        return [(m.start(), m.end()) for m in WORD.finditer(text) if not self.known(m.group())]
+
+    def suggestions(self, word: str) -> list[str]:
+        found = self.checker.candidates(word.lower()) or set()
+        ranked = sorted(found - {word.lower()}, key=lambda w: (-self.checker.word_usage_frequency(w), w))
+        return [_match_case(w, word) for w in ranked[:MAX_SUGGESTIONS]]
+
+    def add(self, word: str) -> None:
+        self.own.add(word.lower())
+
+    def next_misspelling(self, texts: Sequence[str], row: int, offset: int) -> tuple[int, int, int] | None:
+        """(row, start, end) of the first unknown word after `offset` in `row`, or in a later row,
+        wrapping to the first row once; None when every word is known."""
+        n = len(texts)
+        for step in range(n + 1):
+            r = (row + step) % n if n else 0
+            for start, end in self.misspelled(texts[r]) if n else ():
+                if step > 0 or start >= offset:
+                    return r, start, end
+        return None

@@ -1,0 +1,130 @@
+"""Spell checking while editing a line: misspelled words underlined, suggestions on right-click.
+
+`SpellCheck` loads the word list of the transcript's language off the GUI thread (`want`; the
+first load takes about a second), underlines unknown words in every open line editor (`attach`),
+and puts the suggestions and "Add to Dictionary" at the top of the editor's context menu
+(`menu_for`). Added words are remembered between runs (the settings key `spelling_words`).
+`next_in(texts, row, offset)` is where "Next Misspelling" goes. Without a word list for the
+language, nothing is underlined and `next_in` says why through `message`.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from PySide6.QtCore import QObject, QPoint, Qt, Signal
+from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextCursor, QTextDocument
+from PySide6.QtWidgets import QMenu, QPlainTextEdit
+
+from app.settings import SettingsStore
+from app.spelling import Speller
+
+WORDS_KEY = "spelling_words"
+
+
+class SpellHighlighter(QSyntaxHighlighter):
+    def __init__(self, document: QTextDocument, check: SpellCheck) -> None:
+        super().__init__(document)
+        self.check = check
+        self.format = QTextCharFormat()
+        self.format.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SpellCheckUnderline)
+        self.format.setUnderlineColor(QColor("#D0312D"))
+
+    def highlightBlock(self, text: str) -> None:
+        speller = self.check.speller
+        for start, end in speller.misspelled(text) if speller is not None else ():
+            self.setFormat(start, end - start, self.format)
+
+
+class SpellCheck(QObject):
+    message = Signal(str)
+    _loaded = Signal(object, str)  # Speller | None, language: from the loader thread
+
+    def __init__(self, store: SettingsStore, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.store = store
+        self.speller: Speller | None = None
+        self.language: str | None = None
+        self._highlighters: list[SpellHighlighter] = []
+        self._loaded.connect(self._on_loaded, Qt.ConnectionType.QueuedConnection)
+
+    def want(self, language: str) -> None:
+        """Check spelling in `language` (loaded in the background; a no-op if already chosen)."""
+        if language == self.language:
+            return
+        self.language, self.speller = language, None
+        words = [str(w) for w in self.store.value(WORDS_KEY, []) or []]
+        threading.Thread(target=lambda: self._loaded.emit(Speller.load(language, words), language),
+                         name="murmur-spelling", daemon=True).start()  # fmt: skip
+
+    def _on_loaded(self, speller: Speller | None, language: str) -> None:
+        if language != self.language:
+            return  # another language was asked for meanwhile
+        self.speller = speller
+        self._rehighlight()
+
+    def _rehighlight(self) -> None:
+        for h in self._highlighters:
+            h.rehighlight()
+
+    def attach(self, editor: QPlainTextEdit) -> None:
+        """Underline unknown words in `editor` and offer suggestions on its context menu."""
+        highlighter = SpellHighlighter(editor.document(), self)
+        self._highlighters.append(highlighter)
+        editor.destroyed.connect(lambda: self._highlighters.remove(highlighter))
+        editor.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        editor.customContextMenuRequested.connect(
+            lambda pos: self.menu_for(editor, pos).exec(editor.mapToGlobal(pos))
+        )
+
+    def menu_for(self, editor: QPlainTextEdit, pos: QPoint) -> QMenu:
+        """The editor's context menu, led by corrections when `pos` is on an unknown word."""
+        menu = editor.createStandardContextMenu(pos)
+        span = self._word_at(editor, editor.cursorForPosition(pos).position())
+        if span is None or self.speller is None:
+            return menu
+        start, end = span
+        word = editor.toPlainText()[start:end]
+        first = menu.actions()[0] if menu.actions() else None
+        suggestions = self.speller.suggestions(word) or []
+        for suggestion in suggestions:
+            action = menu.addAction(suggestion)
+            action.triggered.connect(lambda _=False, s=suggestion: self._replace(editor, start, end, s))
+            menu.insertAction(first, action)
+        if not suggestions:
+            menu.insertAction(first, none := menu.addAction("(no suggestions)"))
+            none.setEnabled(False)
+        learn = menu.addAction(f"Add “{word}” to Dictionary")
+        learn.triggered.connect(lambda: self.add_word(word))
+        menu.insertAction(first, learn)
+        menu.insertSeparator(first)
+        return menu
+
+    def _word_at(self, editor: QPlainTextEdit, position: int) -> tuple[int, int] | None:
+        if self.speller is None:
+            return None
+        spans = self.speller.misspelled(editor.toPlainText())
+        return next(((s, e) for s, e in spans if s <= position <= e), None)
+
+    def _replace(self, editor: QPlainTextEdit, start: int, end: int, text: str) -> None:
+        cursor = editor.textCursor()
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertText(text)
+        editor.setTextCursor(cursor)
+
+    def add_word(self, word: str) -> None:
+        if self.speller is not None:
+            self.speller.add(word)
+            self.store.set_value(WORDS_KEY, sorted(self.speller.own))
+            self._rehighlight()
+
+    def next_in(self, texts: list[str], row: int, offset: int) -> tuple[int, int, int] | None:
+        if self.speller is None:
+            why = "still loading" if self.language else "not set"
+            self.message.emit(f"No spelling dictionary for “{self.language}” ({why})")
+            return None
+        found = self.speller.next_misspelling(texts, row, offset)
+        if found is None:
+            self.message.emit("No misspelled words")
+        return found
