@@ -99,7 +99,7 @@ def step_ops(layers: int, dtype: torch.dtype, rows: int, attention: str = "sdpa"
     model = build(layers, dtype)
     parts = ModelParts.from_model(model)
     config = EngineConfig(max_batch=rows, cuda_graphs=False, glue="plain", attention=attention)
-    table, policy = RowTable(rows), make_policy(config.policy)
+    table, policy = RowTable(rows), make_policy(config.eviction)
     groups = policy.layout(1, (0, 0), 1, layers).layer_group
     fused = FusedModel.from_parts(parts.backbone, parts.device, "plain")
     runner = Runner(parts, fused, config, rows, groups)

@@ -95,7 +95,7 @@ def forced_logits(
     """Logits (n, steps, V) float32 of the engine and of one HF forward, both fed the same tokens."""
     decoder = MurmurDecoder(model, config)
     n, device = len(requests), decoder.parts.device
-    policy, layers = make_policy(config.policy), len(decoder.parts.layers)
+    policy, layers = make_policy(config.eviction), len(decoder.parts.layers)
     layouts = [policy.layout(r.prompt_length, r.speech_span, r.max_new_tokens, layers) for r in requests]
     runner = Runner(decoder.parts, decoder.fused, config, n, layouts[0].layer_group)
     table = RowTable(n)

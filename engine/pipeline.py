@@ -16,7 +16,7 @@ meanwhile numpy's BLAS keeps to one thread, so the two stay within the decoder's
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -26,12 +26,14 @@ from typing import Any
 from engine.audio.chunking import ChunkingConfig, energy_quietest, plan_chunks
 from engine.audio.io import load_audio
 from engine.audio.vad import PauseDetector, SileroVad, SpeechDetector, VadConfig
-from engine.backends import create_backend
+from engine.backends import base as hooks
+from engine.backends import build_backend, create_backend
 from engine.backends.base import Backend, check_cancel
 from engine.progress import format_clock
 from engine.speakers import SpeakerConfig, create_diarizer
 from engine.speakers.attribution import attribute_speakers
 from engine.speakers.diarization import Diarization, Diarizer
+from engine.spoken_language import spoken_language
 from engine.stitching import StitchConfig, removals
 from engine.types import (
     Chunk,
@@ -96,8 +98,13 @@ class Pipeline:
     def create(
         cls, backend: str = "whisper", config: PipelineConfig | None = None, **backend_options: Any
     ) -> Pipeline:
-        """A pipeline around backend `backend` built from plain options (see engine.backends)."""
+        """A pipeline around backend `backend` built from its config's fields (see engine.backends)."""
         return cls(create_backend(backend, **backend_options), config)
+
+    @classmethod
+    def from_recipe(cls, recipe: Any) -> Pipeline:
+        """The pipeline an `engine.recipe.Recipe` describes (its backend loads on first use)."""
+        return cls(build_backend(recipe.backend, recipe.backend_config), recipe.pipeline)
 
     @property
     def chunking(self) -> ChunkingConfig:
@@ -124,9 +131,7 @@ class Pipeline:
         """Raise now, before any work, when the backend can tell it will fail (a server that is
         down, a checkpoint that cannot be had); callers that run `prepare` and `transcribe`
         separately (the app) call it first."""
-        check_ready = getattr(self.backend, "check_ready", None)
-        if check_ready is not None:
-            check_ready()
+        hooks.check_ready(self.backend)
 
     def prepare(
         self,
@@ -158,7 +163,7 @@ class Pipeline:
         def progress(done: float, total: float) -> None:
             report(Progress(Stage.VAD, done, total))
 
-        packs = getattr(self.backend, "packs_at_pauses", False) and not self.config.single_pass
+        packs = hooks.packs_at_pauses(self.backend) and not self.config.single_pass
         if packs and isinstance(self.detector, PauseDetector):
             return self.detector.detect_with_pauses(recording, progress, cancel)
         return self.detector.detect(recording, progress, cancel), []
@@ -243,18 +248,6 @@ class Pipeline:
             model=self.backend.describe(),
             chunks=prepared.chunks,
         )
-
-
-def spoken_language(results: Sequence[ChunkResult], default: str = "en") -> str:
-    """The transcript's language from the languages the backend reports per chunk (whisper: the
-    forced one, or the one it detected): the one decoded over the most speech; `default` when the
-    backend reports none."""
-    seconds: dict[str, float] = {}
-    for r in results:
-        if r.language:
-            code = r.language.strip().lower()
-            seconds[code] = seconds.get(code, 0.0) + sum(s.duration for s in r.chunk.speech) + 1e-6
-    return max(seconds, key=lambda code: seconds[code]) if seconds else default
 
 
 @contextmanager

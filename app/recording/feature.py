@@ -169,11 +169,12 @@ class RecordingFeature(QObject):
         return MicSource(self.panel.device_name())
 
     def _backend(self) -> Any:
-        from engine.backends import create_backend
+        from engine.backends import build_backend
+        from engine.recipe import recipe_from
 
-        s = self.window.settings
-        options = {"model": s.model or None, "language": getattr(s, "language", None) or None}
-        return create_backend("whisper", **{k: v for k, v in options.items() if v is not None})
+        s = self.window.settings  # live lines come from whisper, with the chosen model and language
+        chosen = recipe_from({"model": s.model or None, "language": s.language}, "whisper")
+        return build_backend("whisper", chosen.backend_config)
 
     def _show_devices(self) -> None:
         from engine.live.sources import list_devices

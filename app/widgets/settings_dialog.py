@@ -1,7 +1,10 @@
-"""The transcription settings dialog, generated from `app.settings.OPTION_SPECS`.
+"""The transcription settings dialog, generated from the engine's option table.
 
-One row per option; a row is enabled only when the chosen backend (or the pipeline) takes that
-option, and a disabled row's tooltip says why. `settings()` returns the validated
+One row per `TranscribeSettings` option field, labelled and explained by its row of
+`engine.options.OPTIONS`; the editor follows the field's type (a list for choices, a number box,
+a check box, a text field; a folder button for models). A row is enabled only when the chosen
+backend takes that option, and a disabled row's tooltip says why. The rows scroll, so the dialog
+fits a 1024×600 screen with OK and Cancel always visible. `settings()` returns the validated
 `TranscribeSettings`; OK refuses invalid combinations with a message inside the dialog.
 """
 
@@ -21,13 +24,22 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from app.remote_settings import RunOnSection
-from app.settings import OPTION_SPECS, OptionSpec, TranscribeSettings, parse_terms, supported_options
+from app.settings import (
+    LIMITS,
+    TranscribeSettings,
+    choices_of,
+    option_row,
+    parse_terms,
+    setting_names,
+    supported_options,
+)
 from engine.backends import BACKENDS
 
 
@@ -43,14 +55,18 @@ class SettingsDialog(QDialog):
         self.backend.setToolTip("The speech recognition engine")
         self.editors: dict[str, QWidget] = {}
         self.rows: dict[str, QWidget] = {}
-        form = QFormLayout()
+        fields = QWidget()
+        form = QFormLayout(fields)
         form.addRow("&Backend", self.backend)
-        for spec in OPTION_SPECS:
-            editor, row = self._editor(spec)
-            self.editors[spec.key], self.rows[spec.key] = editor, row
-            label = QLabel(spec.label)
+        for name in setting_names():
+            editor, row = self._editor(name)
+            self.editors[name], self.rows[name] = editor, row
+            label = QLabel(option_row(name).label)
             label.setBuddy(editor)
             form.addRow(label, row)
+        self.scroll = QScrollArea()  # the rows scroll; the buttons below them stay on screen
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(fields)
         self.error = QLabel("")
         self.error.setObjectName("errorLabel")
         self.error.setWordWrap(True)
@@ -62,39 +78,38 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         self.run_on = RunOnSection()  # this computer, or a Murmur server
         layout.addWidget(self.run_on)
-        layout.addLayout(form)
+        layout.addWidget(self.scroll, 1)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
         self.backend.currentTextChanged.connect(self._update_enabled)
         self.set_settings(settings)
 
-    def _editor(self, spec: OptionSpec) -> tuple[QWidget, QWidget]:
+    def _editor(self, name: str) -> tuple[QWidget, QWidget]:
+        default, choices = getattr(TranscribeSettings(), name), choices_of(name)
         editor: Any
-        if spec.kind == "choice":
-            editor = QComboBox()
-            editor.addItems(list(spec.choices))
-        elif spec.kind == "int":
-            editor = QSpinBox()
-            editor.setRange(int(spec.minimum), int(spec.maximum))
-        elif spec.kind == "float":
-            editor = QDoubleSpinBox()
-            editor.setRange(spec.minimum, spec.maximum)
-            editor.setDecimals(0)
-        elif spec.kind == "bool":
+        if isinstance(default, bool):
             editor = QCheckBox()
+        elif choices:
+            editor = QComboBox()
+            editor.addItems(list(choices))
+        elif isinstance(default, int | float):
+            maximum, special = LIMITS[name]
+            editor = QSpinBox() if isinstance(default, int) else QDoubleSpinBox()
+            editor.setRange(0, maximum)
+            editor.setSpecialValueText(special)
+            if isinstance(editor, QDoubleSpinBox):
+                editor.setDecimals(0)
         else:
             editor = QLineEdit()
-            editor.setPlaceholderText(
-                "the backend's default" if spec.kind == "model" else "e.g. Alice, Kubernetes"
-            )
-        if spec.special and isinstance(editor, QSpinBox | QDoubleSpinBox):
-            editor.setSpecialValueText(spec.special)
-        editor.setToolTip(spec.tooltip)
-        editor.setAccessibleName(spec.label)
-        editor.setAccessibleDescription(spec.tooltip)
-        if spec.kind != "model":
+            terms = isinstance(default, tuple)
+            editor.setPlaceholderText("e.g. Alice, Kubernetes" if terms else "the backend's default")
+        tooltip = option_row(name).tooltip or option_row(name).help
+        editor.setToolTip(tooltip)
+        editor.setAccessibleName(option_row(name).label)
+        editor.setAccessibleDescription(tooltip)
+        if not isinstance(editor, QLineEdit) or isinstance(default, tuple):
             return editor, editor
-        row = QWidget()
+        row = QWidget()  # a model or pipeline: a name, or a folder chosen with the button
         box = QHBoxLayout(row)
         box.setContentsMargins(0, 0, 0, 0)
         browse = QPushButton("Folder…")
@@ -112,15 +127,16 @@ class SettingsDialog(QDialog):
     def _update_enabled(self) -> None:
         backend = self.backend.currentText()
         supported = supported_options(backend)
-        for spec in OPTION_SPECS:
-            row, on = self.rows[spec.key], spec.key in supported
+        for name, row in self.rows.items():
+            on = name in supported
             row.setEnabled(on)
-            row.setToolTip(spec.tooltip if on else f"The {backend} backend does not take this setting.")
+            tooltip = option_row(name).tooltip or option_row(name).help
+            row.setToolTip(tooltip if on else f"The {backend} backend does not take this setting.")
 
     def set_settings(self, s: TranscribeSettings) -> None:
         self.backend.setCurrentText(s.backend)
-        for spec in OPTION_SPECS:
-            editor, value = self.editors[spec.key], getattr(s, spec.key)
+        for name, editor in self.editors.items():
+            value = getattr(s, name)
             if isinstance(editor, QComboBox):
                 editor.setCurrentText(str(value))
             elif isinstance(editor, QSpinBox | QDoubleSpinBox):
@@ -128,24 +144,23 @@ class SettingsDialog(QDialog):
             elif isinstance(editor, QCheckBox):
                 editor.setChecked(bool(value))
             elif isinstance(editor, QLineEdit):
-                editor.setText(", ".join(value) if spec.kind == "terms" else str(value))
+                editor.setText(", ".join(value) if isinstance(value, tuple) else str(value))
         self.run_on.set_values(s)
         self._update_enabled()
 
     def settings(self) -> TranscribeSettings:
         """The settings shown; ValueError when they do not make sense together."""
         values: dict[str, Any] = {"backend": self.backend.currentText(), **self.run_on.values()}
-        for spec in OPTION_SPECS:
-            editor = self.editors[spec.key]
+        for name, editor in self.editors.items():
             if isinstance(editor, QComboBox):
-                values[spec.key] = editor.currentText()
+                values[name] = editor.currentText()
             elif isinstance(editor, QSpinBox | QDoubleSpinBox):
-                values[spec.key] = editor.value()
+                values[name] = editor.value()
             elif isinstance(editor, QCheckBox):
-                values[spec.key] = editor.isChecked()
+                values[name] = editor.isChecked()
             elif isinstance(editor, QLineEdit):
                 text = editor.text().strip()
-                values[spec.key] = parse_terms(text) if spec.kind == "terms" else text
+                values[name] = parse_terms(text) if name == "context" else text
         return TranscribeSettings(**values)
 
     def accept(self) -> None:

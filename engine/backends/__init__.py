@@ -1,4 +1,5 @@
-"""Backends by name. `create_backend(name, **options)` builds one from plain options.
+"""Backends by name. `create_backend(name, **fields)` builds one from its config's fields,
+`build_backend(name, config)` from a built config (`engine.recipe` makes one from user options).
 
 Each entry names a config dataclass and a backend class; both are imported only when the backend
 is created, so importing the engine stays cheap. Options that are None keep the config default;
@@ -21,7 +22,8 @@ BACKENDS: dict[str, tuple[str, str, str]] = {
 
 
 def backend_config(name: str, **options: Any) -> Any:
-    """The backend's config dataclass built from `options` (None values are dropped)."""
+    """The backend's config dataclass built from its fields `options` (None values are dropped);
+    user-facing option names (`--sink`, `--speakers`…) go through `engine.recipe.recipe_from`."""
     if name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r}; choose one of: {', '.join(BACKENDS)}")
     module_name, config_name, _ = BACKENDS[name]
@@ -35,8 +37,14 @@ def backend_config(name: str, **options: Any) -> Any:
 
 
 def create_backend(name: str, **options: Any) -> Backend:
-    """Build backend `name` from options; the model loads on first use."""
-    config = backend_config(name, **options)
+    """Build backend `name` from its config's fields; the model loads on first use."""
+    return build_backend(name, backend_config(name, **options))
+
+
+def build_backend(name: str, config: Any) -> Backend:
+    """Backend `name` around its built `config` (e.g. `engine.recipe.Recipe.backend_config`)."""
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r}; choose one of: {', '.join(BACKENDS)}")
     module_name, _, backend_name = BACKENDS[name]
     backend_cls = getattr(importlib.import_module(module_name), backend_name)
     backend: Backend = backend_cls(config)

@@ -64,8 +64,9 @@ class WhisperConfig:
         if self.gap_seconds <= 0:
             raise ValueError(f"the longest gap without words must be positive, got {self.gap_seconds}")
         if english_only(self.model) and self.language not in (None, "en"):  # None: faster-whisper says en
-            raise ValueError(f"the whisper model {self.model} is English-only: it cannot transcribe "
-                             f"{self.language!r}; choose a multilingual model (e.g. small, large-v3)")
+            what = "detect the language" if self.language == "auto" else f"transcribe {self.language!r}"
+            raise ValueError(f"the whisper model {self.model} is English-only: it cannot {what}; "
+                             "choose a multilingual model (e.g. small, large-v3)")
 
 
 def english_only(model: str | None) -> bool:

@@ -25,8 +25,8 @@ from engine.cli.eval import (
     metric_config,
     parse_options,
 )
+from engine.cli.option_args import add_option_arguments, recipe_of
 from engine.cli.paper_switches import add_paper_switches, apply_paper_switches
-from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     g.add_argument("--baseline", default="single-pass", help="system the speed-up is measured against")
     g.add_argument("--list", action="store_true", help="list the systems and whether each can run, then stop")
-    add_speaker_arguments(p)
+    add_option_arguments(p, "bench")  # the speaker flags, shared by every system of the sweep
     add_paper_switches(p)
     add_scoring_arguments(p)
     add_cluster_arguments(p)
@@ -59,7 +59,7 @@ def chosen_systems(args: argparse.Namespace) -> list[Any]:
     systems = read_systems(args.systems_file) if args.systems_file else list(SWEEP)
     if names is not None and not args.systems_file:  # the paper's other rows, by name only
         systems += PAPER_ROWS
-    speakers = speaker_config(args)
+    speakers = recipe_of(args, "bench").pipeline.speakers
     chosen = apply_overrides(select(systems, names), _overrides(args.set))
     return apply_paper_switches([s.with_speakers(speakers) for s in chosen], args)
 
@@ -93,7 +93,7 @@ def _run(args: argparse.Namespace, cancel: threading.Event) -> int:
     if cluster_config(args) is not None:  # each system's chunks spread over Ray workers
 
         def factory(system: Any) -> Any:
-            return ray_backend(args, system.backend, system.backend_options())
+            return ray_backend(args, system.backend, system.recipe.backend_options())
 
     manifest = load_manifest(args)
     out = args.out or Path("bench") / manifest.name

@@ -14,25 +14,26 @@ import threading
 import time
 from typing import Any
 
-from engine.cli.delivery import backend_options, deliver
+from engine.cli.delivery import deliver
 from engine.cli.progressbar import ProgressBar
 from engine.progress import format_clock
 
 
 def transcribe_on_cluster(
-    args: argparse.Namespace, cluster: Any, config: Any, plan: Any, cancel: threading.Event
+    args: argparse.Namespace, cluster: Any, recipe: Any, plan: Any, cancel: threading.Event
 ) -> int:
     """Run every file of `args.files` over the cluster; `plan` is the checked `preflight` plan."""
     from engine.distributed.corpus import CorpusRunner
     from engine.pipeline import Pipeline
 
-    options = {k: v for k, v in backend_options(args).items() if v is not None}
-    pipeline = Pipeline.create(args.backend, config, **options)
+    options = recipe.backend_options()  # what each Ray worker builds its backend from
+    pipeline = Pipeline.from_recipe(recipe)
     bar = ProgressBar(sys.stderr, enabled=not args.quiet)  # today's stderr, not import time's
     on_file = _Writer(args, plan, bar)
     started = time.perf_counter()
     try:
-        result = CorpusRunner(pipeline, args.backend, options, cluster).run(args.files, on_file, bar, cancel)
+        runner = CorpusRunner(pipeline, recipe.backend, options, cluster)
+        result = runner.run(args.files, on_file, bar, cancel)
     finally:
         bar.close()
     done = sum(o.transcript is not None for o in result.outcomes)

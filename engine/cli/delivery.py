@@ -1,6 +1,6 @@
 """What `murmur transcribe` hands on and prints, shared by the local and the cluster runs
-(`engine.cli.transcribe`, `engine.cli.cluster_run`): the backend options from the command line,
-a transcript printed and exported (kept in a recovery file when the export fails), one-line errors.
+(`engine.cli.transcribe`, `engine.cli.cluster_run`): a transcript printed and exported (kept in a
+recovery file when the export fails), one-line errors.
 """
 
 from __future__ import annotations
@@ -8,37 +8,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
-from engine.backends.vibevoice import config as vibevoice
 from engine.cli.outputs import Target, rescue
 from engine.progress import format_clock
 from engine.types import Transcript
-
-ENGINE_OPTIONS = vibevoice.ENGINE_OPTIONS
-
-
-def backend_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The backend options given on the command line (None: use the backend's default)."""
-    context = tuple(t.strip() for t in args.context.split(",") if t.strip()) if args.context else None
-    return {
-        "model": args.model,
-        "device": args.device,
-        "batch_size": args.batch_size,
-        "context": context,
-        "quality": getattr(args, "quality", None),
-        "language": _language(args),
-        **{k: getattr(args, k, None) for k in ("dtype", "attention", "budget", "engine", "acoustic")},
-        **{k: getattr(args, k, None) for k in ("server", "concurrency")},
-        **{k: getattr(args, k, None) for k in ENGINE_OPTIONS},
-    }
-
-
-def _language(args: argparse.Namespace) -> str | None:
-    from engine.backends.whisper import language_setting
-
-    language = getattr(args, "language", None)
-    return None if language is None else language_setting(language, args.model)
 
 
 def deliver(

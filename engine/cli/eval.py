@@ -2,9 +2,8 @@
 
 SOURCE is a manifest (.json/.csv, see `engine.evaluation.manifest`) or, with `--dataset NAME`, a
 folder in a known layout (ami-ihm, ami-sdm, tedlium, earnings21, earnings21-eval10, folder). The
-system is given like `murmur transcribe` gives it (backend, model, device, batch size, chunk size,
-mode), the decode-engine flags (--engine, --eviction, --sink, --window, --delay; passed to the
-backend under those names), plus `--option KEY=VALUE` for any other backend option. A system the
+system is given with `murmur transcribe`'s system flags (the option table, `engine.options`),
+plus `--option KEY=VALUE` for any other backend config field. A system the
 backend cannot run (an option it does not have) is reported as skipped with the reason (exit 1).
 Scoring conventions are flags (normaliser, tcpWER collar, DER collar and overlap, failures as
 100 % error) and are written into the report. Output: `<out>/eval.json`, `<out>/eval.md`,
@@ -24,54 +23,24 @@ from typing import Any
 
 from engine.cli.cluster_options import add_cluster_arguments, ray_backend
 from engine.cli.interrupt import on_interrupt
+from engine.cli.option_args import add_option_arguments, given_options, recipe_of
 from engine.cli.paper_switches import add_paper_switches, apply_paper_switches
-from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 from engine.errors import Cancelled, MurmurError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from engine.backends import BACKENDS
-
     add_source_arguments(p)
+    add_option_arguments(p, "eval")
     g = p.add_argument_group("system")
-    g.add_argument("--backend", choices=sorted(BACKENDS), default="whisper", help="default: whisper")
-    g.add_argument("--model", help="model name or local folder (default: the backend's own)")
-    g.add_argument("--device", choices=["auto", "cpu", "cuda"], help="default: auto")
-    g.add_argument("--batch-size", type=int, help="chunks decoded together (default: backend's)")
-    g.add_argument("--chunk-seconds", type=float, help="longest chunk (default: the backend's)")
-    g.add_argument("--mode", choices=["chunked", "single"], default="chunked", help="default: chunked")
     g.add_argument(
         "--option", action="append", default=[], metavar="KEY=VALUE",
-        help="any other backend option, e.g. --option eviction=paper-speech (repeatable)",
+        help="any other backend option, e.g. --option min_new_tokens=512 (repeatable)",
     )  # fmt: skip
-    for flag, kind, text in DECODE_FLAGS:
-        g.add_argument(f"--{flag.replace('_', '-')}", dest=flag, type=kind, help=text)
     g.add_argument("--name", help="name of this system in the report (default: the backend's)")
-    add_speaker_arguments(p)
     add_paper_switches(p)
     add_scoring_arguments(p)
     add_cluster_arguments(p)
     p.add_argument("--out", type=Path, help="output folder (default: eval/<dataset>/<name>)")
-
-
-# decode-engine options passed to the backend under their own names (the backend decides validity)
-DECODE_FLAGS = (
-    ("engine", str, "decoder: murmur (default) or hf (vibevoice)"),
-    ("eviction", str, "KV eviction policy or preset, e.g. paper-speech (murmur engine)"),
-    ("sink", int, "output sink tokens kept (eviction)"),
-    ("window", int, "the policy's eviction window, tokens (not for `both`)"),
-    ("output_window", int, "recent output tokens kept (eviction)"),
-    ("speech_window", int, "speech window, tokens (eviction)"),
-    ("delay", int, "decode steps before speech eviction starts (eviction)"),
-    ("speech_rate", float, "speech tokens dropped per step after the delay (eviction)"),
-    ("speech_sink", int, "pinned speech tokens (eviction)"),
-    ("speech_layers", str, "per-layer speech settings, a JSON list (eviction)"),
-    ("speech_cap", str, "speech eviction cap: row (default) or batch-min (the authors' batching)"),
-    ("look_back", int, "speech-anchor: tokens kept before the anchor"),
-    ("look_ahead", int, "speech-anchor: last speech tokens always kept"),
-    ("server", str, "the VibeVoice vLLM server's URL (--engine server)"),
-    ("concurrency", int, "requests in flight to the server (--engine server)"),
-)
 
 
 def add_source_arguments(p: argparse.ArgumentParser) -> None:
@@ -141,16 +110,17 @@ def parse_options(items: list[str]) -> dict[str, Any]:
 
 def system_from_args(args: argparse.Namespace) -> Any:
     from engine.evaluation.systems import System
+    from engine.options import BY_NAME
 
-    options = {"model": args.model, "device": args.device, "batch_size": args.batch_size}
-    options |= {flag: getattr(args, flag) for flag, _, _ in DECODE_FLAGS}
-    options = {k: v for k, v in options.items() if v is not None} | parse_options(args.option)
-    single = args.mode == "single"
+    recipe = recipe_of(args, "eval")  # every flag checked now, before any recording is read
+    given = given_options(args, "eval")
+    options = {k: v for k, v in given.items() if BY_NAME[k].owner == "backend"} | parse_options(args.option)
+    single = recipe.pipeline.single_pass
     name = args.name or (f"{args.backend}-single" if single else args.backend)
     options_items = tuple(sorted(options.items()))
     return System(
-        name, args.backend, options_items, args.chunk_seconds, single, role="variant",
-        speakers=speaker_config(args),
+        name, args.backend, options_items, recipe.pipeline.chunk_seconds, single, role="variant",
+        speakers=recipe.pipeline.speakers,
     )  # fmt: skip
 
 
@@ -164,7 +134,7 @@ def _run(args: argparse.Namespace, cancel: threading.Event) -> int:
     from engine.evaluation.tables import system_table
 
     (system,) = apply_paper_switches([system_from_args(args)], args)
-    backend = ray_backend(args, system.backend, system.backend_options())  # None without --ray
+    backend = ray_backend(args, system.backend, system.recipe.backend_options())  # None without --ray
     manifest = load_manifest(args)
     out = args.out or Path("eval") / manifest.name / system.name
     options = RunOptions(metric_config(args), out, args.resume)

@@ -15,9 +15,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from engine.cli.eval import guarded
-from engine.cli.eviction_options import add_eviction_arguments, eviction_options
+from engine.cli.option_args import add_option_arguments, given_options
 from engine.decode.admission import rows_within
 from engine.decode.eviction import POLICIES, PRESETS, EvictionConfig
 from engine.decode.plan import (
@@ -33,6 +34,7 @@ from engine.decode.plan import (
     project,
     shape_from_config,
 )
+from engine.options import BY_NAME
 
 DEFAULT_POLICIES = (
     "none",
@@ -70,7 +72,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="only the paper's Table 4 kept %%: the authors' batch-minimum cap next to this engine's "
         "per-row cap",
     )  # fmt: skip
-    add_eviction_arguments(p.add_argument_group("eviction settings (applied to every policy given)"))
+    settings = p.add_argument_group("eviction settings (applied to every policy given)")
+    add_option_arguments(p, "kv-plan", settings)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,7 +89,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.table4:
         print(format_table4(shape, args.output_tokens, args.system_tokens))
         return 0
-    options = _config_options(eviction_options(args))
+    options = _eviction_fields(given_options(args, "kv-plan"))
     plans = []
     for name in args.eviction:
         config = EvictionConfig.from_options(name, **options)
@@ -135,7 +138,7 @@ def format_table4(shape: ModelShape, output_tokens: int, system_tokens: int) -> 
     head += ["per row, 300 s chunk"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for delay, window, paper in TABLE4:
-        config = EvictionConfig("speech", speech_sink=32, speech_window=window, delay=delay, speech_rate=8)
+        config = PRESETS["paper-speech"].changed(window, delay=delay)  # the authors' sinks 32, rate 8
         compat = batch_minimum_kept(config, output_tokens=output_tokens, system_tokens=system_tokens)
         row = plan_policy("speech", chunk_layout(config, shape, 300, output_tokens, system_tokens), shape, 1)
         cells = [f"{delay} / {window}", f"{paper:.1f}", f"{100 * compat:.1f}", f"{100 * row.kept_last:.1f}"]
@@ -176,9 +179,10 @@ def _shape(args: argparse.Namespace) -> ModelShape:
     return shape
 
 
-def _config_options(options: dict[str, object]) -> dict[str, object]:
-    renamed = {"speech_rate": "rate", "speech_layers": "layers"}
-    return {renamed.get(k, k): v for k, v in options.items()}
+def _eviction_fields(given: dict[str, Any]) -> dict[str, Any]:
+    """The eviction flags given, by `EvictionConfig.from_options` name (the table's field)."""
+    rows = {k: BY_NAME[k].fields for k in given}
+    return {path[-1]: given[k] for k, path in rows.items() if path[:2] == ("decode", "eviction")}
 
 
 def _bytes(n: float) -> str:

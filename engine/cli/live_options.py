@@ -1,28 +1,27 @@
-"""The model, language and export flags shared by `murmur record` and `murmur watch`."""
+"""The option and export flags shared by `murmur record` and `murmur watch` (whisper only).
+
+Their model, language and speaker flags are rows of the option table (`engine.options`) offered
+on these surfaces; `live_recipe` reads them into a whisper `Recipe` through the one validation path.
+"""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from engine.cli.option_args import add_option_arguments, recipe_of
+
 DEFAULT_FORMATS = "srt,vtt,txt,json,docx"
 
 
-def add_model_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", help="whisper model name or local folder (default: the bundled tiny.en)")
-    p.add_argument("--language", help="spoken language code (en, de, fr…) or 'auto' to detect it "
-                   "(multilingual models only); default: en")  # fmt: skip
+def add_model_arguments(p: argparse.ArgumentParser, surface: str) -> None:
+    add_option_arguments(p, surface)
     p.add_argument("--format", default=DEFAULT_FORMATS, help=f"export formats (default: {DEFAULT_FORMATS})")
 
 
-def whisper_options(args: argparse.Namespace) -> dict[str, Any]:
-    """`create_backend("whisper", ...)` options from the flags (None: the backend's default)."""
-    from engine.backends.whisper import language_setting
-
-    options: dict[str, Any] = {"model": args.model}
-    if args.language is not None:
-        options["language"] = language_setting(args.language, args.model)
-    return {k: v for k, v in options.items() if v is not None}
+def live_recipe(args: argparse.Namespace, surface: str) -> Any:
+    """The whisper `Recipe` the flags describe (None: the defaults)."""
+    return recipe_of(args, surface, "whisper")
 
 
 def formats_of(text: str) -> tuple[str, ...]:

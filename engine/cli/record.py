@@ -19,15 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from engine.cli.interrupt import install as install_interrupt
-from engine.cli.live_options import add_model_arguments, formats_of, whisper_options
-from engine.cli.speaker_options import add_speaker_arguments, speaker_config
+from engine.cli.live_options import add_model_arguments, formats_of, live_recipe
 from engine.errors import Cancelled, MurmurError
 from engine.progress import format_clock
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--device", help="input device: its number or name (see --list-devices); default: "
-                   "the system's default input")  # fmt: skip
+    p.add_argument("--input-device", metavar="DEVICE", help="input device: its number or name (see "
+                   "--list-devices); default: the system's default input")  # fmt: skip
+    p.add_argument("--device", dest="old_device", help=argparse.SUPPRESS)  # refused with a hint
     p.add_argument("--out", type=Path, default=Path("."), help="folder of the recording and its exports")
     p.add_argument("--live", action="store_true", help="transcribe while recording and print each line")
     p.add_argument("--seconds", type=float, help="stop after this many seconds (default: at Ctrl-C)")
@@ -35,11 +35,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--list-devices", action="store_true", help="list the input devices and exit")
     p.add_argument("--recover", action="store_true", help="make recordings cut short in --out whole, exit")
     p.add_argument("--no-transcribe", action="store_true", help="only record; no transcript after it")
-    add_model_arguments(p)
-    add_speaker_arguments(p)
+    add_model_arguments(p, "record")
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "old_device", None) is not None:
+        print("murmur record: error: --device is now --input-device (the microphone; --list-devices "
+              "shows them)", file=sys.stderr)  # fmt: skip
+        return 2
     try:
         if args.list_devices:
             return _list_devices()
@@ -116,16 +119,17 @@ def _source(args: argparse.Namespace) -> Any:
 
     if args.play is not None:
         return FileSource(args.play)
-    device: int | str | None = args.device
+    device: int | str | None = args.input_device
     if isinstance(device, str) and device.isdigit():
         device = int(device)
     return MicSource(device)
 
 
 def _backend(args: argparse.Namespace) -> Any:
-    from engine.backends import create_backend
+    from engine.backends import build_backend
 
-    return create_backend("whisper", **whisper_options(args))
+    recipe = live_recipe(args, "record")
+    return build_backend(recipe.backend, recipe.backend_config)
 
 
 def _wait(session: Any, cancel: threading.Event, limit: float | None) -> None:
@@ -145,12 +149,12 @@ def _finalise(args: argparse.Namespace, backend: Any, path: Path, formats: tuple
     """The full pipeline over the recording, then the exports beside it."""
     from engine.cli.outputs import Target
     from engine.cli.transcribe import deliver
-    from engine.pipeline import Pipeline, PipelineConfig
+    from engine.pipeline import Pipeline
 
     cancel = threading.Event()
     previous = install_interrupt(cancel)
     try:
-        pipeline = Pipeline(backend, PipelineConfig(speakers=speaker_config(args)))
+        pipeline = Pipeline(backend, live_recipe(args, "record").pipeline)
         started = time.perf_counter()
         transcript = pipeline.run(path, None, cancel)
         args.quiet, args.no_timestamps = not args.live, False

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from engine.serve.config import KEY_ENV
+
+if TYPE_CHECKING:
+    from engine.transcriber import Transcriber
 
 
 def add_remote_arguments(p: argparse.ArgumentParser) -> None:
@@ -19,7 +22,7 @@ def add_remote_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--api-key", help=f"the server's API key (default: ${KEY_ENV})")
 
 
-def remote_pipeline(args: argparse.Namespace) -> Any:
+def remote_pipeline(args: argparse.Namespace) -> Transcriber | None:
     """A `RemotePipeline` when `--remote` was given, else None."""
     if not getattr(args, "remote", None):
         if getattr(args, "api_key", None):

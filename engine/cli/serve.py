@@ -1,6 +1,7 @@
 """`murmur serve`: one process per GPU box that loads the model once and serves every client.
 
-The backend, engine, eviction and speaker flags are those of `murmur transcribe`; the server's own
+The system flags (backend, language, engine, eviction, speakers) are those of `murmur transcribe`,
+from the one option table (`engine.options`); the server's own
 are where it listens (`--host`, default 127.0.0.1; `--port`), its key (`--api-key` or
 $MURMUR_API_KEY; required for any address but loopback) and its limits. The model loads before
 anything listens: a model that cannot load is one error line and exit 1. `--ray [ADDRESS]` runs
@@ -15,11 +16,7 @@ import signal
 import sys
 from typing import Any
 
-from engine.backends import BACKENDS
-from engine.backends.vibevoice import config as vibevoice
-from engine.cli.eviction_options import add_eviction_arguments
-from engine.cli.speaker_options import add_speaker_arguments, speaker_config
-from engine.decode.eviction import POLICIES, PRESETS
+from engine.cli.option_args import add_option_arguments, recipe_of
 from engine.errors import MurmurError
 from engine.serve.config import KEY_ENV, ServeConfig
 
@@ -34,24 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ray", nargs="?", const="auto", metavar="auto|ADDRESS",
                    help="run as a Ray Serve deployment, one replica per GPU (see docs/scale.md)")  # fmt: skip
     p.add_argument("--replicas", type=int, help="--ray: replicas (default: one per GPU, else 1)")
-    p.add_argument("--backend", choices=sorted(BACKENDS), default="whisper", help="default: whisper")
-    p.add_argument("--model", help="model name or local folder (default: the backend's own)")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="default: auto")
-    p.add_argument("--batch-size", type=int, help="rows of the shared batch (default: backend's)")
-    p.add_argument("--chunk-seconds", type=float, help="longest chunk (default: the backend's)")
-    p.add_argument("--context", help='names and terms to expect, comma separated: "Alice, Kubernetes"')
-    p.add_argument("--quality", choices=["fast", "accurate"], help="whisper: fast (default) or accurate")
-    vv = p.add_argument_group("vibevoice options")
-    vv.add_argument("--dtype", choices=vibevoice.DTYPES, help="weights' dtype (default: auto)")
-    vv.add_argument("--attention", choices=vibevoice.ATTENTIONS, help="attention kernel (default: sdpa)")
-    vv.add_argument("--budget", choices=vibevoice.BUDGETS, help="tokens per chunk rule (default: paper)")
-    vv.add_argument("--engine", choices=["murmur"], help="decoder: murmur (the shared batch needs it)")
-    vv.add_argument("--acoustic", choices=vibevoice.ACOUSTIC_MODES, help="audio latents (default: mean)")
-    me = p.add_argument_group("decode engine options (see docs/engine.md)")
-    me.add_argument("--eviction", choices=[*POLICIES, *PRESETS], help="KV-cache eviction (default: none)")
-    add_eviction_arguments(me)
-    me.add_argument("--repetition-penalty", type=float, metavar="P", help="repeat penalty (default: 1, off)")
-    add_speaker_arguments(p)
+    add_option_arguments(p, "serve")
 
 
 def serve_config(args: argparse.Namespace) -> ServeConfig:
@@ -62,25 +42,18 @@ def serve_config(args: argparse.Namespace) -> ServeConfig:
     )  # fmt: skip
 
 
-def pipeline_config(args: argparse.Namespace) -> Any:
-    from engine.pipeline import PipelineConfig
-
-    return PipelineConfig(chunk_seconds=args.chunk_seconds, speakers=speaker_config(args))
-
-
 def run(args: argparse.Namespace) -> int:
-    from engine.cli.transcribe import backend_options
-
     try:
         config = serve_config(args)
-        options = backend_options(args)
+        recipe = recipe_of(args, "serve")
+        options = recipe.backend_options()
         if args.ray is not None:
             from engine.serve.ray_app import serve_on_ray
 
-            return serve_on_ray(args.backend, options, pipeline_config(args), config, args.ray, args.replicas)
+            return serve_on_ray(recipe.backend, options, recipe.pipeline, config, args.ray, args.replicas)
         if args.replicas is not None:
             raise ValueError("--replicas only applies with --ray")
-        return _serve(args.backend, options, pipeline_config(args), config)
+        return _serve(recipe.backend, options, recipe.pipeline, config)
     except (MurmurError, ValueError) as exc:
         print(f"murmur: error: {exc}", file=sys.stderr)
         return 1

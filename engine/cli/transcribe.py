@@ -1,7 +1,7 @@
 """`murmur transcribe FILE...`: run the pipeline on each file, print and export the transcript.
 
-Flags map one-to-one onto `PipelineConfig` and the backend's config; backend-specific flags
-default to None so the backend's own defaults apply. Options and output folders are checked
+The system's flags come from the option table (`engine.options`, via `engine.cli.option_args`)
+and make one `Recipe`; a flag not given leaves the config's default. Options and output folders are checked
 before any work (`engine.cli.preflight`). Exports are written only after a file is fully
 transcribed, each atomically, so an error or a Ctrl-C never leaves a half-written file; `--out`
 is always a folder, and inputs sharing a name get distinct outputs (`engine.cli.outputs`). A file
@@ -17,77 +17,32 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from engine.backends import BACKENDS
-from engine.backends.vibevoice import config as vibevoice
 from engine.cli.cluster_options import add_cluster_arguments, cluster_config
-from engine.cli.delivery import backend_options, deliver, fail, render_transcript
-from engine.cli.eviction_options import add_eviction_arguments
+from engine.cli.delivery import deliver, fail, render_transcript
 from engine.cli.interrupt import install as install_interrupt
+from engine.cli.option_args import add_option_arguments, recipe_of
 from engine.cli.preflight import Plan, preflight
 from engine.cli.progressbar import ProgressBar
 from engine.cli.quiet import library_output_hidden
 from engine.cli.remote_options import add_remote_arguments, remote_pipeline
-from engine.cli.speaker_options import add_speaker_arguments, speaker_config
-from engine.decode.eviction import POLICIES, PRESETS
 from engine.errors import Cancelled, MurmurError
 from engine.progress import StageTimes
 from engine.types import Transcript
 
-__all__ = ["add_arguments", "backend_options", "deliver", "render_transcript", "run"]
+if TYPE_CHECKING:
+    from engine.transcriber import Transcriber
+
+__all__ = ["add_arguments", "deliver", "render_transcript", "run"]
 
 DEFAULT_FORMATS = "srt,vtt,txt,json,docx"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="audio or video files")
-    p.add_argument("--backend", choices=sorted(BACKENDS), default="whisper", help="default: whisper")
-    p.add_argument("--model", help="model name or local folder (default: the backend's own)")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="default: auto")
-    p.add_argument("--batch-size", type=int, help="chunks decoded together (default: backend's; "
-                   "whisper on a CPU: at most 2 per call, in calls side by side)")
-    p.add_argument(
-        "--chunk-seconds",
-        type=float,
-        help="longest chunk, cut in silence (default: 30 for whisper, 300 for vibevoice)",
-    )
-    p.add_argument(
-        "--mode",
-        choices=["chunked", "single"],
-        default="chunked",
-        help="chunked (default): VAD chunks run in batches; single: the whole recording in one pass",
-    )
-    p.add_argument("--language", help="whisper: the spoken language (en, de, fr…) or auto to detect it "
-                   "(multilingual models; the bundled tiny.en is English-only); default: en")  # fmt: skip
-    p.add_argument("--context", help='names and terms to expect, comma separated: "Alice, Kubernetes"')
-    p.add_argument(
-        "--quality",
-        choices=["fast", "accurate"],
-        help="whisper: fast (default; batched, broken chunks decoded again) or accurate "
-        "(sequential, conditioned on the previous text, with temperature fallback; fewer errors, "
-        "slower: see docs/performance.md)",
-    )
+    add_option_arguments(p, "transcribe")
     p.add_argument("--profile", action="store_true", help="print the seconds each stage took")
-    p.add_argument(
-        "--audio-stream",
-        type=int,
-        metavar="N",
-        help="which audio stream of a file with several (from 0; default: the one marked default)",
-    )
-    vv = p.add_argument_group("vibevoice options")
-    vv.add_argument("--dtype", choices=vibevoice.DTYPES, help="weights' dtype (default: auto)")
-    vv.add_argument("--attention", choices=vibevoice.ATTENTIONS, help="attention kernel (default: sdpa)")
-    vv.add_argument("--budget", choices=vibevoice.BUDGETS, help="tokens per chunk rule (default: paper)")
-    vv.add_argument("--engine", choices=vibevoice.ENGINES, help="decoder (default: murmur)")
-    vv.add_argument("--acoustic", choices=vibevoice.ACOUSTIC_MODES, help="audio latents (default: mean)")
-    vv.add_argument("--server", metavar="URL", help="--engine server: the VibeVoice vLLM server's URL")
-    vv.add_argument("--concurrency", type=int, metavar="K", help="--engine server: requests in flight (8)")
-    me = p.add_argument_group("decode engine options (--engine murmur; see docs/engine.md)")
-    me.add_argument("--eviction", choices=[*POLICIES, *PRESETS], help="KV-cache eviction (default: none)")
-    add_eviction_arguments(me)
-    me.add_argument("--repetition-penalty", type=float, metavar="P", help="repeat penalty (default: 1, off)")
-    add_speaker_arguments(p)
     add_cluster_arguments(p)
     add_remote_arguments(p)
     p.add_argument("--out", type=Path, help="output folder (default: next to each input file)")
@@ -121,22 +76,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Event, began: float) -> int:
     """Each file in turn; one that fails is reported and skipped. 1 when any failed."""
-    from engine.pipeline import Pipeline, PipelineConfig
+    from engine.pipeline import Pipeline
 
-    config = PipelineConfig(
-        chunk_seconds=args.chunk_seconds,
-        single_pass=args.mode == "single",
-        speakers=speaker_config(args),
-        audio_stream=args.audio_stream,
-    )
+    recipe = recipe_of(args, "transcribe")
     if cancel.is_set():
         raise Cancelled()
     cluster = cluster_config(args)
     if cluster is not None:
         from engine.cli.cluster_run import transcribe_on_cluster
 
-        return transcribe_on_cluster(args, cluster, config, plan, cancel)
-    pipeline = remote_pipeline(args) or Pipeline.create(args.backend, config, **backend_options(args))
+        return transcribe_on_cluster(args, cluster, recipe, plan, cancel)
+    pipeline = remote_pipeline(args) or Pipeline.from_recipe(recipe)
     if args.profile:
         print(f"profile: setup {time.perf_counter() - began:.2f} s (imports, options)", file=sys.stderr)
     failures = 0
@@ -161,7 +111,7 @@ def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Even
 
 
 def _transcribe_one(
-    pipeline: Any, path: Path, cancel: threading.Event, quiet: bool, profile: bool = False
+    pipeline: Transcriber, path: Path, cancel: threading.Event, quiet: bool, profile: bool = False
 ) -> tuple[Transcript, float]:
     bar = ProgressBar(enabled=not quiet)
     times = StageTimes()

@@ -17,8 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.cli.live_options import add_model_arguments, formats_of, whisper_options
-from engine.cli.speaker_options import add_speaker_arguments, speaker_config
+from engine.cli.live_options import add_model_arguments, formats_of, live_recipe
 from engine.errors import Cancelled, MurmurError
 from engine.live.folder_watch import SETTLE_SECONDS, STATE_NAME
 
@@ -30,8 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"seconds a file must stay unchanged before it is taken (default {SETTLE_SECONDS:g})")
     p.add_argument("--interval", type=float, default=1.0, help="seconds between scans (default 1)")
     p.add_argument("--once", action="store_true", help="stop when every file present is handled")
-    add_model_arguments(p)
-    add_speaker_arguments(p)
+    add_model_arguments(p, "watch")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,9 +51,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _pipeline(args: argparse.Namespace) -> Any:
-    from engine.pipeline import Pipeline, PipelineConfig
+    from engine.pipeline import Pipeline
 
-    return Pipeline.create("whisper", PipelineConfig(speakers=speaker_config(args)), **whisper_options(args))
+    return Pipeline.from_recipe(live_recipe(args, "watch"))
 
 
 def _loop(watcher: Any, pipeline: Any, formats: tuple[str, ...], args: argparse.Namespace,

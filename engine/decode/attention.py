@@ -34,6 +34,8 @@ from typing import Any, Protocol
 import torch
 import torch.nn.functional as F
 
+from engine.decode.config import ATTENTION
+
 
 @dataclass(frozen=True, slots=True)
 class AttentionShape:
@@ -169,7 +171,6 @@ class SplitKV:
         return self.kernel.decode_attention(q, k, v, self.seqlen, self.shape.scale, self.splits, partial, lse)
 
 
-ATTENTION = ("auto", "sdpa", "flash-attn", "split-kv", "flashinfer")
 _PACKAGES = {"flash-attn": "flash_attn", "flashinfer": "flashinfer", "split-kv": "triton"}
 
 

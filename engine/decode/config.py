@@ -1,47 +1,70 @@
-"""The engine's settings: batch size, eviction, decoding mode, attention backend, loop guard.
+"""The decode engine's settings, as plain torch-free values: batch, eviction, decoding mode, kernels.
 
-Fields map one to one onto command-line options (`--eviction`, `--sink`, `--window`,
-`--output-window`, `--speech-window`, `--delay`,
-`--speech-rate`, `--speech-sink`, `--speech-layers`, `--speech-cap`, `--look-back`, `--look-ahead`,
-`--repetition-penalty`): `eviction` names a
-policy or a preset (or is a full `EvictionConfig`), and the others override its values (None keeps
-them). After construction `eviction` is always the resolved `EvictionConfig` (overrides applied,
-idempotently, so `dataclasses.replace` works).
+`EngineConfig` nests the eviction settings whole (`eviction: EvictionConfig`) and the loop guard
+(`loop: LoopGuardConfig`); nothing is flattened or renamed on the way. This module imports no
+torch (nor anything that does), so the backend configs, the option table (`engine.options`) and
+the app can build and validate an engine config cheaply; the modules that run it (`attention.py`,
+`fused.py`, `sampling.py`, `loop_guard.py`) take their names and value types from here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.decode.attention import ATTENTION
 from engine.decode.eviction import EvictionConfig
-from engine.decode.fused import GLUE
-from engine.decode.loop_guard import LoopGuardConfig
 
 CPU_ROWS = 16  # rows on the CPU without a KV memory budget (its memory sets no limit)
 BUDGET_ROWS = 1024  # rows at most when the KV memory budget decides (host bookkeeping is per row)
+ATTENTION = ("auto", "sdpa", "flash-attn", "split-kv", "flashinfer")  # attention.py's backends
+GLUE = ("auto", "plain", "compiled")  # fused.py's elementwise glue
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeMode:
+    """How one row picks its tokens (`sampling.py`)."""
+
+    repetition_penalty: float = 1.0  # 1.0: off
+    temperature: float = 0.0  # 0.0: greedy
+    seed: int = 0  # sampling seed (with temperature > 0)
+
+    def __post_init__(self) -> None:
+        if not self.repetition_penalty > 0:
+            raise ValueError("the repetition penalty must be positive")
+        if not self.temperature >= 0:
+            raise ValueError("the temperature must not be negative")
+
+
+@dataclass(frozen=True, slots=True)
+class LoopGuardConfig:
+    """When a row counts as looping, and the retry schedule (`loop_guard.py`)."""
+
+    enabled: bool = True
+    max_period: int = 128  # longest repeated n-gram looked for (tokens)
+    min_repeats: int = 4  # repetitions of an n-gram that make a loop ...
+    min_tokens: int = 64  # ... spanning at least this many tokens
+    retries: tuple[DecodeMode, ...] = (
+        DecodeMode(repetition_penalty=1.15),
+        DecodeMode(repetition_penalty=1.05, temperature=0.5, seed=1234),
+    )
+
+    def __post_init__(self) -> None:
+        if self.max_period < 1 or self.min_repeats < 2 or self.min_tokens < 2:
+            raise ValueError("loop detection needs max_period ≥ 1, min_repeats ≥ 2 and min_tokens ≥ 2")
+
+    def window(self) -> int:
+        """How many trailing tokens `find_loop` needs to see to detect any loop."""
+        return max(self.min_tokens, self.min_repeats * self.max_period) + self.max_period
 
 
 @dataclass(frozen=True, slots=True)
 class EngineConfig:
     max_batch: int | None = None  # rows decoded together at most; None: the KV budget's choice (`rows`)
-    eviction: str | EvictionConfig = "none"  # a policy ("none", "output", "speech", "both") or preset
-    sink: int | None = None  # output sink tokens
-    window: int | None = None  # the policy's window, in tokens (not for `both`: it has two)
-    output_window: int | None = None  # recent outputs kept (output, both)
-    speech_window: int | None = None  # speech window (speech policies, both)
-    delay: int | None = None  # decode steps before the speech window moves
-    speech_rate: float | None = None  # speech tokens dropped (or moved) per decode step after the delay
-    speech_sink: int | None = None  # pinned speech tokens
-    speech_layers: str | list | None = None  # per-layer speech ranges: JSON text or list (LayerRange)
-    speech_cap: str | None = None  # "row" or "batch-min" (the authors' batching; speech, both)
-    look_back: int | None = None  # speech-anchor: speech tokens kept before the anchor
-    look_ahead: int | None = None  # speech-anchor: last speech tokens always kept
+    eviction: EvictionConfig = field(default_factory=EvictionConfig)  # KV eviction (policy + settings)
     repetition_penalty: float = 1.0  # the base decoding mode (1.0: plain greedy)
-    attention: str = "auto"  # one of attention.ATTENTION
+    attention: str = "auto"  # one of ATTENTION
     cuda_graphs: bool = True  # replay captured decode steps on CUDA (sdpa and flash-attn backends)
     emulate_graphs: bool = False  # run the captured-step path eagerly on any device (tests, dry runs)
-    glue: str = "auto"  # one of fused.GLUE: compiled elementwise glue on CUDA, plain elsewhere
+    glue: str = "auto"  # one of GLUE: compiled elementwise glue on CUDA, plain elsewhere
     loop: LoopGuardConfig = field(default_factory=LoopGuardConfig)
     kv_memory_limit: int | None = None  # bytes the KV store may take; None: what the device gives
     kv_slots: int | None = None  # slots per row to reserve (longest chunk); None: first batch's need
@@ -61,26 +84,11 @@ class EngineConfig:
             raise ValueError("the reserved KV slots must be positive")
         if self.glue not in GLUE:
             raise ValueError(f"unknown glue {self.glue!r}; choose one of: {', '.join(GLUE)}")
-        options = {"sink": self.sink, "window": self.window, "delay": self.delay, "rate": self.speech_rate}
-        options |= {
-            "speech_sink": self.speech_sink,
-            "layers": self.speech_layers,
-            "speech_cap": self.speech_cap,
-        }
-        options |= {"look_back": self.look_back, "look_ahead": self.look_ahead}
-        options |= {"output_window": self.output_window, "speech_window": self.speech_window}
-        if isinstance(self.eviction, EvictionConfig):
-            resolved = self.eviction.overridden(**options)
-        else:
-            resolved = EvictionConfig.from_options(self.eviction, **options)
-        object.__setattr__(self, "eviction", resolved)
-
-    @property
-    def policy(self) -> EvictionConfig:
-        """The resolved eviction settings."""
         if not isinstance(self.eviction, EvictionConfig):
-            raise TypeError("unresolved eviction settings")
-        return self.eviction
+            raise ValueError(
+                "eviction must be an EvictionConfig (EvictionConfig.from_options(name, ...) for a "
+                f"policy or preset name), got {self.eviction!r}"
+            )
 
     def rows(self, cuda: bool) -> int:
         """The batch's row limit: `max_batch` when given; else as many rows as the KV memory budget

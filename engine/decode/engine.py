@@ -150,10 +150,10 @@ class MurmurDecoder:
 def _warn_if_lossy(config: EngineConfig) -> None:
     """Warn (once per setting: Python's warning registry) when the eviction settings are expected to
     evict speech before the transcript has written it."""
-    lost = expected_loss(config.policy)
+    lost = expected_loss(config.eviction)
     if lost > 0.005:
         warnings.warn(
-            f"eviction {config.policy.describe()} is expected to evict about {100 * lost:.0f} % of a 300 s "
+            f"eviction {config.eviction.describe()} is expected to evict about {100 * lost:.0f} % of a 300 s "
             "chunk's speech before the transcript reaches it, so words will be dropped (see `murmur "
             "kv-plan`); `speech-anchor` or `none` evict nothing that is still to be transcribed",
             UserWarning,

@@ -129,46 +129,33 @@ class EvictionConfig:
         object.__setattr__(self, "layers", parse_layer_ranges(self.layers))  # text or dicts → LayerRange
 
     @classmethod
-    def from_options(cls, policy: str | None = None, **options: Any) -> EvictionConfig:
-        """A config from command-line style options (see `overridden`); a name may be a preset."""
+    def from_options(
+        cls, policy: str | None = None, window: int | None = None, **changes: Any
+    ) -> EvictionConfig:
+        """Policy or preset `policy` (None: "none") with `changes` (see `changed`)."""
+        return cls.named(policy).changed(window, **changes)
+
+    @classmethod
+    def named(cls, policy: str | None) -> EvictionConfig:
+        """The preset or the policy (with its own defaults) called `policy`; None: "none"."""
         name = policy or "none"
         if name not in PRESETS and name not in POLICIES:
             choices = ", ".join([*POLICIES, *PRESETS])
             raise ValueError(f"unknown eviction policy {name!r}; choose one of: {choices}")
-        base = PRESETS.get(name) or _DEFAULTS.get(name) or cls(policy=name)
-        return base.overridden(**options)
+        return PRESETS.get(name) or _DEFAULTS.get(name) or cls(policy=name)
 
-    def overridden(
-        self,
-        sink: int | None = None,
-        window: int | None = None,
-        delay: int | None = None,
-        rate: float | None = None,
-        speech_sink: int | None = None,
-        layers: str | Sequence[Any] | None = None,
-        look_back: int | None = None,
-        look_ahead: int | None = None,
-        output_window: int | None = None,
-        speech_window: int | None = None,
-        speech_cap: str | None = None,
-    ) -> EvictionConfig:
-        """This config with the given options changed (None keeps a value). `window` is the policy's
+    def changed(self, window: int | None = None, **changes: Any) -> EvictionConfig:
+        """This config with `changes` to its fields (None keeps a value). `window` is the policy's
         one window: the output window of `output`, the speech window of the speech policies; `both`
-        has two, so it takes `output_window` and `speech_window` and refuses `window`."""
+        has two, so it refuses `window`."""
         if window is not None and self.policy == "both":
             raise ValueError(
                 "`both` has an output and a speech window: give --output-window and/or --speech-window "
                 "instead of --window"
             )
         if window is not None:
-            output_window, speech_window = (
-                (window, speech_window) if self.policy == "output" else (output_window, window)
-            )
-        given = {"n_sink": sink, "delay": delay, "speech_rate": rate, "speech_sink": speech_sink}
-        given |= {"output_window": output_window, "speech_window": speech_window}
-        given |= {"look_back": look_back, "look_ahead": look_ahead, "speech_cap": speech_cap}
-        given["layers"] = None if layers is None else parse_layer_ranges(layers)
-        return replace(self, **{k: v for k, v in given.items() if v is not None})
+            changes |= {"output_window" if self.policy == "output" else "speech_window": window}
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     @property
     def evicts(self) -> bool:

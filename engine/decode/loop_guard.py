@@ -19,28 +19,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engine.decode.api import SegmentBoundary
-from engine.decode.sampling import DecodeMode
+from engine.decode.config import DecodeMode, LoopGuardConfig
 from engine.decode.work import Cost, Work
-
-
-@dataclass(frozen=True, slots=True)
-class LoopGuardConfig:
-    enabled: bool = True
-    max_period: int = 128  # longest repeated n-gram looked for (tokens)
-    min_repeats: int = 4  # repetitions of an n-gram that make a loop ...
-    min_tokens: int = 64  # ... spanning at least this many tokens
-    retries: tuple[DecodeMode, ...] = (
-        DecodeMode(repetition_penalty=1.15),
-        DecodeMode(repetition_penalty=1.05, temperature=0.5, seed=1234),
-    )
-
-    def __post_init__(self) -> None:
-        if self.max_period < 1 or self.min_repeats < 2 or self.min_tokens < 2:
-            raise ValueError("loop detection needs max_period ≥ 1, min_repeats ≥ 2 and min_tokens ≥ 2")
-
-    def window(self) -> int:
-        """How many trailing tokens `find_loop` needs to see to detect any loop."""
-        return max(self.min_tokens, self.min_repeats * self.max_period) + self.max_period
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,7 +103,7 @@ class Runner:
         elif config.cuda_graphs and cuda and self.attention.name != "flashinfer":
             capture = CudaCapture()
         if capture is not None:
-            moves = config.policy.policy != "none"
+            moves = config.eviction.policy != "none"
             self.graphs = StepGraphs(
                 parts,
                 model,

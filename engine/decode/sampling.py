@@ -9,25 +9,14 @@ runs in. Per-row state lives in preallocated tensors: penalty, temperature, key 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 
+from engine.decode.config import DecodeMode
+
+__all__ = ["DecodeMode", "Sampler", "counter_uniform", "row_key"]  # DecodeMode: engine.decode.config
+
 _M32 = 0xFFFFFFFF
-
-
-@dataclass(frozen=True, slots=True)
-class DecodeMode:
-    repetition_penalty: float = 1.0  # 1.0: off
-    temperature: float = 0.0  # 0.0: greedy
-    seed: int = 0  # sampling seed (with temperature > 0)
-
-    def __post_init__(self) -> None:
-        if not self.repetition_penalty > 0:
-            raise ValueError("the repetition penalty must be positive")
-        if not self.temperature >= 0:
-            raise ValueError("the temperature must not be negative")
 
 
 def _mix32(x: torch.Tensor) -> torch.Tensor:

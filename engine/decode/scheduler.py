@@ -73,12 +73,12 @@ class Scheduler:
     ) -> None:
         self.config, self.queue, self.boundary, self.grow = config, queue, boundary, grow
         self.cancellable = not isinstance(queue, WorkQueue)  # a local run's queue never cancels a row
-        if config.policy.anchored and anchor is None:
+        if config.eviction.anchored and anchor is None:
             raise ValueError("the speech-anchor eviction policy needs the model adapter's timestamp reader")
-        self.readers = RowReaders(rows, anchor) if anchor and config.policy.evicts_speech else None
-        self.anchored, self.evicts = config.policy.anchored, config.policy.evicts
+        self.readers = RowReaders(rows, anchor) if anchor and config.eviction.evicts_speech else None
+        self.anchored, self.evicts = config.eviction.anchored, config.eviction.evicts
         self.base = DecodeMode(repetition_penalty=config.repetition_penalty)
-        self.policy = make_policy(config.policy)
+        self.policy = make_policy(config.eviction)
         self.layers = len(parts.layers)
         layer_group = self.policy.layout(1, (0, 0), 1, self.layers).layer_group
         self.eos = np.array(eos, dtype=np.int64)
@@ -137,7 +137,7 @@ class Scheduler:
             if not works:
                 return
             taken, decoding = works, [w for w in self.table.work[: self.table.n] if w is not None]
-            works = join_batch(works, decoding) if self.config.policy.batch_min else works
+            works = join_batch(works, decoding) if self.config.eviction.batch_min else works
             layouts, readers, slots = zip(*(self._prepared(w) for w in works), strict=True)
             try:
                 self.runner.reserve(layouts, max(int(s.n.max()) for s in slots))

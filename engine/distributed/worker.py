@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from engine.backends import create_backend
+from engine.backends.base import pieces_of
 from engine.types import Chunk, ChunkResult, Recording
 
 Item = tuple[Hashable, Any, Chunk]  # (file key, ObjectRef of the file's samples, chunk)
@@ -53,7 +54,7 @@ class ChunkWorker:
         rate = self.backend.sample_rate
         # (T,) float32 samples, read-only, shared with the node's object store
         recordings = {file: Recording(ray.get(ref), rate) for file, (ref, _) in groups.items()}
-        many = getattr(self.backend, "transcribe_pieces", None)
+        many = pieces_of(self.backend)
         if many is not None:  # one decode stream for the whole batch, refilled across files
             pieces = [(recordings[f], c) for f, (_, chunks) in groups.items() for c in chunks]
             owner = {id(c): f for f, (_, chunks) in groups.items() for c in chunks}

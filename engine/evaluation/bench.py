@@ -115,6 +115,6 @@ def _key(system: System) -> tuple[str, str]:
 
 
 def _backend(system: System) -> Any:
-    from engine.backends import create_backend
+    from engine.backends import build_backend
 
-    return create_backend(system.backend, **system.backend_options())
+    return build_backend(system.backend, system.recipe.backend_config)

@@ -99,7 +99,7 @@ def build_pipeline(system: System, backend: Any = None) -> Any:
 
     if backend is not None:
         return Pipeline(backend, system.pipeline_config())
-    return Pipeline.create(system.backend, system.pipeline_config(), **system.backend_options())
+    return Pipeline.from_recipe(system.recipe)
 
 
 class _Starter:

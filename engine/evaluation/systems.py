@@ -1,7 +1,8 @@
 """Named system configurations: a backend, its options and the chunking mode, chosen by name.
 
-A `System` is everything `Pipeline.create(backend, PipelineConfig(...), **options)` needs, plus a
-row label and a `role` for plots (`sweep`: points of the chunk-size curve; `baseline`: a
+A `System` is a backend, its options as `murmur transcribe` flags name them (or backend config
+fields; `System.recipe` reads them through the option table, `engine.recipe.recipe_from`) and the
+chunking, plus a row label and a `role` for plots (`sweep`: points of the chunk-size curve; `baseline`: a
 reference line such as the whisper baseline; `variant`: a single marker, e.g. an eviction
 setting). `SWEEP` is the paper's benchmark: single pass and chunk sizes 30/60/120/300/600 s on the
 reference decoder (HF generate), 300 s chunks on Murmur's decode engine without eviction (so
@@ -25,8 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.backends.base import check_ready
 from engine.errors import MurmurError
 from engine.pipeline import PipelineConfig
+from engine.recipe import Recipe, recipe_from
 from engine.speakers import SpeakerConfig
 from engine.stitching import StitchConfig
 
@@ -64,7 +67,15 @@ class System:
             stitch=StitchConfig(inversions=self.inversions),
         )
 
+    @property
+    def recipe(self) -> Recipe:
+        """The system as a `Recipe`: its options read through the option table (ValueError: one
+        the backend does not take)."""
+        base = Recipe(self.backend, None, self.pipeline_config())
+        return recipe_from(dict(self.options), self.backend, base)
+
     def backend_options(self) -> dict[str, Any]:
+        """The options as given (option-table names, or backend config fields)."""
         return dict(self.options)
 
     def with_options(self, extra: Mapping[str, Any]) -> System:
@@ -125,8 +136,7 @@ PAPER_ROWS: tuple[System, ...] = tuple(
         f"Table 4: speech eviction S {s} / W {w} (S as the delay), {cap} cap",
         "variant",
         engine="murmur",
-        eviction="speech",
-        speech_sink=32,
+        eviction="paper-speech",  # the authors' speech eviction: sinks 32, rate 8
         delay=s,
         window=w,
         speech_cap=cap,
@@ -138,13 +148,13 @@ PAPER_ROWS: tuple[System, ...] = tuple(
 
 def unavailable(system: System) -> str | None:
     """Why `system` cannot run in this installation, or None when it can (no model is loaded)."""
-    from engine.backends import BACKENDS, backend_config
+    from engine.backends import BACKENDS
 
     if system.backend not in BACKENDS:
         return f"backend {system.backend!r} is not available (known: {', '.join(sorted(BACKENDS))})"
     module_name, _, class_name = BACKENDS[system.backend]
     try:
-        config = backend_config(system.backend, **system.backend_options())
+        config = system.recipe.backend_config
         backend_cls = getattr(importlib.import_module(module_name), class_name)
     except (ValueError, TypeError) as exc:
         return str(exc)
@@ -154,10 +164,8 @@ def unavailable(system: System) -> str | None:
     if system.chunk_seconds is not None and system.chunk_seconds > limit:
         chunk = system.chunk_seconds
         return f"the {system.backend} backend takes at most {limit:g} s per chunk, not {chunk:g}"
-    check_ready = getattr(backend_cls(config), "check_ready", None)  # the checkpoint, not the model
     try:
-        if check_ready is not None:
-            check_ready()
+        check_ready(backend_cls(config))  # the checkpoint, not the model
     except MurmurError as exc:
         return str(exc)
     return None

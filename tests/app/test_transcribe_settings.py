@@ -35,7 +35,7 @@ def test_options_the_engine_does_not_take_are_never_passed():
 @pytest.mark.parametrize(
     ("values", "message"),
     [({"backend": "nope"}, "backend"), ({"batch_size": -1}, "Batch"), ({"device": "tpu"}, "Device"),
-     ({"min_speakers": 5, "max_speakers": 2}, "fewest")],
+     ({"min_speakers": 5, "max_speakers": 2}, "exceeds max speakers")],
 )  # fmt: skip
 def test_invalid_settings_are_refused_with_a_reason(values, message):
     with pytest.raises(ValueError, match=message):
@@ -81,7 +81,7 @@ def test_dialog_keeps_itself_open_on_invalid_input(qtbot):
     dialog.editors["min_speakers"].setValue(5)
     dialog.editors["max_speakers"].setValue(2)
     dialog.accept()
-    assert dialog.result() == 0 and "fewest" in dialog.error.text()
+    assert dialog.result() == 0 and "exceeds max speakers" in dialog.error.text()  # the CLI's words
 
 
 def test_speaker_hints_and_the_speaker_finder_reach_the_pipeline():

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
+
+from engine.decode.config import EngineConfig, LoopGuardConfig
 
 DEFAULT_MODEL = "microsoft/VibeVoice-ASR-HF"
 SAMPLE_RATE = 24000  # the acoustic tokenizer's rate: audio is decoded straight to it
@@ -22,10 +24,6 @@ ATTENTIONS = ("sdpa", "eager", "flash_attention_2")
 ACOUSTIC_MODES = ("mean", "seeded", "sampled")
 ENGINES = ("hf", "murmur", "server")  # server: a VibeVoice vLLM server (server_client.py)
 BUDGETS = ("paper", "murmur", "max")
-ENGINE_OPTIONS = (
-    "eviction", "sink", "window", "delay", "speech_rate", "speech_sink", "speech_layers", "look_back",
-    "look_ahead", "repetition_penalty", "kv_memory_limit", "output_window", "speech_window", "speech_cap",
-)  # fmt: skip
 _CUDA_INDEX = re.compile(r"cuda:\d+")
 
 
@@ -50,21 +48,7 @@ class VibeVoiceConfig:
     seed: int = 0  # the noise seed of acoustic="seeded"
     encoder_segment_seconds: float = 60.0  # audio encoded in causal segments of this length
     loop_recovery: bool = True  # False: a looping chunk decodes on to its budget (the paper)
-    # options of Murmur's decode engine (engine="murmur"), passed to its config; None: its default
-    eviction: str | None = None  # KV eviction policy or preset
-    sink: int | None = None
-    window: int | None = None
-    output_window: int | None = None
-    speech_window: int | None = None
-    delay: int | None = None
-    speech_rate: float | None = None
-    speech_sink: int | None = None
-    speech_layers: str | list | None = None  # per-layer speech ranges: JSON text or the list
-    speech_cap: str | None = None  # "row" or "batch-min" (the authors' batching)
-    look_back: int | None = None
-    look_ahead: int | None = None
-    repetition_penalty: float | None = None
-    kv_memory_limit: int | None = None  # KV memory budget in bytes (None: the device's free memory)
+    decode: EngineConfig = field(default_factory=EngineConfig)  # Murmur's decode engine (engine="murmur")
     # engine="server": an OpenAI-compatible VibeVoice server (the vLLM plugin) does the decoding
     server: str | None = None  # its base URL, e.g. http://gpu-box:8000
     concurrency: int = 8  # requests in flight
@@ -98,10 +82,10 @@ class VibeVoiceConfig:
             raise ValueError("context must be a sequence of strings")
         object.__setattr__(self, "context", tuple(terms))  # a list or "a, b" becomes a tuple
         _check_server(self)
-        if self.engine_options and self.engine != "murmur":
-            verb = "applies" if len(self.engine_options) == 1 else "apply"
-            names = ", ".join(self.engine_options)
-            raise ValueError(f"{names} only {verb} to Murmur's decode engine (--engine murmur)")
+        changed = engine_changes(self.decode)
+        if changed and self.engine != "murmur":
+            verb = "applies" if len(changed) == 1 else "apply"
+            raise ValueError(f"{', '.join(changed)} only {verb} to Murmur's decode engine (--engine murmur)")
 
     @property
     def is_offline(self) -> bool:
@@ -111,26 +95,26 @@ class VibeVoiceConfig:
         return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
     @property
-    def engine_options(self) -> dict[str, Any]:
-        """The decode-engine options that were given (not None), by their engine config names."""
-        values = {name: getattr(self, name) for name in ENGINE_OPTIONS}
-        return {name: value for name, value in values.items() if value is not None}
-
-    @property
     def decoder_options(self) -> dict[str, Any]:
-        """Options for the chosen decoder's config: the engine options, and loop handling."""
-        options = dict(self.engine_options)
-        if not self.loop_recovery:
-            from engine.decode.loop_guard import LoopGuardConfig
-
-            options["loop" if self.engine == "murmur" else "loops"] = LoopGuardConfig(enabled=False)
-        return options
+        """The chosen decoder's config fields (`decoders.create_decoder`): Murmur's engine takes
+        `decode` whole; either decoder is told to keep a looping chunk when `loop_recovery` is off."""
+        no_loops = LoopGuardConfig(enabled=False)
+        if self.engine != "murmur":
+            return {} if self.loop_recovery else {"loops": no_loops}
+        decode = self.decode if self.loop_recovery else replace(self.decode, loop=no_loops)
+        return {f.name: getattr(decode, f.name) for f in fields(decode) if f.name != "max_batch"}
 
     @property
     def context_text(self) -> str | None:
         """The context terms as the prompt states them ("Alice, Kubernetes"), or None."""
         terms = [t.strip() for t in self.context if t.strip()]
         return ", ".join(terms) or None
+
+
+def engine_changes(decode: EngineConfig) -> list[str]:
+    """The decode-engine settings that differ from the engine's defaults, by field name."""
+    default = EngineConfig()
+    return [f.name for f in fields(decode) if getattr(decode, f.name) != getattr(default, f.name)]
 
 
 def _check_server(cfg: VibeVoiceConfig) -> None:

@@ -53,7 +53,7 @@ def test_a_batch_admitted_at_once_keeps_what_the_authors_batch_minimum_keeps(mod
         assert results[request.id].stats.kv_kept_last == pytest.approx(
             expected_kept(request, results[request.id], shortest)
         )
-        layout = make_policy(config.policy).layout(
+        layout = make_policy(config.eviction).layout(
             request.prompt_length, request.speech_span, request.max_new_tokens, 2, shortest
         )
         assert results[request.id].token_ids == hf_masked_greedy(model, request, layout)
@@ -62,7 +62,7 @@ def test_a_batch_admitted_at_once_keeps_what_the_authors_batch_minimum_keeps(mod
 def test_per_row_caps_stay_the_default(model):
     requests = make_requests([40, 47, 25], 30)
     results, config = decode(model, requests, 3, **SPEECH)
-    assert config.policy.speech_cap == "row"
+    assert config.eviction.speech_cap == "row"
     for request, span in zip(requests, spans(requests), strict=True):
         assert results[request.id].stats.kv_kept_last == pytest.approx(
             expected_kept(request, results[request.id], span)
@@ -83,17 +83,14 @@ def test_a_row_takes_the_shortest_span_of_the_rows_it_joins_and_keeps_its_cap(mo
 
 
 def test_the_command_line_names_the_cap_and_refuses_an_unknown_one(capsys):
-    from engine.backends.vibevoice.config import VibeVoiceConfig
     from engine.cli import build_parser
-    from engine.cli.delivery import backend_options
+    from engine.cli.option_args import recipe_of
 
     parser = build_parser()
-    args = parser.parse_args(["transcribe", "a.wav", "--eviction", "speech", "--speech-cap", "batch-min"])
-    options = {k: v for k, v in backend_options(args).items() if k in VibeVoiceConfig.__dataclass_fields__}
-    config = EngineConfig(
-        **VibeVoiceConfig(**{k: v for k, v in options.items() if v is not None}).engine_options
-    )
-    assert config.policy.batch_min and "batch-minimum cap" in config.policy.describe()
+    argv = ["transcribe", "a.wav", "--backend", "vibevoice", "--eviction", "speech"]
+    argv += ["--speech-cap", "batch-min"]
+    config = recipe_of(parser.parse_args(argv), "transcribe").backend_config.decode
+    assert config.eviction.batch_min and "batch-minimum cap" in config.eviction.describe()
     with pytest.raises(SystemExit):
         parser.parse_args(["transcribe", "a.wav", "--speech-cap", "batch"])
     with pytest.raises(ValueError, match="unknown speech cap"):

@@ -13,6 +13,7 @@ from hf_oracle import make_requests, tiny_qwen2
 
 from engine.decode.config import EngineConfig
 from engine.decode.engine import MurmurDecoder
+from engine.decode.eviction import EvictionConfig
 from engine.errors import Cancelled, OutOfMemoryError
 from engine.types import FinishReason
 
@@ -144,18 +145,21 @@ def test_config_rejects_nonsense():
         EngineConfig(repetition_penalty=0.0)
 
 
-def test_config_resolves_eviction_options_like_the_command_line():
-    config = EngineConfig(eviction="both", sink=8, output_window=256, speech_window=512)
-    assert (config.policy.n_sink, config.policy.output_window, config.policy.speech_window) == (8, 256, 512)
-    assert EngineConfig(eviction="output", window=64).policy.output_window == 64
-    assert EngineConfig(eviction="paper-speech", window=1538).policy.speech_window == 1538
+def test_eviction_options_resolve_like_the_command_line():
+    both = EvictionConfig.from_options("both", n_sink=8, output_window=256, speech_window=512)
+    config = EngineConfig(eviction=both)
+    kept = config.eviction
+    assert (kept.n_sink, kept.output_window, kept.speech_window) == (8, 256, 512)
+    assert EvictionConfig.from_options("output", window=64).output_window == 64
+    assert EvictionConfig.from_options("paper-speech", window=1538).speech_window == 1538
     with pytest.raises(ValueError, match="`both` has an output and a speech window"):
-        EngineConfig(eviction="both", window=512)  # never both windows silently
-    assert (config.policy.delay, config.policy.speech_sink) == (32, 32)  # the authors' defaults
-    assert replace(config, max_batch=4).policy == config.policy
-    assert EngineConfig(eviction="paper-speech", window=1538).policy.speech_window == 1538
+        EvictionConfig.from_options("both", window=512)  # never both windows silently
+    assert (config.eviction.delay, config.eviction.speech_sink) == (32, 32)  # the authors' defaults
+    assert replace(config, max_batch=4).eviction == config.eviction
     with pytest.raises(ValueError, match="unknown eviction policy"):
-        EngineConfig(eviction="sometimes")
+        EvictionConfig.from_options("sometimes")
+    with pytest.raises(ValueError, match="must be an EvictionConfig"):
+        EngineConfig(eviction="paper-speech")  # a name is resolved once, by the option table
 
 
 def test_the_kv_memory_budget_not_a_fixed_batch_of_16_decides_how_many_rows_run(model):
@@ -177,7 +181,7 @@ def test_the_vibevoice_backend_leaves_the_row_limit_to_the_budget_unless_a_batch
     from engine.backends.vibevoice.decoders import create_decoder
 
     def limit(**options):
-        config = VibeVoiceConfig(kv_memory_limit=1 << 30, **options)
+        config = VibeVoiceConfig(decode=EngineConfig(kv_memory_limit=1 << 30), **options)
         built = create_decoder(
             "murmur", model, max_batch=config.batch_size, eos_token_ids=(), segment_boundary=None,
             options=config.decoder_options,

@@ -218,7 +218,7 @@ def test_presets_read_the_paper_both_ways_and_options_override_them():
     assert (PRESETS["paper-speech"].delay, PRESETS["paper-speech"].speech_sink) == (512, 32)
     assert set(PRESETS) == {"paper-output", "paper-speech", "paper-both"}  # other rows: parameters
     assert PRESETS["paper-speech"].speech_rate == 8 and PRESETS["paper-both"].output_window == 1024
-    both = EvictionConfig.from_options("both", sink=8, output_window=256, speech_window=512, delay=256)
+    both = EvictionConfig.from_options("both", n_sink=8, output_window=256, speech_window=512, delay=256)
     assert (both.n_sink, both.output_window, both.speech_window, both.delay) == (8, 256, 512, 256)
     assert EvictionConfig.from_options("speech-follow").speech_rate == 1.0
     assert not EvictionConfig.from_options(None).evicts

@@ -105,7 +105,7 @@ def admitted(model, rows: int, lengths: list[int]):
     config = EngineConfig(max_batch=rows, loop=NO_LOOPS, emulate_graphs=True)
     decoder = MurmurDecoder(model, config)
     requests = make_requests(lengths, 10)
-    policy, layers = make_policy(config.policy), len(decoder.parts.layers)
+    policy, layers = make_policy(config.eviction), len(decoder.parts.layers)
     layouts = [policy.layout(r.prompt_length, r.speech_span, r.max_new_tokens, layers) for r in requests]
     runner = Runner(decoder.parts, decoder.fused, config, rows, layouts[0].layer_group)
     table = RowTable(rows)

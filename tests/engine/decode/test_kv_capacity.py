@@ -102,19 +102,19 @@ def test_a_setting_expected_to_drop_untranscribed_speech_warns_once_and_speech_a
         MurmurDecoder(model, EngineConfig(eviction=PRESETS["paper-speech"]))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        MurmurDecoder(model, EngineConfig(eviction="speech-anchor"))
-        MurmurDecoder(model, EngineConfig(eviction="paper-output"))
+        MurmurDecoder(model, EngineConfig(eviction=EvictionConfig.named("speech-anchor")))
+        MurmurDecoder(model, EngineConfig(eviction=PRESETS["paper-output"]))
 
 
 def test_kv_memory_reaches_the_engine_and_kv_plan_counts_rows_in_it(capsys):
-    from engine.backends.vibevoice.config import VibeVoiceConfig
     from engine.cli import main
-    from engine.cli.eviction_options import memory_size
+    from engine.options import memory_size
+    from engine.recipe import recipe_from
 
     assert memory_size("8GiB") == 8 * 2**30 and memory_size("500MB") == 500 * 10**6
     assert memory_size("64") == 64
-    options = VibeVoiceConfig(eviction="speech-anchor", kv_memory_limit=memory_size("2GiB")).engine_options
-    assert EngineConfig(**options).kv_memory_limit == 2 * 2**30
+    recipe = recipe_from({"eviction": "speech-anchor", "kv_memory_limit": "2GiB"}, "vibevoice")
+    assert EngineConfig(**recipe.backend_config.decoder_options).kv_memory_limit == 2 * 2**30
     assert main(["kv-plan", "--kv-memory", "40GiB", "--eviction", "none", "speech-anchor"]) == 0
     table = capsys.readouterr().out.split("\n\n")[0].splitlines()
     assert table[1].endswith("| rows in 40.00 GiB |")

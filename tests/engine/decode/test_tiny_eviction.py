@@ -43,15 +43,21 @@ def clip():
     return trained, recording, Chunk(0, 0.0, recording.duration)
 
 
+def tuned_backend(options: dict):
+    """A VibeVoice backend from command-line style options, read through the option table."""
+    from engine.backends import build_backend
+    from engine.recipe import recipe_from
+
+    return build_backend("vibevoice", recipe_from(options, "vibevoice").backend_config)
+
+
 @pytest.fixture(scope="module")
 def results(clip):
-    from engine.backends import create_backend
-
     trained, recording, chunk = clip
     options = {"model": str(trained), "device": "cpu", "engine": "murmur"}
     out = {}
     for name, settings in SETTINGS.items():
-        backend = create_backend("vibevoice", **options, eviction=name, **settings)
+        backend = tuned_backend({**options, "eviction": name, **settings})
         (out[name],) = backend.transcribe(recording, [chunk])
     return out
 
@@ -80,7 +86,6 @@ def test_speech_anchor_loses_nothing_and_keeps_everything_before_three_segments(
 def test_the_batch_minimum_cap_lets_a_long_chunk_keep_what_its_short_batch_mate_keeps(clip):
     """One recording cut into a long and a short chunk, decoded together: with `speech_cap=batch-min`
     (the authors' batching) the long chunk drops no more speech than the short one can."""
-    from engine.backends import create_backend
     from engine.types import Chunk
 
     trained, recording, _ = clip
@@ -89,7 +94,7 @@ def test_the_batch_minimum_cap_lets_a_long_chunk_keep_what_its_short_batch_mate_
     options = {"model": str(trained), "device": "cpu", "engine": "murmur", **SETTINGS["speech"]}
     kept = {}
     for cap in ("row", "batch-min"):
-        backend = create_backend("vibevoice", **options, eviction="speech", speech_cap=cap)
+        backend = tuned_backend({**options, "eviction": "speech", "speech_cap": cap})
         kept[cap] = {r.chunk.index: r.stats.kv_kept_last for r in backend.transcribe(recording, chunks)}
     assert kept["batch-min"][0] > kept["row"][0]  # the long chunk keeps more
     assert kept["batch-min"][1] == kept["row"][1]  # the shortest chunk's cap is its own

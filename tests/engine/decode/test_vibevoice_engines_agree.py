@@ -40,15 +40,19 @@ def test_the_tiny_model_transcribes_its_clips_identically_with_either_engine(tra
 
 def test_eviction_options_reach_the_engine_through_the_backend(trained):
     from engine.audio.io import load_audio
-    from engine.backends import create_backend
+    from engine.backends import build_backend
+    from engine.recipe import recipe_from
     from engine.types import Chunk
 
     audio, _ = read_clips(trained)[0]
     recording = load_audio(audio, 24000)
     chunk = Chunk(0, 0.0, recording.duration)
     options = {"model": str(trained), "device": "cpu", "engine": "murmur"}
-    wide = create_backend("vibevoice", **options, eviction="both", output_window=4096, speech_window=4096)
-    narrow = create_backend("vibevoice", **options, eviction="speech", window=8, delay=0, speech_sink=2)
+    def backend(**more):  # through the option table, as the command line goes
+        return build_backend("vibevoice", recipe_from({**options, **more}, "vibevoice").backend_config)
+
+    wide = backend(eviction="both", output_window=4096, speech_window=4096)
+    narrow = backend(eviction="speech", window=8, delay=0, speech_sink=2)
     (kept_all,) = wide.transcribe(recording, [chunk])
     (evicted,) = narrow.transcribe(recording, [chunk])
     assert kept_all.stats.kv_kept_fraction == 1.0  # a 4096-token window keeps a short clip whole

@@ -130,10 +130,10 @@ def test_the_papers_table_4_rows_are_reachable_by_name_but_not_in_the_default_sw
     (row, speech) = chosen_systems(args)
     assert not any(name.startswith("table4-") for name in defaults)
     assert row.name == "table4-256-1538" and speech.name == "evict-speech"
-    options = row.backend_options()
-    settings = (options["eviction"], options["delay"], options["window"], options["speech_sink"])
-    assert settings == ("speech", 256, 1538, 32)
-    assert options["speech_cap"] == "batch-min"  # the authors' batching, what their Table 4 ran
+    kept = row.recipe.backend_config.decode.eviction  # what the engine is given
+    settings = (kept.policy, kept.delay, kept.speech_window, kept.speech_sink, kept.speech_rate)
+    assert settings == ("speech", 256, 1538, 32, 8)
+    assert kept.speech_cap == "batch-min"  # the authors' batching, what their Table 4 ran
     (per_row,) = chosen_systems(
         build_parser().parse_args(["bench", manifest, "--systems", "table4-256-1538-row"])
     )

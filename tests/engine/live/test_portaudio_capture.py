@@ -1,7 +1,7 @@
 """Recording through PortAudio: the demo played into a PulseAudio null sink, recorded from its monitor.
 
 A PulseAudio server without hardware (`module-null-sink`) is started for the test; `murmur record
---device pulse` records through sounddevice → PortAudio → ALSA's pulse plugin while `paplay` plays
+--input-device pulse` records through sounddevice → PortAudio → ALSA's pulse plugin while `paplay` plays
 the demo into the sink. Where no PulseAudio server can start, the test skips and says why (the
 file-fed tests of the same stream class still run: test_capture.py). A second test kills the
 server mid-recording, as an unplugged device: the error is reported and the file kept.
@@ -65,8 +65,8 @@ def test_the_demo_played_into_the_sink_is_recorded_and_transcribed(pulse, tmp_pa
     out = tmp_path / "out"
     env = {**pulse_env, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     recorder = subprocess.Popen(
-        [sys.executable, "-m", "engine", "record", "--device", "pulse", "--seconds", "11", "--out", str(out),
-         "--diarizer", "none", "--format", "json"],
+        [sys.executable, "-m", "engine", "record", "--input-device", "pulse", "--seconds", "11",
+         "--out", str(out), "--diarizer", "none", "--format", "json"],
         env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert recorder.stderr is not None
@@ -87,7 +87,8 @@ def test_the_server_dying_mid_recording_is_reported_and_the_recording_kept(pulse
     env, server = pulse
     out = tmp_path / "out"
     recorder = subprocess.Popen(
-        [sys.executable, "-m", "engine", "record", "--device", "pulse", "--out", str(out), "--no-transcribe"],
+        [sys.executable, "-m", "engine", "record", "--input-device", "pulse", "--out", str(out),
+         "--no-transcribe"],
         env={**env, "PYTHONPATH": str(ROOT)}, cwd=ROOT, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert recorder.stderr is not None

@@ -15,6 +15,7 @@ import soundfile as sf
 from engine.backends.vibevoice.tiny import read_clips, tiny_trained_model
 from engine.errors import Cancelled
 from engine.pipeline import Pipeline, PipelineConfig
+from engine.recipe import Recipe, recipe_from
 from engine.remote.pipeline import RemotePipeline
 from engine.speakers import SpeakerConfig
 from tests.engine.serve.conftest import server, write_flac
@@ -47,7 +48,8 @@ def files(model, tmp_path_factory) -> dict[str, list[Path]]:
 
 @pytest.fixture(scope="module")
 def local(model, files) -> dict[Path, str]:
-    pipeline = Pipeline.create("vibevoice", CONFIG, model=str(model), device="cpu", **ENGINE)
+    options = {"model": str(model), "device": "cpu", **ENGINE}
+    pipeline = Pipeline.from_recipe(recipe_from(options, "vibevoice", Recipe("vibevoice", None, CONFIG)))
     return {path: pipeline.run(path).text for kind in files.values() for path in kind}
 
 

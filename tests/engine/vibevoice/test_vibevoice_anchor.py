@@ -34,15 +34,19 @@ def test_the_reader_reports_each_complete_segments_times_token_by_token(loaded):
 
 def test_speech_anchor_loses_no_transcribed_speech_where_front_eviction_loses_some(trained_model):
     from engine.audio.io import load_audio
-    from engine.backends import create_backend
+    from engine.backends import build_backend
+    from engine.recipe import recipe_from
     from engine.types import Chunk
 
     audio, _ = read_clips(trained_model)[0]
     recording = load_audio(audio, 24000)
     chunk = Chunk(0, 0.0, recording.duration)
     options = {"model": str(trained_model), "device": "cpu", "engine": "murmur"}
-    anchored = create_backend("vibevoice", **options, eviction="speech-anchor", look_back=4, look_ahead=2)
-    front = create_backend("vibevoice", **options, eviction="speech", speech_sink=2, window=4, delay=1)
+    def backend(**more):  # through the option table, as the command line goes
+        return build_backend("vibevoice", recipe_from({**options, **more}, "vibevoice").backend_config)
+
+    anchored = backend(eviction="speech-anchor", look_back=4, look_ahead=2)
+    front = backend(eviction="speech", speech_sink=2, window=4, delay=1)
     (safe,) = anchored.transcribe(recording, [chunk])
     (lossy,) = front.transcribe(recording, [chunk])
     assert safe.segments and safe.stats.speech_lost_seconds == 0.0

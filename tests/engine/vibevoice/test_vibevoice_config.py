@@ -6,7 +6,9 @@ import pytest
 
 from engine.backends import backend_config
 from engine.backends.vibevoice.budget import BUDGET_RULES, token_budget
-from engine.backends.vibevoice.config import VibeVoiceConfig
+from engine.backends.vibevoice.config import VibeVoiceConfig, engine_changes
+from engine.decode.config import EngineConfig, LoopGuardConfig
+from engine.decode.eviction import EvictionConfig
 
 
 @pytest.mark.parametrize(
@@ -68,23 +70,23 @@ def test_budget_rules_are_chosen_by_name_and_clamped():
 
 
 def test_decode_engine_options_go_only_with_murmurs_engine():
-    config = VibeVoiceConfig(engine="murmur", eviction="paper-speech", window=1538)
-    assert config.engine_options == {"eviction": "paper-speech", "window": 1538}
-    assert VibeVoiceConfig().engine_options == {}
+    speech = EngineConfig(eviction=EvictionConfig.from_options("paper-speech", window=1538))
+    assert engine_changes(VibeVoiceConfig(engine="murmur", decode=speech).decode) == ["eviction"]
+    assert engine_changes(VibeVoiceConfig().decode) == []
     with pytest.raises(ValueError, match=r"^eviction only applies to Murmur's decode engine"):
-        VibeVoiceConfig(engine="hf", eviction="both")
-    with pytest.raises(ValueError, match=r"^eviction, window only apply to Murmur's decode engine"):
-        VibeVoiceConfig(engine="hf", eviction="both", window=8)
+        VibeVoiceConfig(engine="hf", decode=speech)
+    both = EngineConfig(eviction=EvictionConfig.named("both"), repetition_penalty=1.1)
+    with pytest.raises(ValueError, match=r"^eviction, repetition_penalty only apply to Murmur's decode"):
+        VibeVoiceConfig(engine="hf", decode=both)
 
 
 def test_murmurs_engine_is_the_default_and_loop_recovery_can_be_turned_off_for_either_decoder():
     assert VibeVoiceConfig().engine == "murmur"
-    assert "loop" not in VibeVoiceConfig().decoder_options
+    assert VibeVoiceConfig().decoder_options["loop"] == LoopGuardConfig()
     assert VibeVoiceConfig(loop_recovery=False).decoder_options["loop"].enabled is False
     assert VibeVoiceConfig(engine="hf", loop_recovery=False).decoder_options["loops"].enabled is False
-    config = VibeVoiceConfig(eviction="speech-anchor", look_back=32, speech_layers='[{"start": 2}]')
-    assert config.decoder_options == {
-        "eviction": "speech-anchor",
-        "look_back": 32,
-        "speech_layers": '[{"start": 2}]',
-    }
+    assert VibeVoiceConfig(engine="hf").decoder_options == {}
+    anchor = EvictionConfig.from_options("speech-anchor", look_back=32, layers='[{"start": 2}]')
+    options = VibeVoiceConfig(decode=EngineConfig(eviction=anchor)).decoder_options
+    assert options["eviction"].look_back == 32 and options["eviction"].layers[0].start == 2
+    assert "max_batch" not in options  # the backend's batch_size decides it

@@ -1,0 +1,145 @@
+"""The option table: every row lands on a config field, every config field has a row or a reason,
+every surface that runs a system offers the same system flags, and every surface validates
+through the one path (`engine.recipe.recipe_from`) with the same message."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.cli import build_parser, main
+from engine.cli.option_args import recipe_of
+from engine.options import INTERNAL, OPTIONS, SYSTEM, Option
+from engine.pipeline import PipelineConfig
+from engine.recipe import Recipe, config_class, recipe_from
+
+ROOT = Path(__file__).resolve().parents[2]
+NOT_FIELDS = {"backend.decode.eviction.window"}  # the policy's one window (EvictionConfig.changed)
+
+
+def _leaf_paths(value: object, prefix: str) -> set[str]:
+    paths = set()
+    for f in dataclasses.fields(value):
+        inner = getattr(value, f.name)
+        nested = dataclasses.is_dataclass(inner) and not isinstance(inner, type)
+        paths |= _leaf_paths(inner, f"{prefix}.{f.name}") if nested else {f"{prefix}.{f.name}"}
+    return paths
+
+
+def _fields_of(backend: str) -> set[str]:
+    return _leaf_paths(config_class(backend)(), "backend") | _leaf_paths(PipelineConfig(), "pipeline")
+
+
+def _resolves(option: Option, backend: str) -> bool:
+    value: object = config_class(backend)() if option.owner == "backend" else PipelineConfig()
+    for name in option.fields:
+        if not dataclasses.is_dataclass(value) or name not in {f.name for f in dataclasses.fields(value)}:
+            return False
+        value = getattr(value, name)
+    return True
+
+
+@pytest.mark.parametrize("backend", ["whisper", "vibevoice"])
+def test_every_row_lands_on_a_field_of_each_backend_it_names(backend):
+    rows = [o for o in OPTIONS if o.applies_to(backend) and o.path not in NOT_FIELDS]
+    assert [o.flag for o in rows if not _resolves(o, backend)] == []
+
+
+@pytest.mark.parametrize("backend", ["whisper", "vibevoice"])
+def test_every_config_field_has_a_row_or_a_reason_to_have_none(backend):
+    fields = _fields_of(backend)
+    rows = {o.path for o in OPTIONS if o.applies_to(backend)}
+    internal = {f for f in fields if any(f == p or f.startswith(p + ".") for p in INTERNAL)}
+    assert sorted(fields - rows - internal) == []  # a new field needs a row or an INTERNAL entry
+    assert sorted(rows & internal) == []
+
+
+def test_every_internal_entry_names_a_field_that_exists():
+    fields = _fields_of("whisper") | _fields_of("vibevoice")
+    stale = [p for p in INTERNAL if not any(f == p or f.startswith(p + ".") for f in fields)]
+    assert stale == []
+
+
+def _flags(command: str) -> set[str]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+    return {s for a in sub._actions for s in a.option_strings}
+
+
+def test_serve_eval_and_transcribe_offer_one_set_of_system_flags():
+    system = {o.flag for o in OPTIONS if set(SYSTEM) <= set(o.surfaces)} | {"--backend"}
+    assert {"--language", "--speech-sink", "--eviction", "--speakers", "--context"} <= system
+    for command in SYSTEM:
+        assert system <= _flags(command), command
+    assert "--language" in _flags("serve") and "--language" in _flags("record")
+
+
+def test_serve_takes_the_language_into_the_backend_it_loads():
+    args = build_parser().parse_args(["serve", "--model", "small", "--language", "DE"])
+    assert recipe_of(args, "serve").backend_config.language == "de"
+
+
+def test_eval_builds_its_system_from_every_transcribe_flag():
+    from engine.cli.eval import system_from_args
+
+    argv = ["eval", "m.json", "--backend", "vibevoice", "--speech-sink", "7", "--eviction", "speech",
+            "--kv-memory", "1GiB", "--speakers", "2", "--dtype", "float32"]  # fmt: skip
+    system = system_from_args(build_parser().parse_args(argv))
+    config = system.recipe.backend_config
+    assert config.decode.eviction.speech_sink == 7 and config.decode.kv_memory_limit == 2**30
+    assert config.dtype == "float32" and system.recipe.pipeline.speakers.num_speakers == 2
+
+
+def test_one_mistake_gets_one_message_on_every_surface(tmp_path, capsys):
+    with pytest.raises(ValueError, match=r"^backend 'whisper' has no option\(s\): speech_sink$"):
+        recipe_from({"speech_sink": 4}, "whisper")
+    with pytest.raises(ValueError, match=r"^--speech-sink: invalid literal"):
+        recipe_from({"speech_sink": "many"}, "vibevoice")  # text from a sweep file or a form
+    code = main(["transcribe", str(tmp_path / "a.wav"), "--speech-sink", "4", "-q"])
+    assert code == 1 and "backend 'whisper' has no option(s): speech_sink" in capsys.readouterr().err
+
+
+def test_the_eviction_flags_override_the_chosen_preset_in_any_order():
+    given = {"window": 1538, "eviction": "paper-speech", "speech_sink": 8}  # window before the preset
+    eviction = recipe_from(given, "vibevoice").backend_config.decode.eviction
+    assert (eviction.speech_window, eviction.delay, eviction.speech_sink) == (1538, 512, 8)
+    base = recipe_from({"eviction": "output"}, "vibevoice")
+    kept = recipe_from({"window": 64}, "vibevoice", base).backend_config.decode.eviction
+    assert (kept.policy, kept.output_window) == ("output", 64)  # a base's policy keeps its window
+
+
+def test_a_recipe_survives_json_and_old_flat_sweep_files_still_load(tmp_path):
+    from engine.evaluation.systems import read_systems
+
+    recipe = recipe_from({"eviction": "both", "speech_layers": '[{"start": 2, "keep": true}]',
+                          "context": "Alice, Bob", "speakers": 3, "mode": "single"}, "vibevoice")  # fmt: skip
+    assert Recipe.from_dict(json.loads(json.dumps(recipe.to_dict()))) == recipe
+    assert Recipe.from_dict({"backend": "whisper"}) == Recipe()
+    with pytest.raises(ValueError, match="has no setting"):
+        Recipe.from_dict({"backend": "whisper", "config": {"sink": 4}})
+    old = [{"name": "s", "backend": "vibevoice", "options": {"eviction": "speech", "sink": 2, "window": 9}}]
+    (tmp_path / "systems.json").write_text(json.dumps(old), encoding="utf-8")
+    (system,) = read_systems(tmp_path / "systems.json")
+    eviction = system.recipe.backend_config.decode.eviction
+    assert (eviction.policy, eviction.n_sink, eviction.speech_window) == ("speech", 2, 9)
+
+
+def test_record_names_the_microphone_input_device_and_refuses_the_old_spelling(capsys):
+    assert build_parser().parse_args(["record", "--input-device", "3"]).input_device == "3"
+    assert main(["record", "--device", "3", "--no-transcribe"]) == 2
+    assert "--device is now --input-device" in capsys.readouterr().err
+
+
+def test_importing_the_recipe_and_the_option_table_loads_no_torch():
+    code = (
+        "import sys, engine.recipe, engine.options, engine.cli.option_args\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'faster_whisper') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
