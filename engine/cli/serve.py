@@ -34,7 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metrics-public", action="store_true",
                    help="serve /metrics without the API key (for a Prometheus job; /v1 stays keyed)")
     p.add_argument("--heartbeat-seconds", type=float, default=15.0,
-                   help="a JSON answer still being computed sends a space this often (default: 15)")
+                   help="a waiting answer sends a space (JSON) or a comment line (a stream) this often "
+                        "so clients' read timeouts never fire (default: 15)")
     p.add_argument("--ray", nargs="?", const="auto", metavar="auto|ADDRESS",
                    help="run as a Ray Serve deployment, one replica per GPU (see docs/scale.md)")  # fmt: skip
     p.add_argument("--replicas", type=int, help="--ray: replicas (default: one per GPU, else 1)")

@@ -21,7 +21,7 @@ class ServeConfig:
     max_audio_hours: float = 12.0
     max_queued_jobs: int = 64
     metrics_public: bool = False  # /metrics without the key (a Prometheus job); /v1 stays keyed
-    heartbeat_seconds: float = 15.0  # a waiting JSON answer sends a space this often (client timeouts)
+    heartbeat_seconds: float = 15.0  # a waiting answer sends a space (JSON) or a comment (SSE) this often
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:

@@ -5,8 +5,8 @@ can do with them (`engine.serve.decoding`: a 400 naming the parameter it cannot 
 its length and start a job. Then:
 
 - `stream=true` with json or verbose_json: Server-Sent Events (`engine.serve.events`), then
-  `[DONE]`; with text, srt or vtt the flag is ignored, as OpenAI documents, and the answer is that
-  format.
+  `[DONE]`, with a comment line after each `heartbeat_seconds` without events; with text, srt or
+  vtt the flag is ignored, as OpenAI documents, and the answer is that format.
 - otherwise the rendered body once the job is done. A JSON answer still being computed after
   `heartbeat_seconds` is sent as a 200 whose body starts with one space per heartbeat (JSON
   allows leading whitespace), so a client's read timeout (the `openai` client's 600 s) never
@@ -35,7 +35,6 @@ from engine.serve.openai_errors import bad_parameter, busy, error_body
 from engine.serve.params import AudioRequest, transcription_request, translation_request
 
 POLL = 0.05  # seconds between looks at a job
-KEEP_ALIVE = 5.0  # seconds of silence on an event stream before a keep-alive comment
 Admit = Callable[[Request], Any]  # checks a request's key and room, reads its upload (app.py)
 
 
@@ -66,8 +65,9 @@ async def _serve(server: Any, request: Request, admit: Admit, start: Callable[..
         upload.discard()
         raise
     if asked.stream and asked.fmt in JSON_FORMATS:
-        return StreamingResponse(_events(job, asked.progress), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache"})  # fmt: skip
+        events = _events(job, asked.progress, server.config.heartbeat_seconds)
+        headers = {"Cache-Control": "no-cache"}
+        return StreamingResponse(events, media_type="text/event-stream", headers=headers)
     return await _answer(job, request, asked, server.config.heartbeat_seconds)
 
 
@@ -120,9 +120,9 @@ async def _heartbeats(job: Job, asked: AudioRequest, heartbeat: float) -> AsyncI
             job.cancel()
 
 
-async def _events(job: Job, progress: bool) -> AsyncIterator[str]:
-    """The job's events as this client sees them, as Server-Sent Events, then `[DONE]`; closing
-    the stream cancels the job."""
+async def _events(job: Job, progress: bool, heartbeat: float) -> AsyncIterator[str]:
+    """The job's events as this client sees them, as Server-Sent Events, then `[DONE]`, with a
+    comment line after each `heartbeat` s without events; closing the stream cancels the job."""
     sent, quiet, view = 0, 0.0, ClientStream(progress)
     try:
         while True:
@@ -135,7 +135,7 @@ async def _events(job: Job, progress: bool) -> AsyncIterator[str]:
                 yield "data: [DONE]\n\n"
                 return
             quiet = 0.0 if events else quiet + POLL
-            if quiet >= KEEP_ALIVE:  # a comment line: the client knows the server is alive
+            if quiet >= heartbeat:  # a comment line: the client knows the server is alive
                 quiet = 0.0
                 yield ": working\n\n"
             await asyncio.sleep(POLL)

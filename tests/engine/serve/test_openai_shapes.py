@@ -222,6 +222,14 @@ def test_form_fields_become_the_request_and_the_jobs_decode_choices():
     assert plain.options == JobOptions()
     translation = translation_request({"prompt": ["x"]})
     assert translation.options.decoding == DecodeChoices(prompt="x", task="translate")
+    full = translation_request({"response_format": ["srt"], "speaker_labels": ["true"],
+                                "temperature": ["0.5"], "diarize": ["true"], "num_speakers": ["3"],
+                                "model": ["whisper-1"]})  # fmt: skip
+    assert (full.fmt, full.speaker_labels, full.stream, full.progress, full.granularities) == (
+        "srt", True, False, False, ())  # fmt: skip
+    assert full.options == JobOptions(diarize=True, num_speakers=3,
+                                      decoding=DecodeChoices(temperature=0.5, task="translate"))  # fmt: skip
+    assert translation_request({}).fmt == "json" and translation_request({}).speaker_labels is False
 
 
 @pytest.mark.parametrize(("fields", "param"), [
@@ -316,9 +324,14 @@ def test_model_ids_drop_folders_and_spaces():
 def test_keys_are_checked_as_openai_words_it_and_metrics_open_only_when_chosen(tmp_path, audio):
     client, _ = app_client(tmp_path, config={"api_key": KEY})
     none, wrong = client.get("/v1/models"), client.get("/v1/models", headers={"Authorization": "Bearer nope"})
-    assert none.status_code == wrong.status_code == 401 and none.headers["WWW-Authenticate"] == "Bearer"
-    assert error_of(none)["code"] is None and "didn't provide an API key" in error_of(none)["message"]
-    assert error_of(wrong)["code"] == "invalid_api_key" and error_of(wrong)["type"] == "invalid_request_error"
+    assert none.status_code == wrong.status_code == 401
+    assert none.headers["WWW-Authenticate"] == wrong.headers["WWW-Authenticate"] == "Bearer"
+    assert error_of(none) == {"message": "You didn't provide an API key. You need to provide your API key "
+                              "in an Authorization header using Bearer auth (i.e. Authorization: "
+                              "Bearer YOUR_KEY).",
+                              "type": "invalid_request_error", "param": None, "code": None}  # fmt: skip
+    assert error_of(wrong) == {"message": "Incorrect API key provided.", "type": "invalid_request_error",
+                               "param": None, "code": "invalid_api_key"}  # fmt: skip
     assert post(client, audio).status_code == 401
     assert client.get("/metrics").status_code == 401
     assert client.get("/metrics", headers={"Authorization": f"Bearer {KEY}"}).status_code == 200
@@ -362,6 +375,22 @@ def test_a_stream_shows_openai_events_and_murmur_events_only_when_asked(tmp_path
     assert asked[0]["type"] == "murmur.progress" and "murmur" in asked[-1]
 
 
+def test_a_quiet_stream_sends_comment_lines_and_closing_it_cancels_the_job(tmp_path, audio):
+    client, _ = app_client(tmp_path, config={"heartbeat_seconds": 0.1},
+                           registry=InstantRegistry(delay=0.5))  # fmt: skip
+    body = post(client, audio, stream="true").text
+    assert body.count(": working\n\n") >= 2 and body.endswith("data: [DONE]\n\n")
+    assert body.index(": working") < body.index("data: ")  # while the job had nothing to say
+    slow, server = app_client(tmp_path, registry=InstantRegistry(delay=30))
+    with slow.stream("POST", "/v1/audio/transcriptions", files={"file": ("a.flac", audio, "audio/flac")},
+                     data={"stream": "true"}) as stream:  # fmt: skip
+        assert stream.status_code == 200
+    deadline = time.monotonic() + 10
+    while not server.registry.jobs[0].over and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.registry.counts["cancelled"] == 1
+
+
 def test_a_long_json_answer_sends_heartbeat_spaces_then_the_body(tmp_path, audio):
     client, server = app_client(tmp_path, config={"heartbeat_seconds": 0.1},
                                 registry=InstantRegistry(delay=0.6))  # fmt: skip
@@ -390,7 +419,8 @@ def test_a_full_server_says_429_with_retry_after_and_a_loading_one_503(tmp_path,
     server.registry.submit(tmp_path / "held.flac", 1.0, JobOptions())
     busy = post(client, audio)
     assert busy.status_code == 429 and int(busy.headers["Retry-After"]) == 5
-    assert error_of(busy)["type"] == "requests" and error_of(busy)["code"] == "rate_limit_exceeded"
+    assert error_of(busy) == {"message": "the server is busy with 1 jobs; try again shortly",
+                              "type": "requests", "param": None, "code": "rate_limit_exceeded"}  # fmt: skip
     server.registry.jobs[0].cancel()
     loading, server = app_client(tmp_path, ready=False)
     answer = post(loading, audio)
