@@ -95,11 +95,10 @@ def create_app(server: Any) -> FastAPI:
 def model_id(backend: Any) -> str:
     """The model's id: the backend and the model's name, without spaces or the server's folders
     ("whisper-tiny.en", "vibevoice-VibeVoice-ASR")."""
-    inner = getattr(backend, "backend", backend)  # a SharedBackend wraps the real one
-    config = getattr(inner, "config", None)
-    name = getattr(config, "server_model", None) if getattr(config, "engine", None) == "server" else None
-    leaf = PurePath(str(name or getattr(config, "model", None) or "default").rstrip("/\\")).name
-    return f"{backend.name}-{re.sub(r'[^A-Za-z0-9._-]+', '-', leaf).strip('-') or 'default'}"
+    config = getattr(backend, "backend", backend).config  # a SharedBackend wraps the real one
+    name = config.server_model if getattr(config, "engine", None) == "server" else config.model
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", PurePath(str(name)).name).strip("-")
+    return f"{backend.name}-{slug or 'model'}"
 
 
 def model_entry(server: Any) -> dict[str, Any]:

@@ -154,7 +154,7 @@ def test_words_are_bare_and_come_without_segments_when_only_words_are_asked():
                                  {"word": "there", "start": 1.0, "end": 2.0}]  # fmt: skip
     assert [w["word"] for w in body["words"]] == ["Hello", "there", "How", "are", "you"]
     assert "segments" in verbose(TRANSCRIPT, ["word", "segment"])
-    assert bare_word(" don't, ") == "don't" and bare_word("...") == ""
+    assert bare_word(" don't, ") == "don't" and bare_word("...") == "" and bare_word("«Xerox»") == "Xerox"
 
 
 def test_subtitles_name_speakers_only_when_labels_are_asked():
@@ -253,7 +253,21 @@ def test_each_bad_field_is_refused_by_name(fields, param):
 
     with pytest.raises(ApiError) as refused:
         transcription_request(fields)
-    assert (refused.value.status, refused.value.param) == (400, param)
+    assert (refused.value.status, refused.value.param) == (400, param) and param in refused.value.message
+    codes = ("invalid_value", "unsupported_value", "unsupported_parameter", "unknown_parameter")
+    assert refused.value.code in codes
+
+
+def test_a_bad_value_is_invalid_value_and_an_unoffered_one_unsupported_value():
+    from engine.serve.openai_errors import ApiError
+
+    codes = {}
+    for name, value in (("temperature", "2"), ("response_format", "docx"), ("include", "logprobs")):
+        with pytest.raises(ApiError) as refused:
+            transcription_request({name: [value]})
+        codes[name] = refused.value.code
+    assert codes == {"temperature": "invalid_value", "response_format": "unsupported_value",
+                     "include": "unsupported_parameter"}  # fmt: skip
 
 
 def test_translations_take_no_language_or_stream():
@@ -313,12 +327,19 @@ def test_models_have_a_stable_id_and_unknown_ids_and_routes_are_openai_404s(tmp_
 
 
 def test_model_ids_drop_folders_and_spaces():
+    from types import SimpleNamespace
+
     from engine.backends.whisper import WhisperConfig
 
-    assert model_id(WhisperBackend(WhisperConfig(model="/srv/models/my model/"))) == "whisper-my-model"
-    vibevoice = type("VibeVoice", (), {"name": "vibevoice", "config": type("C", (), {
-        "model": "/data/ckpt/VibeVoice-ASR", "engine": "murmur", "server_model": None})()})()  # fmt: skip
-    assert model_id(vibevoice) == "vibevoice-VibeVoice-ASR"
+    assert model_id(WhisperBackend(WhisperConfig(model="/srv/models/ my model! /"))) == "whisper-my-model"
+    assert model_id(WhisperBackend(WhisperConfig(model="/"))) == "whisper-model"
+
+    def vibevoice(engine: str) -> SimpleNamespace:
+        config = SimpleNamespace(model="/data/ckpt/VibeVoice-ASR", engine=engine, server_model="vv/ASR 7B")
+        return SimpleNamespace(name="vibevoice", backend=SimpleNamespace(config=config), config=None)
+
+    assert model_id(vibevoice("murmur")) == "vibevoice-VibeVoice-ASR"  # the wrapped backend's model
+    assert model_id(vibevoice("server")) == "vibevoice-ASR-7B"  # a vLLM server's model name
 
 
 def test_keys_are_checked_as_openai_words_it_and_metrics_open_only_when_chosen(tmp_path, audio):
