@@ -4,6 +4,7 @@ behaviours through the `openai` client and a real server are in test_openai_exac
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -32,11 +33,11 @@ TRANSCRIPT = Transcript(
     utterances=(
         Utterance(0.1 + 0.2, 2.0000000001, "Hello there.", "S1",
                   (Word(0.30000000000000004, 0.9, "Hello"), Word(1.0, 2.0, "there."))),
-        Utterance(2.5, 4.25, "How are you?", "S2", (Word(2.5, 3.0, "How"), Word(3.1, 3.5, "are"),
-                                                    Word(3.6, 4.25, "you?"))),
+        Utterance(2.50049, 4.25049, "How are you?", "S2", (
+            Word(2.50049, 3.00049, "How"), Word(3.1, 3.5, "are"), Word(3.6, 4.25, "you?"))),
     ),
     speakers=(Speaker("S1", "Alice"), Speaker("S2", "Bob")),
-    duration=12.2, model="faster-whisper tiny.en", language="en",
+    duration=12.20049, model="faster-whisper tiny.en", language="en",
 )  # fmt: skip
 
 
@@ -140,7 +141,11 @@ def test_verbose_segments_have_real_fields_only_rounded_times_and_a_leading_spac
     body = verbose(TRANSCRIPT, ["segment"])
     assert body["segments"][0] == {"id": 0, "start": 0.3, "end": 2.0, "text": " Hello there.",
                                    "speaker": "Alice", "speaker_id": "S1"}  # fmt: skip
-    assert body["segments"][1]["id"] == 1 and body["duration"] == 12.2 and body["language"] == "english"
+    assert body["segments"][1] == {"id": 1, "start": 2.5, "end": 4.25, "text": " How are you?",
+                                   "speaker": "Bob", "speaker_id": "S2"}  # fmt: skip
+    assert body["duration"] == 12.2 and body["language"] == "english" and body["text"] == TRANSCRIPT.text
+    assert body["model"] == "faster-whisper tiny.en"
+    assert verbose(dataclasses.replace(TRANSCRIPT, language="xh"))["language"] == "xh"  # no name known
     assert "words" not in body and body["task"] == "transcribe"
     assert verbose(TRANSCRIPT, task="translate")["task"] == "translate"
     assert body["speakers"] == [{"id": "S1", "name": "Alice"}, {"id": "S2", "name": "Bob"}]
@@ -150,8 +155,9 @@ def test_verbose_segments_have_real_fields_only_rounded_times_and_a_leading_spac
 def test_words_are_bare_and_come_without_segments_when_only_words_are_asked():
     body = verbose(TRANSCRIPT, ["word"])
     assert "segments" not in body
-    assert body["words"][:2] == [{"word": "Hello", "start": 0.3, "end": 0.9},
-                                 {"word": "there", "start": 1.0, "end": 2.0}]  # fmt: skip
+    assert body["words"][:3] == [{"word": "Hello", "start": 0.3, "end": 0.9},
+                                 {"word": "there", "start": 1.0, "end": 2.0},
+                                 {"word": "How", "start": 2.5, "end": 3.0}]  # fmt: skip
     assert [w["word"] for w in body["words"]] == ["Hello", "there", "How", "are", "you"]
     assert "segments" in verbose(TRANSCRIPT, ["word", "segment"])
     assert bare_word(" don't, ") == "don't" and bare_word("...") == "" and bare_word("«Xerox»") == "Xerox"
@@ -433,6 +439,42 @@ def test_a_job_failing_after_the_heartbeats_ends_the_body_with_the_error(tmp_pat
     quick, _ = app_client(tmp_path, registry=InstantRegistry(failure="the model broke"))
     failed = post(quick, audio)
     assert failed.status_code == 500 and error_of(failed)["message"] == "the model broke"
+
+
+def test_a_translation_goes_through_a_multilingual_model_and_says_so(tmp_path, audio):
+    from engine.backends.whisper import WhisperConfig
+
+    client, server = app_client(tmp_path, backend=WhisperBackend(WhisperConfig(model="small")))
+    answer = post(client, audio, "/v1/audio/translations", response_format="verbose_json", prompt="Hi")
+    assert answer.status_code == 200 and answer.json()["task"] == "translate"
+    assert answer.json()["segments"][0]["text"] == " Hello there."
+    assert server.registry.options[0].decoding == DecodeChoices(prompt="Hi", task="translate")
+    refused = post(client, audio, "/v1/audio/translations", language="de")
+    assert refused.status_code == 400 and error_of(refused)["param"] == "language"
+
+
+def test_a_job_refusing_its_audio_is_a_400_and_a_broken_one_a_500(tmp_path, audio):
+    class Refusing(InstantRegistry):
+        def _run(self, job: Job, path: Path) -> None:
+            path.unlink(missing_ok=True)
+            error = {"message": "no speech", "type": "invalid_request_error"}
+            job.end("failed", {"type": "error", "error": error})
+
+    client, _ = app_client(tmp_path, registry=Refusing())
+    refused = post(client, audio)
+    assert refused.status_code == 400 and error_of(refused)["message"] == "no speech"
+
+
+def test_a_client_leaving_during_heartbeats_cancels_its_job(tmp_path, audio):
+    client, server = app_client(tmp_path, config={"heartbeat_seconds": 0.05},
+                                registry=InstantRegistry(delay=30))  # fmt: skip
+    with client.stream("POST", "/v1/audio/transcriptions",
+                       files={"file": ("a.flac", audio, "audio/flac")}) as answer:  # fmt: skip
+        assert next(answer.iter_bytes()).startswith(b" ")
+    deadline = time.monotonic() + 10
+    while not server.registry.jobs[0].over and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.registry.counts["cancelled"] == 1
 
 
 def test_a_full_server_says_429_with_retry_after_and_a_loading_one_503(tmp_path, audio):
