@@ -234,3 +234,28 @@ class Progress:
     @property
     def fraction(self) -> float:
         return 1.0 if self.total <= 0 else min(max(self.completed / self.total, 0.0), 1.0)
+
+
+TASKS = ("transcribe", "translate")
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeChoices:
+    """What one request asks of the decoder, beside the server's own settings (None: the server's).
+
+    `language` an ISO-639 code the speech is in; `prompt` text that guides spelling and style
+    (whisper's initial prompt, VibeVoice's context); `temperature` the sampling temperature to
+    start from (0: the backend's deterministic decode); `task` "transcribe" or "translate" (into
+    English). Backends honour each choice or refuse it (`engine.serve.decoding`); none is ignored.
+    """
+
+    language: str | None = None
+    prompt: str | None = None
+    temperature: float | None = None
+    task: str = "transcribe"
+
+    def __post_init__(self) -> None:
+        if self.task not in TASKS:
+            raise ValueError(f"task must be one of {', '.join(TASKS)}, got {self.task!r}")
+        if self.temperature is not None and not 0.0 <= self.temperature <= 1.0:
+            raise ValueError(f"temperature must be between 0 and 1, got {self.temperature}")

@@ -46,6 +46,9 @@ class WhisperConfig:
     repair: bool = True  # fast: decode a broken chunk (loop, gap, sparse) again, batched
     gap_seconds: float = 1.0  # fast: speech left without words this long makes a chunk broken
     timestamp_tokens: bool = False  # fast: whisper writes timestamp tokens between its segments
+    prompt: str | None = None  # whisper's initial prompt: text that guides spelling and style
+    temperature: float = 0.0  # > 0: sample from this temperature up (the accurate decoder's fallback)
+    task: str = "transcribe"  # or "translate" (into English; multilingual models only)
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -63,6 +66,13 @@ class WhisperConfig:
             raise ValueError(f"quality must be one of {', '.join(QUALITIES)}, got {self.quality!r}")
         if self.gap_seconds <= 0:
             raise ValueError(f"the longest gap without words must be positive, got {self.gap_seconds}")
+        if not 0.0 <= self.temperature <= 1.0:
+            raise ValueError(f"temperature must be between 0 and 1, got {self.temperature}")
+        if self.task not in ("transcribe", "translate"):
+            raise ValueError(f"task must be transcribe or translate, got {self.task!r}")
+        if english_only(self.model) and self.task == "translate":
+            raise ValueError(f"the whisper model {self.model} is English-only: it cannot translate; "
+                             f"choose a multilingual model (e.g. small, large-v3)")
         if english_only(self.model) and self.language not in (None, "en"):  # None: faster-whisper says en
             what = "detect the language" if self.language == "auto" else f"transcribe {self.language!r}"
             raise ValueError(f"the whisper model {self.model} is English-only: it cannot {what}; "
@@ -159,8 +169,12 @@ class WhisperBackend:
             timestamp_tokens=cfg.timestamp_tokens,
             ramp=cfg.ramp,
             lanes=replicas(self._model),
+            initial_prompt=cfg.prompt or None,
+            temperature=cfg.temperature,
+            task=cfg.task,
         )
-        yield from DECODERS[cfg.quality](self._model, recording, chunks, options, cancel)
+        quality = "accurate" if cfg.temperature > 0 else cfg.quality  # only it samples (batched is greedy)
+        yield from DECODERS[quality](self._model, recording, chunks, options, cancel)
 
 
 def load_model(cfg: WhisperConfig) -> Any:

@@ -78,6 +78,9 @@ class DecodeOptions:
     timestamp_tokens: bool = False  # fast: let whisper write its timestamp tokens
     ramp: bool = False  # fast: batches grow 1, 2, 4, … so the first lines come after one chunk
     lanes: int = 1  # fast: batches decoded side by side (the model's CPU replicas; `whisper_lanes`)
+    initial_prompt: str | None = None  # text before the first window: guides spelling and style
+    temperature: float = 0.0  # accurate: the first sampling temperature of the fallback
+    task: str = "transcribe"  # or "translate"
 
 
 def decode_fast(
@@ -151,6 +154,8 @@ def _batched(
         clip_timestamps=[{"start": a, "end": min(b, a + MAX_CLIP)} for a, b in clips],
         hotwords=options.hotwords,
         without_timestamps=not options.timestamp_tokens,
+        initial_prompt=options.initial_prompt,
+        task=options.task,
     )
     found: list[list[Any]] = [[] for _ in clips]
     for seg in segments:  # absolute times; `seek` is the start of its clip in 10 ms frames
@@ -256,6 +261,9 @@ def decode_accurate(
         vad_filter=False,
         clip_timestamps=[t for span in _spans(chunks) for t in span],
         hotwords=options.hotwords,
+        initial_prompt=options.initial_prompt,
+        task=options.task,
+        temperature=fallback(options.temperature),
     )
     current, found, words, started = 0, [], [], time.perf_counter()
     for seg in segments:
@@ -271,6 +279,11 @@ def decode_accurate(
     for k in range(current, len(chunks)):
         here = k == current
         yield chunk_result(chunks[k], found if here else [], words if here else [], 0.0, info.language)
+
+
+def fallback(first: float) -> tuple[float, ...]:
+    """Whisper's temperature fallback from `first`: first, first + 0.2, … up to 1 (0: 0, 0.2, … 1)."""
+    return tuple(round(first + 0.2 * k, 2) for k in range(6) if first + 0.2 * k <= 1.0 + 1e-9)
 
 
 def _spans(chunks: Sequence[Chunk]) -> list[tuple[float, float]]:

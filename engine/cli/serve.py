@@ -28,6 +28,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-upload-mb", type=float, default=2048.0, help="largest upload (default: 2048)")
     p.add_argument("--max-audio-hours", type=float, default=12.0, help="longest recording (default: 12)")
     p.add_argument("--max-queued-jobs", type=int, default=64, help="jobs taken at once; more get 429")
+    p.add_argument("--metrics-public", action="store_true",
+                   help="serve /metrics without the API key (for a Prometheus job; /v1 stays keyed)")
+    p.add_argument("--heartbeat-seconds", type=float, default=15.0,
+                   help="a waiting answer sends a space (JSON) or a comment line (a stream) this often "
+                        "so clients' read timeouts never fire (default: 15)")
     p.add_argument("--ray", nargs="?", const="auto", metavar="auto|ADDRESS",
                    help="run as a Ray Serve deployment, one replica per GPU (see docs/scale.md)")  # fmt: skip
     p.add_argument("--replicas", type=int, help="--ray: replicas (default: one per GPU, else 1)")
@@ -38,7 +43,8 @@ def serve_config(args: argparse.Namespace) -> ServeConfig:
     return ServeConfig(
         host=args.host, port=args.port, api_key=args.api_key or os.environ.get(KEY_ENV) or None,
         max_upload_mb=args.max_upload_mb, max_audio_hours=args.max_audio_hours,
-        max_queued_jobs=args.max_queued_jobs,
+        max_queued_jobs=args.max_queued_jobs, metrics_public=args.metrics_public,
+        heartbeat_seconds=args.heartbeat_seconds,
     )  # fmt: skip
 
 

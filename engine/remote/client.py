@@ -88,7 +88,8 @@ class RemoteClient:
         report = on_progress or (lambda p: None)
         flac = encode_flac(recording)
         boundary = secrets.token_hex(16)
-        head, tail = _form(boundary, {"response_format": "verbose_json", "stream": "true", **(fields or {})})
+        form = {"response_format": "verbose_json", "stream": "true", "murmur_progress": "true"}
+        head, tail = _form(boundary, {**form, **(fields or {})})
         connection = self._connect()
         watcher = _CancelWatcher(connection, cancel)
         try:

@@ -1,6 +1,11 @@
 """`murmur serve`: one engine per GPU box, its batch shared by every client over HTTP.
 
-    app.py      the OpenAI-compatible FastAPI app (transcriptions, models, health, metrics)
+    app.py      the OpenAI-compatible FastAPI app (models, health, metrics; admission of uploads)
+    routes_audio.py  /v1/audio/transcriptions and /translations: a job per upload, its answer
+    params.py   the form fields, checked (unknown ones refused by name)
+    decoding.py a request's language / prompt / temperature / task on the backend, or a 400
+    events.py   a job's events as one client's stream shows them
+    openai_errors.py  OpenAI's error object
     server.py   the loaded backend, the job registry and the shared decode loop
     jobs.py     one job per upload: its pipeline thread and its event list (SSE)
     fair.py     the fair multi-job `WorkSource` feeding the one decode loop

@@ -1,54 +1,54 @@
 """The HTTP face of `murmur serve`: an OpenAI-compatible transcription API on FastAPI.
 
-    POST /v1/audio/transcriptions  multipart: file, model, response_format, timestamp_granularities[],
-                                   stream, diarize, num_speakers (json | verbose_json | text | srt | vtt,
-                                   or Server-Sent Events with stream=true)
-    GET  /v1/models                the one model this server runs
+    POST /v1/audio/transcriptions  multipart: file, model, language, prompt, temperature,
+                                   response_format, timestamp_granularities[], stream; Murmur's
+                                   diarize, num_speakers, speaker_labels, murmur_progress
+                                   (`engine.serve.params`; answers: `routes_audio`)
+    POST /v1/audio/translations    the same, into English (multilingual whisper models)
+    GET  /v1/models                the one model this server runs, under a stable id
+    GET  /v1/models/{id}           that model; any other id is 404 `model_not_found`
     GET  /health                   model loaded, jobs and queue (no key needed; the model's name
                                    only with the key)
-    GET  /metrics                  Prometheus text
+    GET  /metrics                  Prometheus text (keyed, unless `--metrics-public`)
 
-Every error is JSON `{"error": {"message", "type"}}`: 400 bad request or audio, 401 key, 404, 413
-too large or too long, 429 with Retry-After when `max_queued_jobs` are active, 503 while the model
-is not ready. A client that disconnects (or closes its event stream) cancels its job: its queued
-chunks are dropped and its rows freed.
+Every error is OpenAI's `{"error": {"message", "type", "param", "code"}}` (`openai_errors`): 400
+bad request or audio (naming the parameter), 401 key, 404, 413 too large or too long, 429 with
+Retry-After when `max_queued_jobs` are active, 503 while the model is not ready. A client that
+disconnects (or closes its event stream) cancels its job: its queued chunks are dropped and its
+rows freed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator
+import re
+from pathlib import PurePath
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
-from starlette.exceptions import HTTPException
+from fastapi.responses import PlainTextResponse
 
 from engine.audio.io import probe_duration
 from engine.errors import AudioDecodeError
 from engine.serve.auth import authorized
-from engine.serve.formats import FORMATS, GRANULARITIES, render_response
-from engine.serve.jobs import Job, JobOptions, QueueFull
+from engine.serve.jobs import Job, JobOptions
 from engine.serve.metrics import render_metrics
+from engine.serve.openai_errors import (
+    RETRY_AFTER,
+    ApiError,
+    bad_parameter,
+    busy,
+    install_error_handlers,
+    unauthorized,
+)
+from engine.serve.routes_audio import add_audio_routes
 from engine.serve.upload import BadUpload, Upload, UploadTooLarge, receive_upload
-
-RETRY_AFTER = 5  # seconds a client told 429 waits before trying again
-_POLL = 0.05  # seconds between looks at a job's events
-_KEEP_ALIVE = 5.0  # seconds of silence on an event stream before a keep-alive comment
-
-
-class ApiError(Exception):
-    def __init__(self, status: int, message: str, kind: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status, self.message, self.kind, self.headers = status, message, kind, headers or {}
 
 
 def create_app(server: Any) -> FastAPI:
     app = FastAPI(title="Murmur", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.server = server
-    _add_error_handlers(app)
+    install_error_handlers(app)
 
     @app.get("/health")
     async def health(request: Request) -> dict[str, Any]:
@@ -63,179 +63,88 @@ def create_app(server: Any) -> FastAPI:
 
     @app.get("/v1/models")
     async def models(request: Request) -> dict[str, Any]:
-        _check_key(server, request)
-        entry = {"id": server.model, "object": "model", "created": 0, "owned_by": "murmur"}
-        return {"object": "list", "data": [entry]}
+        check_key(server, request)
+        return {"object": "list", "data": [model_entry(server)]}
+
+    @app.get("/v1/models/{model:path}")
+    async def model(model: str, request: Request) -> dict[str, Any]:
+        check_key(server, request)
+        if model != model_id(server.backend):
+            raise ApiError(404, f"The model '{model}' does not exist", param="model", code="model_not_found")
+        return model_entry(server)
 
     @app.get("/metrics")
     async def metrics(request: Request) -> PlainTextResponse:
-        _check_key(server, request)
+        if not server.config.metrics_public:
+            check_key(server, request)
         return PlainTextResponse(render_metrics(server), media_type="text/plain; version=0.0.4")
 
-    @app.post("/v1/audio/transcriptions")
-    async def transcriptions(request: Request) -> Response:
-        _check_key(server, request)
-        _check_room(server, request)
-        upload = await _receive(server, request)
-        try:
-            fmt, granularities, stream, options = _parameters(upload)
-            duration = await asyncio.to_thread(_checked_duration, upload, server.config.max_audio_hours)
-            job = server.registry.submit(upload.path, duration, options)
-        except QueueFull as exc:
-            upload.discard()
-            raise ApiError(429, str(exc), "rate_limit_error", {"Retry-After": str(RETRY_AFTER)}) from exc
-        except BaseException:
-            upload.discard()
-            raise
-        if stream:
-            return StreamingResponse(_events(job), media_type="text/event-stream",
-                                     headers={"Cache-Control": "no-cache"})  # fmt: skip
-        return await _answer(job, request, fmt, granularities)
+    async def admit(request: Request) -> Upload:
+        check_key(server, request)
+        check_room(server, request)
+        return await receive(server, request)
 
+    async def start(upload: Upload, options: JobOptions) -> Job:
+        duration = await asyncio.to_thread(checked_duration, upload, server.config.max_audio_hours)
+        return server.registry.submit(upload.path, duration, options)
+
+    add_audio_routes(app, server, admit, start)
     return app
 
 
-def _add_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(ApiError)
-    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return _error(exc.status, exc.message, exc.kind, exc.headers)
-
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
-        return _error(exc.status_code, str(exc.detail), kind, dict(exc.headers or {}))
-
-    @app.exception_handler(Exception)
-    async def failure(request: Request, exc: Exception) -> JSONResponse:
-        return _error(500, "the server failed on this request", "server_error")
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return _error(400, "the request is not valid", "invalid_request_error")
+def model_id(backend: Any) -> str:
+    """The model's id: the backend and the model's name, without spaces or the server's folders
+    ("whisper-tiny.en", "vibevoice-VibeVoice-ASR")."""
+    config = getattr(backend, "backend", backend).config  # a SharedBackend wraps the real one
+    name = config.server_model if getattr(config, "engine", None) == "server" else config.model
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", PurePath(str(name)).name).strip("-")
+    return f"{backend.name}-{slug or 'model'}"
 
 
-def _error(status: int, message: str, kind: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "type": kind}}, status_code=status, headers=headers)
+def model_entry(server: Any) -> dict[str, Any]:
+    return {"id": model_id(server.backend), "object": "model", "created": 0, "owned_by": "murmur"}
 
 
-def _check_key(server: Any, request: Request) -> None:
-    if not authorized(server.config.api_key, request.headers.get("authorization")):
-        raise ApiError(401, "a valid API key is needed: 'Authorization: Bearer KEY'", "authentication_error",
-                       {"WWW-Authenticate": "Bearer"})  # fmt: skip
+def check_key(server: Any, request: Request) -> None:
+    header = request.headers.get("authorization")
+    if not authorized(server.config.api_key, header):
+        raise unauthorized(header)
 
 
-def _check_room(server: Any, request: Request) -> None:
+def check_room(server: Any, request: Request) -> None:
     """Refuse before reading the body: not ready, no room, or a declared size over the limit."""
     if not server.ready:
         raise ApiError(503, "the model is still loading; try again shortly", "server_error",
-                       {"Retry-After": str(RETRY_AFTER)})  # fmt: skip
+                       headers={"Retry-After": str(RETRY_AFTER)})  # fmt: skip
     if server.registry.active >= server.config.max_queued_jobs:
-        raise ApiError(429, f"the server is busy with {server.registry.active} jobs; try again shortly",
-                       "rate_limit_error", {"Retry-After": str(RETRY_AFTER)})  # fmt: skip
+        raise busy(f"the server is busy with {server.registry.active} jobs; try again shortly")
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > server.config.max_upload_bytes + 64 * 1024:
         limit = server.config.max_upload_mb
-        raise ApiError(413, f"the upload is larger than this server's limit of {limit:g} MB",
-                       "invalid_request_error")  # fmt: skip
+        raise ApiError(413, f"the upload is larger than this server's limit of {limit:g} MB", param="file")
 
 
-async def _receive(server: Any, request: Request) -> Upload:
+async def receive(server: Any, request: Request) -> Upload:
     content_type = request.headers.get("content-type", "")
     try:
         limit = server.config.max_upload_bytes
         return await receive_upload(request.stream(), content_type, server.folder, limit)
     except UploadTooLarge as exc:
-        raise ApiError(413, str(exc), "invalid_request_error") from exc
+        raise ApiError(413, str(exc), param="file") from exc
     except BadUpload as exc:
-        raise ApiError(400, str(exc), "invalid_request_error") from exc
+        raise ApiError(400, str(exc), param="file") from exc
 
 
-def _parameters(upload: Upload) -> tuple[str, list[str], bool, JobOptions]:
-    fmt = upload.get("response_format", "json") or "json"
-    if fmt not in FORMATS:
-        raise ApiError(400, f"response_format must be one of {', '.join(FORMATS)}", "invalid_request_error")
-    granularities = upload.all("timestamp_granularities")
-    if any(g not in GRANULARITIES for g in granularities):
-        raise ApiError(400, "timestamp_granularities may hold 'segment' and 'word'", "invalid_request_error")
-    try:
-        diarize, speakers = _flag(upload.get("diarize")), _count(upload.get("num_speakers"))
-        options = JobOptions(diarize=diarize, num_speakers=speakers)
-        stream = bool(_flag(upload.get("stream")))
-    except ValueError as exc:
-        raise ApiError(400, str(exc), "invalid_request_error") from exc
-    return fmt, granularities, stream, options
-
-
-def _flag(value: str | None) -> bool | None:
-    if value is None or value == "":
-        return None
-    if value.lower() in ("true", "1", "yes"):
-        return True
-    if value.lower() in ("false", "0", "no"):
-        return False
-    raise ValueError(f"{value[:20]!r} is not true or false")
-
-
-def _count(value: str | None) -> int | None:
-    if value is None or value == "":
-        return None
-    if not value.isdigit():
-        raise ValueError("num_speakers must be a whole number")
-    return int(value)
-
-
-def _checked_duration(upload: Upload, max_hours: float) -> float:
+def checked_duration(upload: Upload, max_hours: float) -> float:
     """The upload's length from its headers: not audio is 400, too long is 413."""
     if upload.path is None:
-        raise ApiError(400, "the form has no 'file'", "invalid_request_error")
+        raise bad_parameter("file", "the form has no 'file'")
     try:
         duration = probe_duration(upload.path)
     except (AudioDecodeError, OSError, ValueError) as exc:
         name = upload.filename or "the file"
-        message = f"{name} is not an audio file this server can read"
-        raise ApiError(400, message, "invalid_request_error") from exc
+        raise bad_parameter("file", f"{name} is not an audio file this server can read") from exc
     if duration > max_hours * 3600:
         raise ApiError(413, f"the recording is longer than this server's limit of {max_hours:g} hours",
-                       "invalid_request_error")  # fmt: skip
+                       param="file")  # fmt: skip
     return duration
-
-
-async def _answer(job: Job, request: Request, fmt: str, granularities: list[str]) -> Response:
-    """Wait for the job (cancelling it if the client goes away) and render its transcript."""
-    try:
-        while not job.over:
-            if await request.is_disconnected():
-                job.cancel()
-                return Response(status_code=499)
-            await asyncio.sleep(_POLL)
-    except asyncio.CancelledError:
-        job.cancel()
-        raise
-    if job.transcript is None:
-        event = job.events_from(0)[-1]
-        status = 400 if event["error"]["type"] == "invalid_request_error" else 500
-        return _error(status, event["error"]["message"], event["error"]["type"])
-    body, media = render_response(job.transcript, fmt, granularities)
-    return Response(body, media_type=media)
-
-
-async def _events(job: Job) -> AsyncIterator[str]:
-    """The job's events as Server-Sent Events, then `[DONE]`; closing the stream cancels the job."""
-    sent, quiet = 0, 0.0
-    try:
-        while True:
-            events = job.events_from(sent)
-            for event in events:
-                yield f"data: {json.dumps(event)}\n\n"
-            sent += len(events)
-            if job.over and not job.events_from(sent):
-                yield "data: [DONE]\n\n"
-                return
-            quiet = 0.0 if events else quiet + _POLL
-            if quiet >= _KEEP_ALIVE:  # a comment line: the client knows the server is alive
-                quiet = 0.0
-                yield ": working\n\n"
-            await asyncio.sleep(_POLL)
-    finally:
-        if not job.over:
-            job.cancel()

@@ -20,12 +20,16 @@ class ServeConfig:
     max_upload_mb: float = 2048.0
     max_audio_hours: float = 12.0
     max_queued_jobs: int = 64
+    metrics_public: bool = False  # /metrics without the key (a Prometheus job); /v1 stays keyed
+    heartbeat_seconds: float = 15.0  # a waiting answer sends a space (JSON) or a comment (SSE) this often
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
             raise ValueError(f"--port must be between 0 and 65535, got {self.port}")
         if self.max_upload_mb <= 0 or self.max_audio_hours <= 0:
             raise ValueError("--max-upload-mb and --max-audio-hours must be positive")
+        if self.heartbeat_seconds <= 0:
+            raise ValueError("--heartbeat-seconds must be positive")
         if self.max_queued_jobs < 1:
             raise ValueError("--max-queued-jobs must be at least 1")
         if self.api_key is not None and len(self.api_key) < 8:

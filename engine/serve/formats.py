@@ -1,15 +1,28 @@
-"""Response bodies of `/v1/audio/transcriptions`: OpenAI's formats, with Murmur's speakers added.
+"""Response bodies of `/v1/audio/transcriptions` and `/translations`: OpenAI's formats, Murmur's extras.
 
-`render_response(transcript, fmt, granularities)` → (body, media type) for json | verbose_json |
-text | srt | vtt. verbose_json follows OpenAI's shape (task, language, duration, text, segments,
-words when asked) and adds `speaker` (display name) and `speaker_id` to each segment, the
-`speakers` list, the `model` that produced it and the whole Murmur transcript (`murmur`), from
-which a client rebuilds the transcript exactly (`engine.remote`).
+`render_response(transcript, fmt, granularities, task=, speaker_labels=)` → (body, media type)
+for json | verbose_json | text | srt | vtt:
+
+- json: `{"text", "usage"}`; text: the transcript and a newline; srt/vtt: Murmur's subtitle
+  exports, with speaker names in the cues only when `speaker_labels` (OpenAI's cues carry none).
+- verbose_json: OpenAI's shape — `task`, `language` (a name, "english"), `duration`, `text`,
+  `segments` (unless only word timestamps were asked), `words` (when asked), `usage` — times
+  rounded to the millisecond. A segment is one of Murmur's utterances: `id`, `start`, `end`, and
+  `text` with whisper's leading space (so joined segments read as the text); Murmur does not
+  keep whisper's per-segment `tokens`, `seek`, `avg_logprob`, `compression_ratio` or
+  `no_speech_prob` through stitching, so they are left out rather than faked. A word is bare, as
+  OpenAI's ("Hello", not "Hello."). Murmur adds `speaker` and `speaker_id` to each segment, the
+  `speakers`, the `model`, and the whole Murmur transcript (`murmur`), from which a client rebuilds
+  it exactly (`engine.remote`).
+- `usage` is `{"type": "duration", "seconds": …}`: the recording's whole seconds, rounded up.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
+import string
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,47 +30,66 @@ from engine.export import render
 from engine.types import Transcript
 
 FORMATS = ("json", "verbose_json", "text", "srt", "vtt")
+JSON_FORMATS = ("json", "verbose_json")
 GRANULARITIES = ("segment", "word")
-MEDIA = {"json": "application/json", "verbose_json": "application/json", "text": "text/plain",
-         "srt": "application/x-subrip", "vtt": "text/vtt"}  # fmt: skip
+MEDIA = {"json": "application/json", "verbose_json": "application/json", "text": "text/plain; charset=utf-8",
+         "srt": "application/x-subrip; charset=utf-8", "vtt": "text/vtt; charset=utf-8"}  # fmt: skip
+LANGUAGES = {"en": "english", "de": "german", "fr": "french", "es": "spanish", "it": "italian",
+             "pt": "portuguese", "nl": "dutch", "pl": "polish", "ru": "russian", "uk": "ukrainian",
+             "ja": "japanese", "zh": "chinese", "ko": "korean", "ar": "arabic", "tr": "turkish",
+             "hi": "hindi", "sv": "swedish", "da": "danish", "no": "norwegian", "fi": "finnish"}  # fmt: skip
 
 
-def render_response(transcript: Transcript, fmt: str, granularities: Sequence[str] = ()) -> tuple[bytes, str]:
-    media = MEDIA[fmt] + ("; charset=utf-8" if fmt != "json" and fmt != "verbose_json" else "")
+def render_response(
+    transcript: Transcript, fmt: str, granularities: Sequence[str] = (), *, task: str = "transcribe",
+    speaker_labels: bool = False,
+) -> tuple[bytes, str]:  # fmt: skip
     if fmt == "json":
-        return json.dumps({"text": transcript.text}).encode(), media
+        return json.dumps({"text": transcript.text, "usage": usage(transcript.duration)}).encode(), MEDIA[fmt]
     if fmt == "verbose_json":
-        return json.dumps(verbose(transcript, granularities)).encode(), media
+        return json.dumps(verbose(transcript, granularities, task)).encode(), MEDIA[fmt]
     if fmt == "text":
-        return (transcript.text + "\n").encode(), media
-    return render(transcript, fmt), media
+        return (transcript.text + "\n").encode(), MEDIA[fmt]
+    return render(transcript if speaker_labels else unlabelled(transcript), fmt), MEDIA[fmt]
 
 
-def verbose(transcript: Transcript, granularities: Sequence[str] = ()) -> dict[str, Any]:
-    segments = [
-        {
-            "id": i, "seek": 0, "start": u.start, "end": u.end, "text": u.text, "tokens": [],
-            "temperature": 0.0, "avg_logprob": 0.0, "compression_ratio": 0.0, "no_speech_prob": 0.0,
-            "speaker": transcript.speaker_name(u.speaker), "speaker_id": u.speaker,
-        }
-        for i, u in enumerate(transcript.utterances)
-    ]
+def usage(duration: float) -> dict[str, Any]:
+    return {"type": "duration", "seconds": math.ceil(duration)}
+
+
+def verbose(
+    transcript: Transcript, granularities: Sequence[str] = (), task: str = "transcribe"
+) -> dict[str, Any]:
     body: dict[str, Any] = {
-        "task": "transcribe",
-        "language": _language(transcript.language),
-        "duration": transcript.duration,
+        "task": task,
+        "language": LANGUAGES.get(transcript.language, transcript.language),
+        "duration": round(transcript.duration, 3),
         "text": transcript.text,
-        "segments": segments if "segment" in granularities or not granularities else [],
-        "speakers": [{"id": s.id, "name": s.name} for s in transcript.speakers],
-        "model": transcript.model,
-        "murmur": json.loads(render(transcript, "json")),
     }
+    if "segment" in granularities or not granularities:
+        body["segments"] = [
+            {"id": i, "start": round(u.start, 3), "end": round(u.end, 3), "text": f" {u.text}",
+             "speaker": transcript.speaker_name(u.speaker), "speaker_id": u.speaker}
+            for i, u in enumerate(transcript.utterances)
+        ]  # fmt: skip
     if "word" in granularities:
         body["words"] = [
-            {"word": w.text, "start": w.start, "end": w.end} for u in transcript.utterances for w in u.words
-        ]
+            {"word": bare, "start": round(w.start, 3), "end": round(w.end, 3)}
+            for u in transcript.utterances for w in u.words if (bare := bare_word(w.text))
+        ]  # fmt: skip
+    body["usage"] = usage(transcript.duration)
+    body["speakers"] = [{"id": s.id, "name": s.name} for s in transcript.speakers]
+    body["model"] = transcript.model
+    body["murmur"] = json.loads(render(transcript, "json"))
     return body
 
 
-def _language(code: str) -> str:
-    return {"en": "english"}.get(code, code)
+def bare_word(text: str) -> str:
+    """A word without the punctuation whisper attaches to it ("Hello." → "Hello"; "don't" stays)."""
+    return text.strip().strip(string.punctuation + "¿¡«»“”‘’…")
+
+
+def unlabelled(transcript: Transcript) -> Transcript:
+    """The transcript without speakers on its utterances: subtitles as OpenAI writes them."""
+    utterances = tuple(dataclasses.replace(u, speaker=None) for u in transcript.utterances)
+    return dataclasses.replace(transcript, utterances=utterances)

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from engine.pipeline import Pipeline
 from engine.progress import EtaTracker
 from engine.serve.formats import verbose
 from engine.serve.lines import LineStream
-from engine.types import Progress, Stage, Transcript
+from engine.types import DecodeChoices, Progress, Stage, Transcript
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,7 @@ class JobOptions:
 
     diarize: bool | None = None  # None: the server's own diarizer setting
     num_speakers: int | None = None
+    decoding: DecodeChoices = field(default_factory=DecodeChoices)  # language, prompt, temperature, task
 
     def __post_init__(self) -> None:
         if self.num_speakers is not None and not 1 <= self.num_speakers <= 32:

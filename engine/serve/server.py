@@ -23,6 +23,7 @@ from engine.backends.base import Backend
 from engine.errors import ModelLoadError
 from engine.pipeline import Pipeline, PipelineConfig
 from engine.serve.config import ServeConfig
+from engine.serve.decoding import job_backend
 from engine.serve.jobs import JobOptions, JobRegistry
 
 
@@ -60,7 +61,8 @@ class Server:
         return self.backend.describe()
 
     def pipeline(self, options: JobOptions) -> Pipeline:
-        """The pipeline of one job: the shared backend and detector, the job's speaker choices."""
+        """The pipeline of one job: the shared backend and detector, the job's speaker and decode
+        choices (`engine.serve.decoding`; the route has already refused what the backend cannot do)."""
         speakers = self.pipeline_config.speakers
         if options.diarize is False:
             speakers = dataclasses.replace(speakers, diarizer="none")
@@ -68,7 +70,7 @@ class Server:
             speakers = dataclasses.replace(speakers, num_speakers=options.num_speakers,
                                            min_speakers=None, max_speakers=None)  # fmt: skip
         config = dataclasses.replace(self.pipeline_config, speakers=speakers)
-        return Pipeline(self.backend, config, detector=self.detector)
+        return Pipeline(job_backend(self.backend, options.decoding), config, detector=self.detector)
 
     def close(self) -> None:
         self.ready = False

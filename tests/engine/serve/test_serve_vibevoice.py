@@ -86,12 +86,13 @@ def test_streamed_lines_carry_the_models_speakers_and_equal_the_final_transcript
     path, reference = read_clips(model)[1]
     api = openai.OpenAI(api_key="unused", base_url=served.url + "/v1", max_retries=0, timeout=600)
     with path.open("rb") as f:
-        stream = api.audio.transcriptions.create(model="vibevoice", file=f, stream=True)
+        stream = api.audio.transcriptions.create(model="vibevoice", file=f, stream=True,
+                                                 extra_body={"murmur_progress": "true"})  # fmt: skip
         events = [e.to_dict() for e in stream]
     deltas = [e for e in events if e["type"] == "transcript.text.delta"]
     done = events[-1]
     assert done["type"] == "transcript.text.done" and done["text"] == local[path]
-    assert " ".join(d["delta"] for d in deltas).split() == done["text"].split()
+    assert "".join(d["delta"] for d in deltas) == done["text"]
     assert [line["chunk_speaker"] for d in deltas for line in d["lines"]] == [r.speaker for r in reference]
     names = {r.speaker: f"Speaker {r.speaker + 1}" for r in reference}
     assert [s["speaker"] for s in done["segments"]] == [names[r.speaker] for r in reference]
@@ -134,3 +135,19 @@ def test_a_cancelled_client_frees_its_rows_while_another_finishes(served, files,
     while served.metrics()["murmur_rows_active"] and time.monotonic() < deadline:
         time.sleep(0.05)
     assert served.metrics()["murmur_rows_active"] == 0
+
+
+def test_vibevoice_takes_a_prompt_as_context_and_refuses_language_temperature_and_translation(served, files):
+    api = openai.OpenAI(api_key="unused", base_url=served.url + "/v1", max_retries=0, timeout=600)
+    path = files["16k"][0]
+    for fields, param in (({"language": "en"}, "language"), ({"temperature": 0.5}, "temperature")):
+        with pytest.raises(openai.BadRequestError) as refused, path.open("rb") as f:
+            api.audio.transcriptions.create(model="vibevoice", file=f, **fields)
+        assert refused.value.param == param
+    with pytest.raises(openai.BadRequestError) as refused, path.open("rb") as f:
+        api.audio.translations.create(model="vibevoice", file=f)
+    assert refused.value.param == "model"
+    with path.open("rb") as f:
+        prompted = api.audio.transcriptions.create(model="vibevoice", file=f, prompt="Alice, Bob",
+                                                   temperature=0)  # fmt: skip
+    assert prompted.text and prompted.usage.seconds > 0

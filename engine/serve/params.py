@@ -1,0 +1,132 @@
+"""The form fields of `/v1/audio/transcriptions` and `/v1/audio/translations`, read and checked.
+
+`transcription_request(fields)` / `translation_request(fields)` → an `AudioRequest`, or an
+`ApiError` 400 naming the field (`param`). OpenAI's fields: `model` (any name: this server runs
+one model), `language`, `prompt`, `temperature` (0–1), `response_format`,
+`timestamp_granularities[]` (only with verbose_json, as OpenAI), `stream`, `chunking_strategy`
+("auto" only: Murmur always cuts at voice activity). Murmur's own: `diarize`, `num_speakers`,
+`speaker_labels` (names in SRT/VTT cues) and `murmur_progress` (Murmur's `murmur.*` events in the
+stream). Any other field — `include[]`, `known_speaker_names[]`, a typo — is refused, never
+ignored. Translations take no `language`, `stream` or granularities, as OpenAI's endpoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.serve.formats import FORMATS, GRANULARITIES
+from engine.serve.jobs import JobOptions
+from engine.serve.openai_errors import bad_parameter
+from engine.types import DecodeChoices
+
+COMMON = ("file", "model", "prompt", "response_format", "temperature", "diarize", "num_speakers",
+          "speaker_labels")  # fmt: skip
+TRANSCRIBE_ONLY = ("language", "stream", "timestamp_granularities", "chunking_strategy", "murmur_progress")
+UNSUPPORTED = {"include": "log probabilities are not offered by this server",
+               "known_speaker_names": "known speakers are not offered through the OpenAI API here",
+               "known_speaker_references": "known speakers are not offered through the OpenAI API here",
+               "keywords": "give names and terms in `prompt`",
+               "languages": "give one `language`"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class AudioRequest:
+    """What a client asked: the answer's shape, and the job's options."""
+
+    fmt: str = "json"
+    granularities: tuple[str, ...] = ()
+    stream: bool = False
+    progress: bool = False  # Murmur's own events in the stream
+    speaker_labels: bool = False  # speaker names in SRT/VTT cues
+    options: JobOptions = field(default_factory=JobOptions)
+
+
+def transcription_request(fields: dict[str, list[str]]) -> AudioRequest:
+    _check_names(fields, (*COMMON, *TRANSCRIBE_ONLY))
+    fmt = _format(fields)
+    granularities = tuple(_all(fields, "timestamp_granularities"))
+    if any(g not in GRANULARITIES for g in granularities):
+        message = "timestamp_granularities may hold 'segment' and 'word'"
+        raise bad_parameter("timestamp_granularities", message)
+    if granularities and fmt != "verbose_json":
+        raise bad_parameter("timestamp_granularities",
+                            "timestamp_granularities requires response_format verbose_json")  # fmt: skip
+    strategy = _one(fields, "chunking_strategy")
+    if strategy not in (None, "", "auto"):
+        raise bad_parameter("chunking_strategy", "chunking_strategy may only be 'auto' (voice activity)",
+                            "unsupported_value")  # fmt: skip
+    decoding = _decoding(fields, _one(fields, "language"), "transcribe")
+    return AudioRequest(
+        fmt=fmt, granularities=granularities, stream=bool(_flag(fields, "stream")),
+        progress=bool(_flag(fields, "murmur_progress")), speaker_labels=bool(_flag(fields, "speaker_labels")),
+        options=_options(fields, decoding),
+    )  # fmt: skip
+
+
+def translation_request(fields: dict[str, list[str]]) -> AudioRequest:
+    _check_names(fields, COMMON)
+    decoding = _decoding(fields, None, "translate")
+    return AudioRequest(fmt=_format(fields), speaker_labels=bool(_flag(fields, "speaker_labels")),
+                        options=_options(fields, decoding))  # fmt: skip
+
+
+def _check_names(fields: dict[str, list[str]], known: tuple[str, ...]) -> None:
+    for name in fields:
+        bare = name.removesuffix("[]")
+        if bare in UNSUPPORTED:
+            message = f"{bare} is not supported: {UNSUPPORTED[bare]}"
+            raise bad_parameter(bare, message, "unsupported_parameter")
+        if bare not in known:
+            raise bad_parameter(bare, f"Unrecognized request argument supplied: {bare}", "unknown_parameter")
+
+
+def _format(fields: dict[str, list[str]]) -> str:
+    fmt = _one(fields, "response_format") or "json"
+    if fmt not in FORMATS:
+        raise bad_parameter("response_format", f"response_format must be one of {', '.join(FORMATS)}",
+                            "unsupported_value")  # fmt: skip
+    return fmt
+
+
+def _decoding(fields: dict[str, list[str]], language: str | None, task: str) -> DecodeChoices:
+    text = _one(fields, "temperature")
+    try:
+        temperature = None if text in (None, "") else float(text)
+    except ValueError:
+        raise bad_parameter("temperature", f"temperature must be a number, not {text[:20]!r}") from None
+    if temperature is not None and not 0.0 <= temperature <= 1.0:  # also NaN
+        raise bad_parameter("temperature", "temperature must be between 0 and 1")
+    prompt = _one(fields, "prompt")
+    return DecodeChoices(language=language or None, prompt=prompt or None, temperature=temperature, task=task)
+
+
+def _options(fields: dict[str, list[str]], decoding: DecodeChoices) -> JobOptions:
+    text = _one(fields, "num_speakers")
+    if text not in (None, "") and not text.isdigit():
+        raise bad_parameter("num_speakers", "num_speakers must be a whole number")
+    try:
+        speakers = None if text in (None, "") else int(text)
+        return JobOptions(diarize=_flag(fields, "diarize"), num_speakers=speakers, decoding=decoding)
+    except ValueError as exc:
+        raise bad_parameter("num_speakers", str(exc)) from exc
+
+
+def _one(fields: dict[str, list[str]], name: str) -> str | None:
+    values = _all(fields, name)
+    return values[-1] if values else None
+
+
+def _all(fields: dict[str, list[str]], name: str) -> list[str]:
+    return [*fields.get(name, []), *fields.get(f"{name}[]", [])]
+
+
+def _flag(fields: dict[str, list[str]], name: str) -> bool | None:
+    value = _one(fields, name)
+    if value is None or value == "":
+        return None
+    if value.lower() in ("true", "1", "yes"):
+        return True
+    if value.lower() in ("false", "0", "no"):
+        return False
+    raise bad_parameter(name, f"{name} must be true or false, not {value[:20]!r}")
+
