@@ -131,6 +131,12 @@ OPTIONS: tuple[Option, ...] = (
            backends=("whisper",), surfaces=EVERY, label="Language", tooltip="The language spoken; auto "
            "detects it. The bundled tiny.en (and every model whose name ends in .en) is English-only: "
            "choose a multilingual model (e.g. small) for other languages."),
+    Option("--prompt", "backend.prompt", "whisper: an initial prompt, text in the recording's style and "
+           "spelling (the server takes it per request as OpenAI's prompt)", backends=("whisper",)),
+    Option("--temperature", "backend.temperature", "whisper: sample from this temperature up where greedy "
+           "decoding breaks (0, the default: greedy)", float, metavar="T", backends=("whisper",)),
+    Option("--task", "backend.task", "whisper: transcribe (default) or translate into English "
+           "(multilingual models only)", choices=("transcribe", "translate"), backends=("whisper",)),
     Option("--context", "backend.context", 'names and terms to expect, comma separated: "Alice, Kubernetes"',
            terms, label="Names and terms", tooltip="Names, jargon and acronyms the recording contains, "
            "comma separated; they help the model spell them."),
