@@ -19,7 +19,10 @@ def render_metrics(server: Any) -> str:
         lines += _metric(name, kind, text, value)
     lines += ["# HELP murmur_jobs_total jobs that ended, by how", "# TYPE murmur_jobs_total counter"]
     lines += [f'murmur_jobs_total{{state="{s}"}} {n}' for s, n in sorted(registry.counts.items())]
-    if server.shared is not None:
+    if hasattr(server.shared, "metrics"):  # whisper's shared calls describe their own counters
+        for name, kind, text, value in server.shared.metrics():
+            lines += _metric(name, kind, text, value)
+    elif server.shared is not None:
         lines += _decode_metrics(server.shared, time.monotonic() - server.started)
     return "\n".join(lines) + "\n"
 
