@@ -57,7 +57,7 @@ class Server:
             from engine.serve.whisper_shared import SharedWhisperBackend
 
             _load_whisper(backend)
-            shared = WhisperBatcher(backend.loaded(), backend.config.batch_size)  # type: ignore[attr-defined]
+            shared = WhisperBatcher(backend.loaded(), backend.config.batch_size).start()  # type: ignore[attr-defined]
             backend = SharedWhisperBackend(backend, shared)  # type: ignore[arg-type]
         return cls(backend, shared, pipeline_config, config)
 

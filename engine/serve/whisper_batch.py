@@ -1,6 +1,6 @@
 """One batched whisper decode for every job: faster-whisper calls filled from a `FairSource`.
 
-`WhisperBatcher(model, batch_size)` runs one thread per lane (the model's CPU replicas, 1 on a GPU)
+`WhisperBatcher(model, batch_size).start()` runs one thread per lane (the model's CPU replicas, 1 on a GPU)
 for the server's whole life. Each thread takes a call's rows from the shared fair source and decodes
 them in one faster-whisper batched call; every job's clips (first passes, repairs, gap fills) enter
 that source through `submit`, so a call carries rows of several jobs whenever several are waiting.
@@ -18,8 +18,10 @@ Rules of a call (`_take`):
 
 A call's clips come from different recordings: they are laid end to end in one array (`layout`),
 each at a sample offset equal to its own start modulo one second, then cut by faster-whisper exactly
-as from its recording; the segments come back shifted by whole seconds to their recording's time, so a
-job's words and times are those of a decode of its own recording. A job's `Ticket` collects its
+as from its recording; the segments come back shifted by whole seconds to their recording's time. A
+job's words are those of a decode of its own recording; a word's time can differ by what faster-
+whisper's word-timing rules read from the row before it in the call (a first word after a long
+pause is shortened), as between two local runs batched differently. A job's `Ticket` collects its
 results; closing it (the job ended, or was cancelled) drops its queued clips from the source at once
 (a call already running finishes; its rows for that job are discarded). `metrics()` is what
 /metrics shows: calls, rows over calls, calls carrying rows of more than one job.
@@ -124,8 +126,12 @@ class WhisperBatcher:
         self._ids = itertools.count()
         self._threads = [threading.Thread(target=self._loop, name=f"whisper-batch-{k}", daemon=True)
                          for k in range(max(1, replicas(model)))]  # fmt: skip
+
+    def start(self) -> WhisperBatcher:
+        """Start the lanes' threads (clips submitted before wait until then)."""
         for thread in self._threads:
             thread.start()
+        return self
 
     def submit(self, clips: Sequence[Clip]) -> Ticket:
         """Queue `clips` (one job's, ids 0…n-1) for the shared calls; their results come to the ticket."""
@@ -155,7 +161,8 @@ class WhisperBatcher:
     def stop(self) -> None:
         self.source.close()
         for thread in self._threads:
-            thread.join(timeout=10)
+            if thread.is_alive():
+                thread.join(timeout=10)
 
     def _loop(self) -> None:
         while True:
@@ -231,14 +238,18 @@ def layout(rows: Sequence[Clip]) -> tuple[np.ndarray, list[tuple[float, float]],
 
 
 def shifted(segment: Any, seconds: int) -> Any:
-    """A faster-whisper segment moved by whole `seconds`, rounded as faster-whisper rounds
-    (segments to 1 ms, words to 10 ms)."""
+    """A faster-whisper segment moved by whole `seconds`, rounded as faster-whisper rounds (segments
+    to 1 ms, words to 10 ms) and, as it does, never before its recording's start."""
     if seconds == 0:
         return segment
     words = None if segment.words is None else [
-        dataclasses.replace(w, start=round(w.start + seconds, 2), end=round(w.end + seconds, 2))
+        dataclasses.replace(w, start=_moved(w.start, seconds, 2), end=_moved(w.end, seconds, 2))
         for w in segment.words
     ]  # fmt: skip
-    return dataclasses.replace(segment, start=round(segment.start + seconds, 3),
-                               end=round(segment.end + seconds, 3), words=words,
+    return dataclasses.replace(segment, start=_moved(segment.start, seconds, 3),
+                               end=_moved(segment.end, seconds, 3), words=words,
                                seek=segment.seek + seconds * 100)  # fmt: skip
+
+
+def _moved(value: float, seconds: int, digits: int) -> float:
+    return max(0.0, round(value + seconds, digits))
