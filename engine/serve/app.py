@@ -32,6 +32,7 @@ from engine.serve.auth import authorized
 from engine.serve.formats import FORMATS, GRANULARITIES, render_response
 from engine.serve.jobs import Job, JobOptions, QueueFull
 from engine.serve.metrics import render_metrics
+from engine.serve.realtime import register as register_realtime
 from engine.serve.upload import BadUpload, Upload, UploadTooLarge, receive_upload
 
 RETRY_AFTER = 5  # seconds a client told 429 waits before trying again
@@ -49,6 +50,7 @@ def create_app(server: Any) -> FastAPI:
     app = FastAPI(title="Murmur", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.server = server
     _add_error_handlers(app)
+    register_realtime(app, server)  # WS /v1/realtime: live audio in (engine/serve/realtime.py)
 
     @app.get("/health")
     async def health(request: Request) -> dict[str, Any]:

@@ -13,6 +13,8 @@ def render_metrics(server: Any) -> str:
         ("murmur_jobs_active", "gauge", "jobs queued or running", registry.active),
         ("murmur_jobs_max", "gauge", "most jobs taken at once (more get 429)", registry.max_jobs),
         ("murmur_audio_seconds_total", "counter", "audio seconds of finished jobs", registry.audio_seconds),
+        ("murmur_realtime_sessions", "gauge", "live-audio WebSocket sessions open",
+         getattr(server, "realtime_sessions", 0)),
     ]
     lines: list[str] = []
     for name, kind, text, value in rows:
