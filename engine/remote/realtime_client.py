@@ -53,7 +53,7 @@ class RealtimeClient:
 
         headers = {"Authorization": f"Bearer {self.key}"} if self.key else None
         try:
-            self._socket = connect(self.url, additional_headers=headers, open_timeout=30)
+            self._socket = connect(self.url, additional_headers=headers, open_timeout=30, legacy=True)
         except Exception as exc:
             raise ServerError(f"cannot open the live stream at {self.url}: {exc}") from exc
         self._send({"type": "session.update", "session": {

@@ -35,7 +35,7 @@ def speech() -> np.ndarray:
 
 
 def open_session(url: str, rate: int = RATE) -> ClientConnection:
-    socket = connect(url.replace("http://", "ws://") + "/v1/realtime", open_timeout=30)
+    socket = connect(url.replace("http://", "ws://") + "/v1/realtime", open_timeout=30, legacy=True)
     assert json.loads(socket.recv(timeout=30))["type"] == "transcription_session.created"
     audio = {"input": {"format": {"type": "audio/pcm", "rate": rate}}}
     socket.send(json.dumps({"type": "session.update", "session": {"type": "transcription", "audio": audio}}))
@@ -117,7 +117,7 @@ def test_an_unsupported_rate_names_the_parameter_and_closes_with_1003(served):
 
 
 def test_a_client_that_never_sends_is_closed_with_4408_and_its_session_freed(served):
-    socket = connect(served.url.replace("http://", "ws://") + "/v1/realtime", open_timeout=30)
+    socket = connect(served.url.replace("http://", "ws://") + "/v1/realtime", open_timeout=30, legacy=True)
     assert served.metrics()["murmur_realtime_sessions"] == 1
     code, events = closed_with(socket)
     assert code == 4408 and events[-1]["error"]["code"] == "idle_timeout"
