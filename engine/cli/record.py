@@ -100,6 +100,8 @@ def _record(args: argparse.Namespace) -> int:
     previous = install_interrupt(cancel)
     try:
         session.start()
+        if remote is not None:
+            remote.start()  # once the microphone is open: the server closes a silent stream
         name = session.capture.source.name
         print(f"recording {name} to {path} (Ctrl-C stops)", file=sys.stderr, flush=True)
         _wait(session, cancel, args.seconds)
@@ -132,7 +134,7 @@ def _source(args: argparse.Namespace) -> Any:
 
 
 def _remote_live(args: argparse.Namespace) -> Any:
-    """With `--live --remote URL`: a connected `RealtimeClient` printing the server's lines."""
+    """With `--live --remote URL`: a `RealtimeClient` printing the server's lines (not yet connected)."""
     if not (args.live and args.remote):
         return None
     import os
@@ -146,9 +148,7 @@ def _remote_live(args: argparse.Namespace) -> Any:
     def error(message: str) -> None:
         print(f"murmur: {message}", file=sys.stderr, flush=True)
 
-    client = RealtimeClient(args.remote, args.api_key or os.environ.get(KEY_ENV), line, error)
-    client.start()
-    return client
+    return RealtimeClient(args.remote, args.api_key or os.environ.get(KEY_ENV), line, error)
 
 
 def _backend(args: argparse.Namespace) -> Any:

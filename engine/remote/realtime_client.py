@@ -1,6 +1,7 @@
 """A live-audio client of a Murmur server's `WS /v1/realtime` (`murmur record --live --remote`).
 
-`RealtimeClient(url, key, on_line, on_error)`: `start()` connects (an http(s) URL becomes
+`RealtimeClient(url, key, on_line, on_error)`: `start()` connects (audio sent before is kept
+and sent then, so a client can connect once its microphone is open) (an http(s) URL becomes
 ws(s)://…/v1/realtime; `ServerError` when it cannot) and sets the session to 16 kHz PCM16;
 `send(samples)` sends 16 kHz float32 samples as they are captured (`input_audio_buffer.append`);
 each completed item's lines come to `on_line(start_seconds, text)` on the receiving thread,
@@ -43,9 +44,10 @@ class RealtimeClient:
         self.on_line, self.on_error = on_line, on_error
         self.close_code: int | None = None
         self._socket: Any = None
+        self._early: list[bytes] = []  # audio captured before the socket was open
         self._drained = threading.Event()
         self._ended = threading.Event()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._thread = threading.Thread(target=self._receive, name="realtime-receive", daemon=True)
 
     def start(self) -> None:
@@ -53,18 +55,30 @@ class RealtimeClient:
 
         headers = {"Authorization": f"Bearer {self.key}"} if self.key else None
         try:
-            self._socket = connect(self.url, additional_headers=headers, open_timeout=30, legacy=True)
+            socket = connect(self.url, additional_headers=headers, open_timeout=30, legacy=True)
         except Exception as exc:
             raise ServerError(f"cannot open the live stream at {self.url}: {exc}") from exc
-        self._send({"type": "session.update", "session": {
-            "type": "transcription", "audio": {"input": {"format": {"type": "audio/pcm", "rate": RATE}}},
-        }})  # fmt: skip
+        audio = {"input": {"format": {"type": "audio/pcm", "rate": RATE}}}
+        with self._lock:  # audio captured meanwhile waits, so it follows the early audio
+            self._socket = socket
+            self._send({"type": "session.update", "session": {"type": "transcription", "audio": audio}})
+            for pcm in self._early:
+                self._append(pcm)
+            self._early = []
         self._thread.start()
 
     def send(self, samples: np.ndarray) -> None:
+        """Send captured audio (kept until `start` when the socket is not open yet)."""
         pcm = (np.clip(samples, -1.0, 1.0) * 32767).astype("<i2").tobytes()
+        with self._lock:
+            if self._socket is None:
+                self._early.append(pcm)
+                return
         if pcm and not self._ended.is_set():
-            self._send({"type": "input_audio_buffer.append", "audio": base64.b64encode(pcm).decode()})
+            self._append(pcm)
+
+    def _append(self, pcm: bytes) -> None:
+        self._send({"type": "input_audio_buffer.append", "audio": base64.b64encode(pcm).decode()})
 
     def finish(self, timeout: float | None = None) -> bool:
         """Commit, wait for every line, close; whether all came."""
