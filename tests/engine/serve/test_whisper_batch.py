@@ -4,9 +4,7 @@ bundled tiny.en model on pieces of the demo meeting (several chunks each)."""
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,7 +14,7 @@ from engine.backends.whisper import WhisperBackend, WhisperConfig
 from engine.backends.whisper_decode import DecodeOptions
 from engine.errors import Cancelled
 from engine.pipeline import Pipeline, PipelineConfig, Prepared
-from engine.serve.whisper_batch import RATE, Clip, WhisperBatcher, fits, layout
+from engine.serve.whisper_batch import RATE, WhisperBatcher
 from engine.serve.whisper_shared import SharedWhisperBackend
 from engine.speakers import SpeakerConfig
 from engine.types import ChunkResult, Recording
@@ -115,33 +113,3 @@ def test_a_cancelled_job_leaves_the_calls_and_the_others_finish(model, prepared)
         batcher.stop()
     assert batcher.source.chunks_dropped >= 1  # its queued chunks never reached a call
     assert batcher.source.jobs == 0
-
-
-def clip(job: int, first: int, seconds: float, options: DecodeOptions = OPTIONS) -> Clip:
-    samples = np.random.default_rng(first).standard_normal(int(seconds * RATE)).astype(np.float32)
-    return Clip(0, job, samples, first, options)
-
-
-def test_layout_cuts_each_clip_back_exactly_and_shifts_it_by_whole_seconds():
-    rows = [clip(0, 5 * RATE + 123, 2.5), clip(1, 17, 0.3), clip(2, 90 * RATE + 15999, 29.9)]
-    samples, clips, shifts = layout(rows)
-    for row, (a, b), shift in zip(rows, clips, shifts, strict=True):
-        start, end = int(a * RATE), int(b * RATE)  # faster-whisper's own cut
-        assert np.array_equal(samples[start:end], row.samples)
-        assert row.first - start == shift * RATE
-    starts = [int(a * RATE) for a, _ in clips]
-    assert all(s2 >= s1 + len(r.samples) for s1, s2, r in zip(starts, starts[1:], rows, strict=False))
-
-
-def test_a_call_takes_rows_of_the_same_options_within_each_jobs_share():
-    opened = clip(0, 0, 1.0)
-    share = Counter({0: 1})
-    assert fits(clip(1, 0, 1.0), opened, share)
-    assert not fits(clip(0, 0, 1.0), opened, Counter({0: 2}))  # job 0 has its two rows
-    assert fits(clip(0, 0, 1.0), opened, Counter({0: 1}))
-    repair = replace(OPTIONS, timestamp_tokens=True)
-    assert not fits(clip(1, 0, 1.0, repair), opened, share)  # repairs batch with repairs
-    assert fits(clip(1, 0, 1.0, replace(OPTIONS, batch_size=4, ramp=True)), opened, share)
-    detecting = clip(0, 0, 1.0, replace(OPTIONS, language=None))
-    assert not fits(clip(1, 0, 1.0, detecting.options), detecting, share)  # detection reads the whole call
-    assert fits(clip(0, 0, 1.0, detecting.options), detecting, share)
