@@ -118,3 +118,9 @@ def test_metrics_report_calls_rows_and_what_cancels_dropped():
         ("murmur_decode_restarts_total", "counter", 2),
     ]
     assert WhisperBatcher(None, batch_size=8).metrics()[2][3] == 0.0  # no call yet: no division by zero
+
+
+def test_a_lone_job_takes_no_more_than_its_own_batch_size_per_call():
+    batcher = WhisperBatcher(None, batch_size=8)
+    queued(batcher, 0, 5)
+    assert [len(batcher._take()) for _ in range(3)] == [2, 2, 1]  # as a local run's calls on a CPU
