@@ -1,4 +1,4 @@
-"""`murmur serve` under load: 1, 4 and 16 concurrent clients sharing one decode batch.
+"""`murmur serve` under load: concurrent clients sharing one decode batch, VibeVoice then whisper.
 
 A tiny random-weight VibeVoice checkpoint (the real architecture at toy size, built here, so every
 chunk decodes to its full token budget: the same work whatever the batch) runs behind a real
@@ -11,7 +11,16 @@ a local pipeline with the same settings (the sequential baseline; `--sequential 
 them and scales to 16, and says so). The last line compares rows per step at 16 vs 1 client and
 16-client throughput vs the sequential runs.
 
-    .venv/bin/python bench/serve.py [--device cpu|cuda] [--sequential 16]
+Then whisper (the bundled tiny.en, the server's default backend) behind its own `murmur serve`
+subprocess with `--batch-size 16` (rows of a shared call; each job still has at most its own
+batch in a call, 2 chunks on a CPU, as in a local run): 8 different files of `WHISPER_SECONDS`
+of the demo meeting (several chunks each, a different gain each) sent by 1 client, then by 8 at
+once; rows per batched decode call from /metrics (rows ÷ calls over each run), and the 8 files
+transcribed one after another by a local pipeline with the same model (the sequential baseline,
+warmed up as the server is). Its line is the last:
+`whisper rows/call 8 vs 1 client: X×; throughput 8 clients vs sequential: Y×`.
+
+    .venv/bin/python bench/serve.py [--device cpu|cuda] [--sequential 16] [--backends vibevoice,whisper]
 """
 
 from __future__ import annotations
@@ -40,12 +49,15 @@ from engine.speakers import SpeakerConfig  # noqa: E402
 
 CLIENTS = (1, 4, 16)
 SECONDS = 120.0
+WHISPER_CLIENTS = 8
+WHISPER_SECONDS = 120.0  # five chunks each
+WHISPER_BATCH = 16  # rows of a shared call (a lone job still takes its own batch size: 2 on a CPU)
 
 
-def files(folder: Path, count: int) -> list[Path]:
-    demo = load_audio(ROOT / "resources" / "demo" / "meeting.flac", 16000).samples[: int(SECONDS * 16000)]
+def files(folder: Path, count: int, seconds: float = SECONDS) -> list[Path]:
+    demo = load_audio(ROOT / "resources" / "demo" / "meeting.flac", 16000).samples[: int(seconds * 16000)]
     gains = np.linspace(0.6, 1.0, count)
-    return [write_flac(folder / f"meeting{i}.flac", demo * g) for i, g in enumerate(gains)]
+    return [write_flac(folder / f"meeting{i}-{seconds:g}.flac", demo * g) for i, g in enumerate(gains)]
 
 
 def run_clients(url: str, paths: list[Path]) -> tuple[float, list[float]]:
@@ -66,12 +78,57 @@ def rows_and_steps(served) -> tuple[float, float]:
     return m["murmur_decode_row_steps_total"], m["murmur_decode_steps_total"]
 
 
+def rows_and_calls(served) -> tuple[float, float]:
+    m = served.metrics()
+    return m["murmur_whisper_rows_total"], m["murmur_whisper_calls_total"]
+
+
+def whisper(folder: Path, device: str) -> str:
+    """The whisper run (see the module docstring); returns its summary line."""
+    paths = files(folder, WHISPER_CLIENTS, WHISPER_SECONDS)
+    flags = ("--backend", "whisper", "--device", device, "--diarizer", "none", "--max-queued-jobs", "32",
+             "--batch-size", str(WHISPER_BATCH))  # fmt: skip
+    per_call: dict[int, float] = {}
+    throughput: dict[int, float] = {}
+    with server(*flags) as served:
+        run_clients(served.url, paths[:1])  # warm-up
+        for n in (1, WHISPER_CLIENTS):
+            rows0, calls0 = rows_and_calls(served)
+            wall, latencies = run_clients(served.url, paths[:n])
+            rows1, calls1 = rows_and_calls(served)
+            per_call[n] = (rows1 - rows0) / max(calls1 - calls0, 1)
+            throughput[n] = n * WHISPER_SECONDS / wall
+            print(f"whisper {n} client(s): {throughput[n]:7.2f} audio-s/wall-s · latency p50 "
+                  f"{statistics.median(latencies):6.1f} s · {per_call[n]:5.2f} rows/call "
+                  f"({calls1 - calls0:.0f} calls)", flush=True)  # fmt: skip
+    local = Pipeline.create("whisper", PipelineConfig(speakers=SpeakerConfig(diarizer="none")), device=device)
+    local.run(paths[0])  # warm-up, as for the server
+    started = time.perf_counter()
+    for path in paths:
+        local.run(path)
+    seconds = time.perf_counter() - started
+    sequential = len(paths) * WHISPER_SECONDS / seconds
+    n = WHISPER_CLIENTS
+    print(f"whisper {n} sequential local runs: {sequential:7.2f} audio-s/wall-s, {seconds:.1f} s", flush=True)
+    return (f"whisper rows/call {n} vs 1 client: {per_call[n] / per_call[1]:.1f}×; "
+            f"throughput {n} clients vs sequential: {throughput[n] / sequential:.1f}×")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--sequential", type=int, default=16, help="local runs timed for the baseline")
+    parser.add_argument("--backends", default="vibevoice,whisper", help="which to run, comma separated")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-serve-"))
+    backends = args.backends.split(",")
+    if "vibevoice" in backends:
+        vibevoice(folder, args)
+    if "whisper" in backends:
+        print(whisper(folder, args.device), flush=True)
+
+
+def vibevoice(folder: Path, args: argparse.Namespace) -> None:
     model = save_tiny_checkpoint(folder / "tiny", TinyShape(text_init=0.2), seed=1)
     paths = files(folder, max(CLIENTS))
     options = {"engine": "murmur", "batch_size": 16, "device": args.device}

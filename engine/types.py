@@ -126,6 +126,7 @@ class GenerationStats:
     retries: int = 0
     rolled_back_tokens: int = 0  # output tokens a loop retry threw away (then decoded again)
     salvage_dropped_tokens: int = 0  # tokens cut after the last loop-free point when retries ran out
+    batch_rows: int = 0  # rows of the batched decode call that first decoded it (0: not batched, or not told)
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,6 +142,11 @@ class WhisperBackend:
         if self._model is None:
             self._model = load_model(self.config)
 
+    def loaded(self) -> Any:
+        """The faster-whisper `WhisperModel`, loaded now if it was not yet."""
+        self.load()
+        return self._model
+
     def attach(self, model: Any) -> None:
         """Use an already loaded faster-whisper `WhisperModel` (e.g. shared between backends)."""
         self._model = model
@@ -152,14 +157,26 @@ class WhisperBackend:
         chunks: Sequence[Chunk],
         cancel: threading.Event | None = None,
     ) -> Iterator[ChunkResult]:
-        from engine.backends.whisper_decode import DECODERS, DecodeOptions, on_cpu, replicas
+        from engine.backends.whisper_decode import DECODERS
 
         if recording.sample_rate != self.sample_rate:
             raise ValueError(f"whisper needs {self.sample_rate} Hz audio, got {recording.sample_rate}")
         self.load()
+        yield from DECODERS[self.quality](self._model, recording, chunks, self.decode_options(), cancel)
+
+    @property
+    def quality(self) -> str:
+        """The decoder that runs: `accurate` whenever sampling is asked for (the batched one is greedy)."""
+        return "accurate" if self.config.temperature > 0 else self.config.quality
+
+    def decode_options(self) -> Any:
+        """How the loaded model decodes a recording's chunks (`whisper_decode.DecodeOptions`)."""
+        from engine.backends.whisper_decode import DecodeOptions, on_cpu, replicas
+
+        self.load()
         cfg = self.config
         capped = cfg.cpu_batch_cap > 0 and on_cpu(self._model)
-        options = DecodeOptions(
+        return DecodeOptions(
             language=None if cfg.language == "auto" else cfg.language,
             beam_size=cfg.beam_size,
             batch_size=min(cfg.batch_size, cfg.cpu_batch_cap) if capped else cfg.batch_size,
@@ -173,8 +190,6 @@ class WhisperBackend:
             temperature=cfg.temperature,
             task=cfg.task,
         )
-        quality = "accurate" if cfg.temperature > 0 else cfg.quality  # only it samples (batched is greedy)
-        yield from DECODERS[quality](self._model, recording, chunks, options, cancel)
 
 
 def load_model(cfg: WhisperConfig) -> Any:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -83,6 +83,12 @@ class DecodeOptions:
     task: str = "transcribe"  # or "translate"
 
 
+# a batched decode of (start, end) clips (absolute seconds): each clip's segments, and the language
+Batched = Callable[[Sequence[tuple[float, float]], DecodeOptions], tuple[list[list[Any]], str | None]]
+# a first-pass batch's results, and how to decode some of its chunks again (the repair's decode)
+FirstPass = tuple[list[ChunkResult], Callable[[Sequence[ChunkResult]], Batched]]
+
+
 def decode_fast(
     model: Any, recording: Recording, chunks: Sequence[Chunk], options: DecodeOptions,
     cancel: threading.Event | None = None,
@@ -91,22 +97,41 @@ def decode_fast(
 
     plain = BatchedInferencePipeline(model=Cancellable(model, cancel))  # for gap fills
     batches = [chunks[s.start : s.stop] for s in batch_plan(len(chunks), options.batch_size, options.ramp)]
+
+    def first_pass(batch: Sequence[Chunk]) -> FirstPass:
+        results, encoder = _first_pass(model, recording, batch, options, cancel)
+
+        def repairer(broken: Sequence[ChunkResult]) -> Batched:
+            reused = encoder.reusing([results.index(r) for r in broken])
+            return on_recording(BatchedInferencePipeline(model=Cancellable(reused, cancel)), recording)
+
+        return results, repairer
+
+    passes = ahead(first_pass, batches, options.lanes)
+    yield from checked(passes, on_recording(plain, recording), options, cancel)
+
+
+def checked(
+    passes: Iterable[FirstPass], plain: Batched, options: DecodeOptions, cancel: threading.Event | None
+) -> Iterator[ChunkResult]:
+    """Each first-pass batch, in chunk order, with its broken chunks decoded again (`_repaired`,
+    through the batch's own repairer) and speech still without words decoded as clips (`_fill_gaps`
+    through `plain`). The decisions depend only on the batches' results, not on how they were decoded."""
     rates: list[float] = []  # words per second of speech of every chunk so far
-
-    def first_pass(batch: Sequence[Chunk]) -> tuple[list[ChunkResult], _Encoder]:
-        return _first_pass(model, recording, batch, options, cancel)
-
-    for results, encoder in ahead(first_pass, batches, options.lanes):
+    for results, repairer in passes:
         check_cancel(cancel)
         rates += [word_rate(r) for r in results if speech_seconds(r.chunk) > 0]
         typical = typical_rate(rates)
         broken = [r for r in results if options.repair and problems(r, options.gap_seconds, typical)]
         if broken:
-            reused = encoder.reusing([results.index(r) for r in broken])
-            again = BatchedInferencePipeline(model=Cancellable(reused, cancel))
-            results = _repaired(again, recording, results, broken, options)
-            results = _fill_gaps(plain, recording, results, options)
+            results = _repaired(repairer(broken), results, broken, options)
+            results = _fill_gaps(plain, results, options)
         yield from results
+
+
+def on_recording(pipeline: Any, recording: Recording) -> Batched:
+    """`_batched` through `pipeline` on `recording`, as a `Batched`."""
+    return lambda clips, options: _batched(pipeline, recording, clips, options)
 
 
 def _first_pass(
@@ -123,7 +148,8 @@ def _first_pass(
     started = time.perf_counter()
     found, language = _batched(pipeline, recording, [(c.start, c.end) for c in batch], options)
     elapsed = (time.perf_counter() - started) / len(batch)
-    results = [chunk_result(c, s, all_words(s), elapsed, language) for c, s in zip(batch, found, strict=True)]
+    results = [chunk_result(c, s, all_words(s), elapsed, language, rows=len(batch))
+               for c, s in zip(batch, found, strict=True)]  # fmt: skip
     return results, encoder
 
 
@@ -144,35 +170,43 @@ def _batched(
 ) -> tuple[list[list[Any]], str | None]:
     """faster-whisper's batched decode of `clips`: the segments of each clip, in clip order, and
     the language it decoded in (the forced one, or the one it detected)."""
+    bounded = [(a, min(b, a + MAX_CLIP)) for a, b in clips]
+    return batched_clips(pipeline, recording.samples, bounded, options)
+
+
+def batched_clips(
+    pipeline: Any, samples: np.ndarray, clips: Sequence[tuple[float, float]], options: DecodeOptions
+) -> tuple[list[list[Any]], str | None]:
+    """`_batched` on clips already within whisper's window (faster-whisper cuts samples
+    `int(t * 16000)`; its segments carry absolute times, `seek` their clip's start in frames)."""
     segments, info = pipeline.transcribe(
-        recording.samples,
+        samples,
         language=options.language,
         beam_size=options.beam_size,
         batch_size=len(clips),
         word_timestamps=True,
         vad_filter=False,
-        clip_timestamps=[{"start": a, "end": min(b, a + MAX_CLIP)} for a, b in clips],
+        clip_timestamps=[{"start": a, "end": b} for a, b in clips],
         hotwords=options.hotwords,
         without_timestamps=not options.timestamp_tokens,
         initial_prompt=options.initial_prompt,
         task=options.task,
     )
     found: list[list[Any]] = [[] for _ in clips]
-    for seg in segments:  # absolute times; `seek` is the start of its clip in 10 ms frames
+    for seg in segments:
         owner = min(range(len(clips)), key=lambda k: abs(clips[k][0] - seg.seek / FRAMES_PER_SECOND))
         found[owner].append(seg)
     return found, info.language
 
 
 def _repaired(
-    pipeline: Any, recording: Recording, results: list[ChunkResult], broken: Sequence[ChunkResult],
-    options: DecodeOptions,
-) -> list[ChunkResult]:  # fmt: skip
+    batched: Batched, results: list[ChunkResult], broken: Sequence[ChunkResult], options: DecodeOptions
+) -> list[ChunkResult]:
     """`results` with the `broken` ones decoded again, all in one batch, in the other timestamp mode;
     each repair kept where it is `better`."""
     other = replace(options, timestamp_tokens=not options.timestamp_tokens)
     started = time.perf_counter()
-    found, language = _batched(pipeline, recording, [(r.chunk.start, r.chunk.end) for r in broken], other)
+    found, language = batched([(r.chunk.start, r.chunk.end) for r in broken], other)
     elapsed = (time.perf_counter() - started) / len(broken)
     fixed = {r.chunk.index: chunk_result(r.chunk, s, all_words(s), elapsed, language)
              for r, s in zip(broken, found, strict=True)}  # fmt: skip
@@ -217,9 +251,7 @@ class _Encoder:
         return _Encoder(self._model, rows, self.last if keep else None)
 
 
-def _fill_gaps(
-    pipeline: Any, recording: Recording, results: list[ChunkResult], options: DecodeOptions
-) -> list[ChunkResult]:
+def _fill_gaps(batched: Batched, results: list[ChunkResult], options: DecodeOptions) -> list[ChunkResult]:
     """Decode each stretch of speech still without words as a clip of its own (one batch), and
     add the words found inside it to its chunk."""
     holes = [(k, r.chunk.start + a, r.chunk.start + b) for k, r in enumerate(results)
@@ -228,7 +260,7 @@ def _fill_gaps(
         return results
     clips = [(max(results[k].chunk.start, a - GAP_PAD), min(results[k].chunk.end, b + GAP_PAD))
              for k, a, b in holes]  # fmt: skip
-    found, _language = _batched(pipeline, recording, clips, options)
+    found, _language = batched(clips, options)
     out = list(results)
     for (k, a, b), segs in zip(holes, found, strict=True):
         extra = [w for w in all_words(segs) if w.end > a - WORD_REACH and w.start < b + WORD_REACH]
@@ -305,11 +337,11 @@ def decode_accurate_filled(
     after an early end of text) decoded as clips of its own, as the fast path does."""
     from faster_whisper import BatchedInferencePipeline
 
-    pipeline = BatchedInferencePipeline(model=model)
+    batched = on_recording(BatchedInferencePipeline(model=model), recording)
     for result in decode_accurate(model, recording, chunks, options, cancel):
         if options.repair and uncovered(result.chunk, chunk_words(result), options.gap_seconds):
             check_cancel(cancel)
-            result = _fill_gaps(pipeline, recording, [result], options)[0]
+            result = _fill_gaps(batched, [result], options)[0]
         yield result
 
 

@@ -34,16 +34,23 @@ def all_words(found: Sequence[Any]) -> list[Word]:
 
 
 def chunk_result(
-    chunk: Chunk, found: Sequence[Any], words: Sequence[Word], seconds: float, language: str | None = None
+    chunk: Chunk,
+    found: Sequence[Any],
+    words: Sequence[Word],
+    seconds: float,
+    language: str | None = None,
+    rows: int = 0,
 ) -> ChunkResult:
     """A chunk's result from faster-whisper segments and their words (absolute times), decoded in
-    `language` (faster-whisper's `info.language`)."""
+    `language` (faster-whisper's `info.language`) by a call of `rows` clips (0: not told)."""
     texts = [s.text for s in found if s.text.strip()]
     return ChunkResult(
         chunk=chunk,
         segments=tuple(to_segments(words, chunk)) if words else tuple(_untimed(found, chunk)),
         finish_reason=FinishReason.EOS,
-        stats=GenerationStats(generated_tokens=sum(len(s.tokens) for s in found), decode_seconds=seconds),
+        stats=GenerationStats(
+            generated_tokens=sum(len(s.tokens) for s in found), decode_seconds=seconds, batch_rows=rows
+        ),
         raw_text="".join(texts).strip(),
         language=language,
     )

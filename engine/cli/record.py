@@ -5,7 +5,10 @@ The recording is written as it arrives (`engine.live`, flushed every ≤ 2 s) to
 then the full pipeline runs over the file and writes the usual exports beside it (a second Ctrl-C
 during that step stops it; the recording is kept). A recording cut short by a crash is reported
 at the next start (`murmur record --recover` makes it whole). `--play FILE` uses a file played
-at real-time speed as the input (demos, tests); `--list-devices` shows the inputs.
+at real-time speed as the input (demos, tests); `--list-devices` shows the inputs. With
+`--remote URL` the audio goes to a Murmur server as it is captured (`WS /v1/realtime`, see
+engine/remote/realtime_client.py), the live lines are the server's, and the full transcript after
+the recording is made there too.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 
 from engine.cli.interrupt import install as install_interrupt
 from engine.cli.live_options import add_model_arguments, formats_of, live_recipe
+from engine.cli.remote_options import add_remote_arguments, remote_pipeline
 from engine.errors import Cancelled, MurmurError
 from engine.progress import format_clock
 
@@ -36,6 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--recover", action="store_true", help="make recordings cut short in --out whole, exit")
     p.add_argument("--no-transcribe", action="store_true", help="only record; no transcript after it")
     add_model_arguments(p, "record")
+    add_remote_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,14 +93,18 @@ def _record(args: argparse.Namespace) -> int:
     for p in find_partial(args.out):
         print(f"murmur: {p.audio} was cut short; `murmur record --recover --out {args.out}` keeps it",
               file=sys.stderr)  # fmt: skip
-    backend = _backend(args) if args.live or not args.no_transcribe else None
+    remote = _remote_live(args)
+    backend = _backend(args) if (args.live or not args.no_transcribe) and not args.remote else None
     path = args.out / time.strftime("recording-%Y%m%d-%H%M%S.flac")
     session = LiveSession(_source(args), path, backend if args.live else None, on_line=_print_line,
-                          on_error=lambda e: print(f"murmur: {e}", file=sys.stderr, flush=True))  # fmt: skip
+                          on_error=lambda e: print(f"murmur: {e}", file=sys.stderr, flush=True),
+                          on_audio=remote.send if remote else None)  # fmt: skip
     cancel = getattr(args, "cancel", None) or threading.Event()
     previous = install_interrupt(cancel)
     try:
         session.start()
+        if remote is not None:
+            remote.start()  # once the microphone is open: the server closes a silent stream
         name = session.capture.source.name
         print(f"recording {name} to {path} (Ctrl-C stops)", file=sys.stderr, flush=True)
         _wait(session, cancel, args.seconds)
@@ -106,6 +115,8 @@ def _record(args: argparse.Namespace) -> int:
     print(f"recorded {format_clock(seconds)} to {path}", file=sys.stderr, flush=True)
     if args.live and not session.finish(timeout=None):
         return 1
+    if remote is not None and not remote.finish(timeout=None):
+        print(f"murmur: the server ended the live stream (close code {remote.close_code})", file=sys.stderr)
     if session.error is not None:
         print(f"murmur: error: {session.error}", file=sys.stderr)
     if args.no_transcribe or seconds <= 0:
@@ -123,6 +134,24 @@ def _source(args: argparse.Namespace) -> Any:
     if isinstance(device, str) and device.isdigit():
         device = int(device)
     return MicSource(device)
+
+
+def _remote_live(args: argparse.Namespace) -> Any:
+    """With `--live --remote URL`: a `RealtimeClient` printing the server's lines (not yet connected)."""
+    if not (args.live and args.remote):
+        return None
+    import os
+
+    from engine.remote.realtime_client import RealtimeClient
+    from engine.serve.config import KEY_ENV
+
+    def line(start: float, text: str) -> None:
+        print(f"[{format_clock(start)}] {text}", flush=True)
+
+    def error(message: str) -> None:
+        print(f"murmur: {message}", file=sys.stderr, flush=True)
+
+    return RealtimeClient(args.remote, args.api_key or os.environ.get(KEY_ENV), line, error)
 
 
 def _backend(args: argparse.Namespace) -> Any:
@@ -154,7 +183,7 @@ def _finalise(args: argparse.Namespace, backend: Any, path: Path, formats: tuple
     cancel = threading.Event()
     previous = install_interrupt(cancel)
     try:
-        pipeline = Pipeline(backend, live_recipe(args, "record").pipeline)
+        pipeline = remote_pipeline(args) or Pipeline(backend, live_recipe(args, "record").pipeline)
         started = time.perf_counter()
         transcript = pipeline.run(path, None, cancel)
         args.quiet, args.no_timestamps = not args.live, False

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.cli.cluster_options import add_cluster_arguments, cluster_config
 from engine.cli.delivery import deliver, fail, render_transcript
@@ -115,9 +115,17 @@ def _transcribe_one(
 ) -> tuple[Transcript, float]:
     bar = ProgressBar(enabled=not quiet)
     times = StageTimes()
+    rows: list[int] = []  # per chunk: rows of the batched call that decoded it (whisper)
+
+    def report(progress: Any) -> None:
+        bar(progress)
+        times(progress)
+        if progress.partial is not None and progress.partial.stats.batch_rows:
+            rows.append(progress.partial.stats.batch_rows)
+
     started = time.perf_counter()
     try:
-        transcript = pipeline.run(path, lambda p: (bar(p), times(p)), cancel)
+        transcript = pipeline.run(path, report, cancel)
     finally:
         bar.close()
     times.stop()
@@ -125,4 +133,12 @@ def _transcribe_one(
     if profile:
         print(f"profile: {path.name}: {times.render()} · total {seconds:.2f} s", file=sys.stderr)
         print(f"profile: {path.name}: {transcript.removed.render()}", file=sys.stderr)
+        if rows:
+            print(f"profile: {path.name}: {decode_calls(rows)}", file=sys.stderr)
     return transcript, seconds
+
+
+def decode_calls(rows: list[int]) -> str:
+    """`decode calls 8, rows/call 1.88` from the rows of the call that decoded each chunk."""
+    calls = round(sum(1 / r for r in rows))
+    return f"decode calls {calls}, rows/call {len(rows) / max(calls, 1):.2f} (first passes)"

@@ -41,6 +41,7 @@ from engine.serve.openai_errors import (
     install_error_handlers,
     unauthorized,
 )
+from engine.serve.realtime import register as register_realtime
 from engine.serve.routes_audio import add_audio_routes
 from engine.serve.upload import BadUpload, Upload, UploadTooLarge, receive_upload
 
@@ -49,6 +50,7 @@ def create_app(server: Any) -> FastAPI:
     app = FastAPI(title="Murmur", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.server = server
     install_error_handlers(app)
+    register_realtime(app, server)  # WS /v1/realtime: live audio in (engine/serve/realtime.py)
 
     @app.get("/health")
     async def health(request: Request) -> dict[str, Any]:

@@ -1,9 +1,11 @@
 """The fair multi-job work source: every job's chunks feed one long-running decode loop.
 
 `FairSource` implements `engine.decode.work.WorkSource`. Each job adds a lazy iterator of its
-`DecodeRequest`s (job-local ids) and a `deliver` callback; the source renumbers requests with ids
-unique across jobs, hands them to the scheduler's free rows, and `route` sends each finished result
-back to its job under its local id.
+requests (frozen dataclasses with a job-local `id`: VibeVoice's `DecodeRequest`s, or whisper's
+clips, `engine.serve.whisper_batch.Clip`) and a `deliver` callback; the source renumbers requests
+with ids unique across jobs, hands them to the decoder's free rows (as `Work` in the decoder's base
+mode when it was given one, else as they are), and `route` sends each finished result (a frozen
+dataclass with the same `id`) back to its job under its local id.
 
 Order (when a row frees up):
 1. work handed back (loop retries, a batch abandoned on out-of-memory) first: it was admitted
@@ -28,17 +30,17 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
-from engine.decode.api import DecodeRequest, DecodeResult
 from engine.decode.sampling import DecodeMode
 from engine.decode.work import Work
 
-Deliver = Callable[[DecodeResult | BaseException], None]  # a result, or the error that ended the job
+Deliver = Callable[[Any], None]  # a result (e.g. a `DecodeResult`), or the error that ended the job
 
 
 @dataclass(slots=True, eq=False)
 class _Job:
-    requests: Iterator[DecodeRequest]
+    requests: Iterator[Any]
     deliver: Deliver
     total: int  # requests the job will send
     built: int = 0  # requests taken so far
@@ -51,11 +53,11 @@ class _Job:
 class FairSource:
     """A `WorkSource` shared by many jobs (see the module docstring for the order)."""
 
-    def __init__(self, mode: DecodeMode) -> None:
-        self._mode = mode
+    def __init__(self, mode: DecodeMode | None = None) -> None:
+        self._mode = mode  # None: requests are handed out as they are, not as `Work`
         self._ready = threading.Condition()
         self._jobs: dict[int, _Job] = {}
-        self._front: deque[Work] = deque()
+        self._front: deque[Any] = deque()
         self._owner: dict[int, tuple[int, int]] = {}  # request id → (job id, job-local id)
         self._ids = itertools.count()
         self._ticks = itertools.count(1)
@@ -64,7 +66,7 @@ class FairSource:
         self.chunks_dropped = 0  # queued chunks never decoded because their job was cancelled
 
     # jobs' side
-    def add(self, job_id: int, requests: Iterable[DecodeRequest], total: int, deliver: Deliver) -> None:
+    def add(self, job_id: int, requests: Iterable[Any], total: int, deliver: Deliver) -> None:
         """Queue a job's `total` requests (read lazily); `deliver` gets each result or its error."""
         with self._ready:
             if job_id in self._jobs:
@@ -93,7 +95,7 @@ class FairSource:
             self._closed = True
             self._ready.notify_all()
 
-    def route(self, result: DecodeResult) -> None:
+    def route(self, result: Any) -> None:
         """Send a finished result to its job (a cancelled job's results are dropped)."""
         with self._ready:
             owner = self._owner.pop(result.id, None)
@@ -116,7 +118,7 @@ class FairSource:
             job.deliver(error)
 
     # the scheduler's side (`WorkSource`)
-    def pop(self) -> Work | None:
+    def pop(self) -> Any:
         while True:
             work = self.poll()
             if work is not None:
@@ -127,7 +129,7 @@ class FairSource:
                 if not self._waiting_locked():
                     self._ready.wait()
 
-    def poll(self) -> Work | None:
+    def poll(self) -> Any:
         while True:
             with self._ready:
                 if self._front:
@@ -144,7 +146,7 @@ class FairSource:
         with self._ready:
             return self._waiting_locked()
 
-    def push_front(self, works: Iterable[Work]) -> None:
+    def push_front(self, works: Iterable[Any]) -> None:
         with self._ready:
             self._front.extendleft(reversed(self._drop_cancelled(works)))
             self._ready.notify_all()
@@ -175,7 +177,7 @@ class FairSource:
         job.in_flight += 1  # reserved now, so a concurrent choice sees it
         return job_id, job
 
-    def _build(self, job_id: int, job: _Job) -> Work | None:
+    def _build(self, job_id: int, job: _Job) -> Any:
         """The job's next request as work (lock not held); None when it has no more or failed."""
         try:
             request = next(job.requests)
@@ -192,7 +194,8 @@ class FairSource:
             job.built += 1
             request_id = next(self._ids)
             self._owner[request_id] = (job_id, request.id)
-        return Work(dataclasses.replace(request, id=request_id), self._mode)
+        request = dataclasses.replace(request, id=request_id)
+        return request if self._mode is None else Work(request, self._mode)
 
     def _unreserve(self, job_id: int, job: _Job, error: Exception | None) -> None:
         with self._ready:
@@ -211,14 +214,15 @@ class FairSource:
         owner = self._owner.get(request_id)
         return owner is not None and self._jobs[owner[0]].cancelled
 
-    def _drop_cancelled(self, works: Iterable[Work]) -> list[Work]:
+    def _drop_cancelled(self, works: Iterable[Any]) -> list[Any]:
         """`works` less those of cancelled jobs, which are counted as dropped and forgotten."""
         kept = []
         for work in works:
-            if not self._cancelled_locked(work.request.id):
+            request_id = work.request.id if isinstance(work, Work) else work.id
+            if not self._cancelled_locked(request_id):
                 kept.append(work)
                 continue
-            job_id, _ = self._owner.pop(work.request.id)
+            job_id, _ = self._owner.pop(request_id)
             self._jobs[job_id].in_flight -= 1
             self.chunks_dropped += 1
             self._forget_if_idle(job_id)

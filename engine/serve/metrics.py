@@ -13,13 +13,18 @@ def render_metrics(server: Any) -> str:
         ("murmur_jobs_active", "gauge", "jobs queued or running", registry.active),
         ("murmur_jobs_max", "gauge", "most jobs taken at once (more get 429)", registry.max_jobs),
         ("murmur_audio_seconds_total", "counter", "audio seconds of finished jobs", registry.audio_seconds),
+        ("murmur_realtime_sessions", "gauge", "live-audio WebSocket sessions open",
+         getattr(server, "realtime_sessions", 0)),
     ]
     lines: list[str] = []
     for name, kind, text, value in rows:
         lines += _metric(name, kind, text, value)
     lines += ["# HELP murmur_jobs_total jobs that ended, by how", "# TYPE murmur_jobs_total counter"]
     lines += [f'murmur_jobs_total{{state="{s}"}} {n}' for s, n in sorted(registry.counts.items())]
-    if server.shared is not None:
+    if hasattr(server.shared, "metrics"):  # whisper's shared calls describe their own counters
+        for name, kind, text, value in server.shared.metrics():
+            lines += _metric(name, kind, text, value)
+    elif server.shared is not None:
         lines += _decode_metrics(server.shared, time.monotonic() - server.started)
     return "\n".join(lines) + "\n"
 

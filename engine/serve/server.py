@@ -3,9 +3,10 @@
 `Server.create(backend, options, pipeline_config, serve_config)` builds the backend and loads its
 model at once (a model that cannot load is a `ModelLoadError` before anything listens). Each job
 gets a `Pipeline` around the same loaded backend and voice-activity detector: for VibeVoice with
-Murmur's engine that backend is a `SharedBackend`, so every job's chunks decode in one batch; the
-whisper backend (faster-whisper on CPU) is called by each job directly (CTranslate2 runs concurrent
-calls itself). Uploads live in a private temporary folder that is removed on `close()`.
+Murmur's engine that backend is a `SharedBackend`, so every job's chunks decode in one batch; for
+whisper it is a `SharedWhisperBackend`, so every job's clips (first passes, repairs, gap fills) fill
+the same batched faster-whisper calls (`whisper_batch`). Uploads live in a private temporary
+folder that is removed on `close()`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class Server:
     def __init__(
         self, backend: Backend, shared: Any, pipeline_config: PipelineConfig, config: ServeConfig
     ) -> None:
-        self.backend, self.shared = backend, shared  # shared: a SharedDecode, or None (whisper)
+        self.backend, self.shared = backend, shared  # shared: a SharedDecode or a WhisperBatcher
         self.pipeline_config, self.config = pipeline_config, config
         self.detector = SileroVad(pipeline_config.vad)
         self.registry = JobRegistry(self.pipeline, config.max_queued_jobs)
@@ -53,7 +54,12 @@ class Server:
             shared = SharedDecode(backend)  # type: ignore[arg-type]  # loads the model
             backend = SharedBackend(backend, shared)  # type: ignore[arg-type]
         else:
+            from engine.serve.whisper_batch import WhisperBatcher
+            from engine.serve.whisper_shared import SharedWhisperBackend
+
             _load_whisper(backend)
+            shared = WhisperBatcher(backend.loaded(), backend.config.batch_size).start()  # type: ignore[attr-defined]
+            backend = SharedWhisperBackend(backend, shared)  # type: ignore[arg-type]
         return cls(backend, shared, pipeline_config, config)
 
     @property

@@ -53,6 +53,20 @@ def test_profile_prints_the_seconds_of_every_stage(demo_run):
     assert float(stages["total"]) >= float(stages["infer"]) > 0
 
 
+def test_profile_prints_the_rows_of_each_whisper_decode_call(demo_run):
+    result, _ = demo_run
+    line = next(s for s in result.stderr.splitlines() if "decode calls" in s)
+    calls, per_call = re.search(r"decode calls (\d+), rows/call (\d+\.\d+)", line).groups()
+    assert int(calls) >= 2 and 1.0 <= float(per_call) <= 2.0  # on a CPU, calls of at most 2 chunks
+
+
+def test_decode_calls_counts_each_call_once_from_its_chunks():
+    from engine.cli.transcribe import decode_calls
+
+    assert decode_calls([2, 2, 2, 2, 1]) == "decode calls 3, rows/call 1.67 (first passes)"
+    assert decode_calls([8] * 8) == "decode calls 1, rows/call 8.00 (first passes)"
+
+
 def test_transcribing_the_demo_writes_every_format(demo_run):
     result, out = demo_run
     assert result.returncode == 0, result.stderr

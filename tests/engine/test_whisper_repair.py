@@ -10,7 +10,7 @@ import pytest
 
 from engine.backends.whisper import WhisperConfig, load_model
 from engine.backends.whisper_checks import LOOP_RATIO, compression_ratio, problems, uncovered
-from engine.backends.whisper_decode import DecodeOptions, _batched, _Encoder, _repaired
+from engine.backends.whisper_decode import DecodeOptions, _batched, _Encoder, _repaired, on_recording
 from engine.synth.espeak import Espeak, Voice
 from engine.types import Chunk, ChunkResult, Recording, Segment, SpeechSegment, Word
 
@@ -100,7 +100,8 @@ def test_the_broken_chunks_of_a_batch_are_decoded_again_in_one_batch_and_keep_th
 
     pipeline = Clips(BatchedInferencePipeline(model=model))
     options = DecodeOptions(language="en", beam_size=1, batch_size=8, hotwords=None)
-    fixed = _repaired(pipeline, recording, [looping, whole, cut_short], [looping, cut_short], options)
+    batched = on_recording(pipeline, recording)
+    fixed = _repaired(batched, [looping, whole, cut_short], [looping, cut_short], options)
 
     assert pipeline.calls[0] == [(chunks[0].start, chunks[0].end), (chunks[2].start, chunks[2].end)]
     first, second, third = fixed

@@ -1,0 +1,127 @@
+"""A live-audio client of a Murmur server's `WS /v1/realtime` (`murmur record --live --remote`).
+
+`RealtimeClient(url, key, on_line, on_error)`: `start()` connects (audio sent before is kept
+and sent then, so a client can connect once its microphone is open) (an http(s) URL becomes
+ws(s)://…/v1/realtime; `ServerError` when it cannot) and sets the session to 16 kHz PCM16;
+`send(samples)` sends 16 kHz float32 samples as they are captured (`input_audio_buffer.append`);
+each completed item's lines come to `on_line(start_seconds, text)` on the receiving thread,
+server `error` events to `on_error`.
+`finish(timeout)` commits what is left, waits until the server has transcribed everything sent
+(`murmur.drained`) and closes; False when `timeout` ran out or the server went away first.
+`close_code` is the server's close code once the socket has ended (see engine/serve/realtime.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from engine.errors import ServerError
+
+RATE = 16000
+
+LineFn = Callable[[float, str], None]
+ErrorFn = Callable[[str], None]
+
+
+def realtime_url(url: str) -> str:
+    """The WebSocket address of a server's realtime endpoint from its base URL."""
+    base = url.rstrip("/")
+    if base.startswith(("http://", "https://")):
+        base = "ws" + base[len("http") :]
+    return base.removesuffix("/v1") + "/v1/realtime"
+
+
+class RealtimeClient:
+    def __init__(self, url: str, key: str | None, on_line: LineFn, on_error: ErrorFn) -> None:
+        self.url, self.key = realtime_url(url), key
+        self.on_line, self.on_error = on_line, on_error
+        self.close_code: int | None = None
+        self._socket: Any = None
+        self._early: list[bytes] = []  # audio captured before the socket was open
+        self._drained = threading.Event()
+        self._ended = threading.Event()
+        self._lock = threading.RLock()
+        self._thread = threading.Thread(target=self._receive, name="realtime-receive", daemon=True)
+
+    def start(self) -> None:
+        from websockets.sync.client import connect
+
+        headers = {"Authorization": f"Bearer {self.key}"} if self.key else None
+        try:
+            socket = connect(self.url, additional_headers=headers, open_timeout=30, legacy=True)
+        except Exception as exc:
+            raise ServerError(f"cannot open the live stream at {self.url}: {exc}") from exc
+        audio = {"input": {"format": {"type": "audio/pcm", "rate": RATE}}}
+        with self._lock:  # audio captured meanwhile waits, so it follows the early audio
+            self._socket = socket
+            self._send({"type": "session.update", "session": {"type": "transcription", "audio": audio}})
+            for pcm in self._early:
+                self._append(pcm)
+            self._early = []
+        self._thread.start()
+
+    def send(self, samples: np.ndarray) -> None:
+        """Send captured audio (kept until `start` when the socket is not open yet)."""
+        pcm = (np.clip(samples, -1.0, 1.0) * 32767).astype("<i2").tobytes()
+        with self._lock:
+            if self._socket is None:
+                self._early.append(pcm)
+                return
+        if pcm and not self._ended.is_set():
+            self._append(pcm)
+
+    def _append(self, pcm: bytes) -> None:
+        self._send({"type": "input_audio_buffer.append", "audio": base64.b64encode(pcm).decode()})
+
+    def finish(self, timeout: float | None = None) -> bool:
+        """Commit, wait for every line, close; whether all came."""
+        if not self._ended.is_set():
+            self._send({"type": "input_audio_buffer.commit"})
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._drained.is_set() and not self._ended.is_set():
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            self._drained.wait(0.1)
+        done = self._drained.is_set()
+        if self._socket is not None:
+            self._socket.close()
+        self._thread.join(timeout=5)
+        return done
+
+    def _send(self, event: dict[str, Any]) -> None:
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            with self._lock:
+                self._socket.send(json.dumps(event))
+        except ConnectionClosed:
+            self._ended.set()
+
+    def _receive(self) -> None:
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            for message in self._socket:
+                self._event(json.loads(message))
+        except ConnectionClosed:
+            pass
+        finally:
+            self.close_code = self._socket.close_code
+            self._ended.set()
+
+    def _event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "conversation.item.input_audio_transcription.completed":
+            for line in event.get("lines", []):
+                self.on_line(float(line["start"]), line["text"])
+        elif kind == "murmur.drained":
+            self._drained.set()
+        elif kind == "error":
+            self.on_error(event.get("error", {}).get("message", "the server reported an error"))

@@ -1,0 +1,249 @@
+"""One live-audio session of `/v1/realtime`: client events in, transcription events out.
+
+`RealtimeSession(backend, detector, emit)` is the protocol without the socket (`realtime.py` runs
+it on a WebSocket). It follows OpenAI's realtime transcription session where it fits:
+- client events: `transcription_session.update` (`session.input_audio_format` "pcm16", 24 kHz as
+  OpenAI's, `session.input_audio_transcription.language`) or `session.update` (`session.audio.
+  input.format` `{"type": "audio/pcm", "rate": R}`, `session.audio.input.transcription.language`);
+  `input_audio_buffer.append` (`audio`: base64 little-endian PCM16 mono at the session's rate);
+  `input_audio_buffer.commit` (close the speech heard so far now);
+- server events: `transcription_session.created` / `…updated` (`session.updated` for `session.update`),
+  `input_audio_buffer.committed` when a stretch of speech has closed (the server's own voice
+  activity detection: `engine.live.vad_stream`, as `murmur record --live`), then for that item
+  `conversation.item.input_audio_transcription.delta` per line and `….completed` with the whole
+  transcript (and, beyond OpenAI's fields, `lines`: each line's text and absolute start/end
+  seconds); `murmur.drained` once every item committed before a client's commit is completed
+  (a client that is done sends a commit and closes after it); `error` as OpenAI shapes it.
+- What differs: turn detection is always the server's (a `turn_detection` setting is refused);
+  any rate in `RATES` (OpenAI: 24 kHz only); a `prompt` is refused (400-style `error`, not ignored);
+  binary frames are refused.
+
+Bad input raises `SessionError` with the WebSocket close code the socket ends with: `BAD_PAYLOAD`
+(1007: not JSON, not base64, an odd number of bytes), `BAD_FORMAT` (1003: a rate not in `RATES`,
+another audio format), `BEHIND` (1013: more than `MAX_BACKLOG_SECONDS` of speech waiting). An
+unknown event type or a refused setting is an `error` event and the session goes on. `close()`
+stops the decoder's worker (its queued speech is dropped) and frees the session's audio.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import itertools
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from engine.audio.resample import StreamingResampler
+from engine.audio.vad import FRAME
+from engine.live.transcriber import RATE, LiveLine, LiveTranscriber
+from engine.live.vad_stream import StreamingVad
+from engine.types import SpeechSegment
+
+OPENAI_RATE = 24000  # pcm16 in OpenAI's realtime API
+RATES = (8000, 16000, 24000, 32000, 44100, 48000)
+MAX_BACKLOG_SECONDS = 300.0  # speech waiting to be decoded before the session is refused more
+KEEP_SECONDS = 1.0  # audio kept before the open speech while nobody speaks (the detector's padding)
+BAD_FORMAT, BAD_PAYLOAD, BEHIND = 1003, 1007, 1013
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+class SessionError(Exception):
+    """A client's mistake: an `error` event, and the close code when the session must end."""
+
+    def __init__(self, message: str, code: str, param: str | None = None, close: int | None = None) -> None:
+        super().__init__(message)
+        self.message, self.code, self.param, self.close = message, code, param, close
+
+    def event(self) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": "invalid_request_error", "code": self.code,
+                                           "message": self.message, "param": self.param}}  # fmt: skip
+
+
+@dataclass(slots=True)
+class _Item:
+    id: str
+    segment: SpeechSegment
+    lines: list[LiveLine] = field(default_factory=list)
+
+
+class RealtimeSession:
+    """The protocol of one live-audio session (see the module contract)."""
+
+    def __init__(self, backend: Any, detector: Any, emit: Emit) -> None:
+        self.backend, self.emit = backend, emit
+        self.rate = OPENAI_RATE
+        self.language: str | None = None
+        self.vad = StreamingVad(detector=detector)
+        self._resampler: StreamingResampler | None = None  # made at the first audio
+        self._audio = np.zeros(0, np.float32)  # 16 kHz samples from `_audio_from` on
+        self._audio_from = 0
+        self._items: list[_Item] = []  # committed, not completed yet (oldest first)
+        self._submitted = 0
+        self._drain_at: int | None = None  # items to complete before `murmur.drained`
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self.transcriber = LiveTranscriber(backend, None, self._on_line, self._on_error)
+
+    def start(self) -> None:
+        self.emit({"type": "transcription_session.created", "session": self._session()})
+
+    def handle(self, event: Any) -> None:
+        """One client event (a parsed JSON value)."""
+        kind = event.get("type") if isinstance(event, dict) else None
+        if kind in ("session.update", "transcription_session.update"):
+            self._update(event.get("session") or {}, ga=kind == "session.update")
+            self.emit({"type": kind.replace("update", "updated"), "session": self._session()})
+        elif kind == "input_audio_buffer.append":
+            self._append(event.get("audio"))
+        elif kind == "input_audio_buffer.commit":
+            self._commit()
+        else:
+            self.emit(SessionError(f"unknown event type {kind!r}", "unknown_event", "type").event())
+
+    def poll(self) -> None:
+        """Send `completed` for the items decoded since the last poll (in order), then `murmur.drained`."""
+        with self._lock:
+            waiting = self.transcriber.pending
+            done = self._submitted - waiting
+            finished = self._items[: max(0, len(self._items) - waiting)]
+            del self._items[: len(finished)]
+            drained = self._drain_at is not None and done >= self._drain_at
+            if drained:
+                self._drain_at = None
+        for item in finished:
+            lines = [{"start": round(li.utterance.start, 3), "end": round(li.utterance.end, 3),
+                      "text": li.utterance.text} for li in item.lines]  # fmt: skip
+            self.emit({"type": "conversation.item.input_audio_transcription.completed", "item_id": item.id,
+                       "content_index": 0, "transcript": " ".join(li["text"] for li in lines),
+                       "lines": lines})  # fmt: skip
+        if drained:
+            self.emit({"type": "murmur.drained"})
+
+    @property
+    def busy(self) -> bool:
+        """Lines are still owed to the client (speech committed and not completed, or a drain)."""
+        with self._lock:
+            return bool(self._items) or self._drain_at is not None
+
+    def close(self) -> None:
+        """Stop decoding (queued speech dropped) and free the audio."""
+        self.transcriber.close(wait=False)
+        self._audio = np.zeros(0, np.float32)
+
+    def _session(self) -> dict[str, Any]:
+        return {"object": "realtime.transcription_session", "input_audio_format": "pcm16",
+                "audio": {"input": {"format": {"type": "audio/pcm", "rate": self.rate}}},
+                "input_audio_transcription": {"model": self.backend.describe(), "language": self.language},
+                "turn_detection": {"type": "server_vad"}}  # fmt: skip
+
+    def _update(self, session: dict[str, Any], ga: bool) -> None:
+        if ga:
+            audio = (session.get("audio") or {}).get("input") or {}
+            form, transcription = audio.get("format"), audio.get("transcription") or {}
+            rate = form.get("rate", self.rate) if isinstance(form, dict) else self.rate
+            kind = form.get("type", "audio/pcm") if isinstance(form, dict) else "audio/pcm"
+            where = "session.audio.input"
+        else:
+            transcription = session.get("input_audio_transcription") or {}
+            kind, rate = session.get("input_audio_format", "pcm16"), OPENAI_RATE  # beta: pcm16 is 24 kHz
+            where = "session"
+        if kind not in ("pcm16", "audio/pcm"):
+            raise SessionError(f"audio format {kind!r} is not supported; send PCM16", "unsupported_format",
+                               f"{where}.format", BAD_FORMAT)  # fmt: skip
+        if rate not in RATES:
+            raise SessionError(f"a sample rate of {rate!r} Hz is not supported; use one of "
+                               f"{', '.join(map(str, RATES))}", "unsupported_rate", f"{where}.format.rate",
+                               BAD_FORMAT)  # fmt: skip
+        if rate != self.rate and self._resampler is not None:
+            raise SessionError("the sample rate cannot change once audio has been sent", "rate_locked",
+                               f"{where}.format.rate", BAD_FORMAT)  # fmt: skip
+        if session.get("turn_detection") not in (None, {"type": "server_vad"}):
+            self.emit(SessionError("turn detection is always the server's voice activity detection",
+                                   "unsupported_setting", "session.turn_detection").event())  # fmt: skip
+        if transcription.get("prompt"):
+            self.emit(SessionError("a prompt is not supported on live audio", "unsupported_setting",
+                                   f"{where}.transcription.prompt").event())  # fmt: skip
+        self.rate = int(rate)
+        self._language(transcription.get("language"), f"{where}.transcription.language")
+
+    def _language(self, language: Any, param: str) -> None:
+        if not language or language == self.language:
+            return
+        variant = getattr(self.backend, "variant", None)
+        try:
+            if variant is None:
+                raise ValueError(f"the {self.backend.name} backend takes no language")
+            backend = variant(language=str(language))
+        except ValueError as exc:
+            self.emit(SessionError(str(exc), "unsupported_language", param).event())
+            return
+        self.language, self.backend = str(language), backend
+        self.transcriber.backend = backend
+
+    def _append(self, audio: Any) -> None:
+        try:
+            raw = base64.b64decode(audio if isinstance(audio, str) else "", validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise SessionError("`audio` must be base64 PCM16", "invalid_audio", "audio", BAD_PAYLOAD) from exc
+        if len(raw) % 2:
+            raise SessionError("PCM16 audio has an even number of bytes", "invalid_audio", "audio",
+                               BAD_PAYLOAD)  # fmt: skip
+        if self._resampler is None:
+            self._resampler = StreamingResampler(self.rate, RATE)
+        samples = np.frombuffer(raw, "<i2").astype(np.float32) / 32768.0
+        self._take(self._resampler.push(samples))
+
+    def _commit(self) -> None:
+        if self._resampler is not None:
+            self._take(self._resampler.flush())
+            self._resampler = StreamingResampler(self.rate, RATE)  # the stream may go on after it
+        heard = self._audio_from + len(self._audio)
+        pad = -(heard - round(self.vad.seconds * RATE)) % FRAME  # to a whole frame, in the audio too
+        self._take(np.zeros(pad, np.float32), closing=True)
+        with self._lock:
+            self._drain_at = self._submitted
+
+    def _take(self, samples: np.ndarray, closing: bool = False) -> None:
+        self._audio = np.concatenate([self._audio, samples])
+        closed = self.vad.push(samples) + (self.vad.flush() if closing else [])
+        for segment in closed:
+            item = _Item(f"item_{next(self._ids)}", segment)
+            self.emit({"type": "input_audio_buffer.committed", "item_id": item.id})
+            with self._lock:  # `poll` reads the items, the count and the decoder's queue together
+                self._items.append(item)
+                self._submitted += 1
+                self.transcriber.submit(segment, self._slice(segment))
+        if self.transcriber.backlog_seconds > MAX_BACKLOG_SECONDS:
+            raise SessionError("the server is too far behind this stream", "behind", None, BEHIND)
+        keep = closed[-1].end if closed else (self.vad.seconds - KEEP_SECONDS)
+        if closed or not self.vad.in_speech:
+            self._trim(round(keep * RATE))
+
+    def _slice(self, segment: SpeechSegment) -> np.ndarray:
+        a = max(0, round(segment.start * RATE) - self._audio_from)
+        b = max(a, round(segment.end * RATE) - self._audio_from)
+        return self._audio[a:b].copy()
+
+    def _trim(self, upto: int) -> None:
+        cut = min(max(0, upto - self._audio_from), len(self._audio))
+        self._audio, self._audio_from = self._audio[cut:], self._audio_from + cut
+
+    def _on_line(self, line: LiveLine) -> None:  # the decoder's thread
+        with self._lock:
+            item = next((i for i in self._items if i.segment is line.segment), None)
+            if item is None:
+                return
+            first = not item.lines
+            item.lines.append(line)
+        text = line.utterance.text if first else f" {line.utterance.text}"
+        self.emit({"type": "conversation.item.input_audio_transcription.delta", "item_id": item.id,
+                   "content_index": 0, "delta": text})  # fmt: skip
+
+    def _on_error(self, exc: Exception) -> None:  # the decoder's thread
+        self.emit({"type": "error", "error": {"type": "server_error", "code": "transcription_failed",
+                                              "message": str(exc), "param": None}})  # fmt: skip

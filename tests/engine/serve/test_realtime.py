@@ -1,0 +1,140 @@
+"""`WS /v1/realtime` of a real `murmur serve` subprocess (whisper tiny.en), driven with the
+`websockets` client as a live-audio client would: speech in as PCM16, lines out, bad input closed."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import ClientConnection, connect
+
+from engine.audio.io import load_audio
+from engine.live.transcriber import LiveTranscriber
+from engine.live.vad_stream import StreamingVad
+from engine.serve.realtime import IDLE_SECONDS
+from tests.engine.serve.conftest import ROOT, server
+
+RATE = 16000
+
+
+@pytest.fixture(scope="module")
+def served():
+    with server("--diarizer", "none") as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def speech() -> np.ndarray:
+    """20 s of the demo meeting, 16 kHz."""
+    return load_audio(ROOT / "resources" / "demo" / "meeting.flac", RATE).samples[: 20 * RATE]
+
+
+def open_session(url: str, rate: int = RATE) -> ClientConnection:
+    socket = connect(url.replace("http://", "ws://") + "/v1/realtime", open_timeout=30, legacy=True)
+    assert json.loads(socket.recv(timeout=30))["type"] == "transcription_session.created"
+    audio = {"input": {"format": {"type": "audio/pcm", "rate": rate}}}
+    socket.send(json.dumps({"type": "session.update", "session": {"type": "transcription", "audio": audio}}))
+    return socket
+
+
+def append(socket: ClientConnection, samples: np.ndarray) -> None:
+    pcm = (np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes()
+    socket.send(json.dumps({"type": "input_audio_buffer.append", "audio": base64.b64encode(pcm).decode()}))
+
+
+def events_until(socket: ClientConnection, kind: str, timeout: float = 120.0) -> list[dict[str, Any]]:
+    got: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    while not got or got[-1]["type"] != kind:
+        got.append(json.loads(socket.recv(timeout=max(0.1, deadline - time.monotonic()))))
+    return got
+
+
+def closed_with(socket: ClientConnection) -> tuple[int | None, list[dict[str, Any]]]:
+    """The close code the server ended the socket with, and the events before it."""
+    events = []
+    try:
+        while True:
+            events.append(json.loads(socket.recv(timeout=IDLE_SECONDS + 15)))
+    except ConnectionClosed:
+        return socket.close_code, events
+
+
+def local_lines(samples: np.ndarray) -> list[str]:
+    """The lines `murmur record --live` makes of the same audio in this process."""
+    from engine.backends.whisper import WhisperBackend
+
+    samples = (np.clip(samples, -1, 1) * 32767).astype("<i2").astype(np.float32) / 32768  # as sent
+    lines: list[str] = []
+    transcriber = LiveTranscriber(WhisperBackend(), None, lambda line: lines.append(line.utterance.text))
+    vad = StreamingVad()
+    for segment in vad.push(samples) + vad.flush():
+        transcriber.submit(segment, samples[round(segment.start * RATE) : round(segment.end * RATE)])
+    transcriber.drain()
+    transcriber.close()
+    return lines
+
+
+def test_speech_sent_as_it_is_captured_comes_back_as_the_lines_of_a_local_live_run(served, speech):
+    socket = open_session(served.url)
+    for start in range(0, len(speech), RATE // 10):  # 100 ms frames, as a microphone delivers them
+        append(socket, speech[start : start + RATE // 10])
+    socket.send(json.dumps({"type": "input_audio_buffer.commit"}))
+    events = events_until(socket, "murmur.drained")
+    socket.close()
+    committed = [e["item_id"] for e in events if e["type"] == "input_audio_buffer.committed"]
+    completed = [e for e in events if e["type"].endswith("input_audio_transcription.completed")]
+    assert [e["item_id"] for e in completed] == committed and len(committed) >= 2
+    for item in completed:
+        deltas = [
+            e["delta"] for e in events if e["type"].endswith(".delta") and e["item_id"] == item["item_id"]
+        ]
+        assert "".join(deltas) == item["transcript"]
+    assert [li["text"] for e in completed for li in e["lines"]] == local_lines(speech)
+    assert all(0 <= li["start"] < li["end"] <= 20.5 for e in completed for li in e["lines"])
+
+
+@pytest.mark.parametrize("frame", ["this is not json", b"\x00\x01binary", json.dumps(
+    {"type": "input_audio_buffer.append", "audio": "%%% not base64"})])  # fmt: skip
+def test_a_garbage_frame_is_an_error_and_closes_with_1007(served, frame):
+    socket = open_session(served.url)
+    socket.send(frame)
+    code, events = closed_with(socket)
+    assert code == 1007
+    assert events[-1]["type"] == "error" and events[-1]["error"]["type"] == "invalid_request_error"
+
+
+def test_an_unsupported_rate_names_the_parameter_and_closes_with_1003(served):
+    socket = open_session(served.url, rate=12345)
+    code, events = closed_with(socket)
+    assert code == 1003
+    assert events[-1]["error"]["param"] == "session.audio.input.format.rate"
+
+
+def test_a_client_that_never_sends_is_closed_with_4408_and_its_session_freed(served):
+    socket = connect(served.url.replace("http://", "ws://") + "/v1/realtime", open_timeout=30, legacy=True)
+    assert served.metrics()["murmur_realtime_sessions"] == 1
+    code, events = closed_with(socket)
+    assert code == 4408 and events[-1]["error"]["code"] == "idle_timeout"
+    assert served.metrics()["murmur_realtime_sessions"] == 0
+
+
+def test_a_client_that_disconnects_mid_speech_frees_its_session_and_queued_work(served, speech):
+    socket = open_session(served.url)
+    for start in range(0, len(speech), RATE):
+        append(socket, speech[start : start + RATE])
+    events_until(socket, "input_audio_buffer.committed")  # speech is queued for decoding
+    socket.close()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        metrics = served.metrics()
+        if metrics["murmur_realtime_sessions"] == 0 and metrics["murmur_queue_jobs"] == 0:
+            break
+        time.sleep(0.2)
+    assert metrics["murmur_realtime_sessions"] == 0
+    assert metrics["murmur_queue_jobs"] == 0  # nothing of it is left in the shared batch
