@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 
 RECENT_LIMIT = 10
 SETTING_ROWS = {"num_speakers": "speakers", "single_pass": "mode"}  # saved name → option-table row
-CHOICES = {"language": LANGUAGES}  # the dialog's list where the flag takes any value
+# the dialog's lists where they differ from the flag's: any language code on the command line; no
+# "server" decoder in the dialog, which has no field for that server's address
+CHOICES = {"language": LANGUAGES, "engine": ("murmur", "hf")}
 LIMITS = {  # the dialog's number ranges, and what 0 means
     "chunk_seconds": (3600, "backend default"), "batch_size": (512, "backend default"),
     "num_speakers": (64, "automatic"), "min_speakers": (64, "automatic"), "max_speakers": (64, "automatic"),

@@ -55,7 +55,8 @@ def store_slots(config: EvictionConfig) -> int:
 
 
 def decode(model, eviction, count, budget, anchor=EvenReply):
-    config = EngineConfig(max_batch=count, eviction=eviction, kv_memory_limit=budget, loop=NO_LOOPS)
+    policy = EvictionConfig.named(eviction) if isinstance(eviction, str) else eviction
+    config = EngineConfig(max_batch=count, eviction=policy, kv_memory_limit=budget, loop=NO_LOOPS)
     decoder = MurmurDecoder(model, config, speech_anchor=anchor)
     results = {r.id: r for r in decoder.decode(make_requests([PROMPT] * count, NEW))}
     return decoder, results
