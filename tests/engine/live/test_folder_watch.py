@@ -1,0 +1,170 @@
+"""The watch folder's rules, on real files: what is taken, when, under which name, and what is recorded."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.live.flac_writer import FlacWriter
+from engine.live.folder_watch import FolderWatcher
+from engine.live.watch_state import FolderLock, Stamp
+from engine.live.whole_file import unfinished
+from tests.engine.live.conftest import write_clip
+
+SETTLE = 2.0
+
+
+def watcher(folder: Path, notes: list[str] | None = None) -> FolderWatcher:
+    return FolderWatcher(folder, folder.parent / "out" / ".state.json", SETTLE,
+                         on_note=(notes if notes is not None else []).append)  # fmt: skip
+
+
+def names(ready: list) -> list[str]:
+    return [r.path.name for r in ready]
+
+
+@pytest.fixture
+def inbox(tmp_path: Path) -> Path:
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    return folder
+
+
+def test_a_file_is_taken_only_after_it_stays_unchanged_for_the_settle_time(inbox: Path) -> None:
+    w = watcher(inbox)
+    write_clip(inbox / "a.flac", 0.0, 3.0)
+    assert w.poll(now=0.0) == []  # first seen
+    assert w.poll(now=SETTLE - 0.1) == []
+    assert names(w.poll(now=SETTLE)) == ["a.flac"]
+
+
+def test_a_copy_pausing_longer_than_the_settle_time_waits_for_its_end(inbox: Path, tmp_path: Path) -> None:
+    whole = write_clip(tmp_path / "talk.flac", 0.0, 6.0).read_bytes()
+    notes: list[str] = []
+    w = watcher(inbox, notes)
+    (inbox / "talk.flac").write_bytes(whole[: len(whole) // 2])  # the copy stalls half-way
+    w.poll(now=0.0)
+    assert w.poll(now=10.0) == [] and w.poll(now=20.0) == []  # stable, but not whole
+    assert len(notes) == 1 and "waiting for talk.flac" in notes[0]  # said once, not at every scan
+    with (inbox / "talk.flac").open("ab") as f:
+        f.write(whole[len(whole) // 2 :])
+    os.utime(inbox / "talk.flac", ns=(0, 5_000_000_000))  # a change the stamp sees
+    assert w.poll(now=21.0) == []
+    [ready] = w.poll(now=21.0 + SETTLE)
+    assert ready.stamp.size == len(whole)
+
+
+@pytest.mark.parametrize("ext", ["wav", "flac", "mp3", "ogg"])
+def test_a_file_cut_short_of_its_end_is_not_whole_and_the_full_one_is(tmp_path: Path, ext: str) -> None:
+    full = write_clip(tmp_path / "full.wav", 0.0, 8.0)
+    if ext != "wav":
+        full = tmp_path / f"full.{ext}"
+        subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-i", str(tmp_path / "full.wav"), str(full)],
+                       check=True)  # fmt: skip
+    data = full.read_bytes()
+    half = tmp_path / f"half.{ext}"
+    half.write_bytes(data[: len(data) // 2])
+    assert unfinished(full) is None
+    assert unfinished(half) is not None
+
+
+def test_a_recording_murmur_is_still_making_is_ignored_until_it_is_closed(inbox: Path) -> None:
+    w = watcher(inbox)
+    writer = FlacWriter(inbox / "recording-20260101-100000.flac", 16000)
+    writer.write(np.zeros(16000 * 3, np.float32))
+    writer.flush()
+    w.poll(now=0.0)
+    assert w.poll(now=60.0) == []  # stable on disk for a minute: still being recorded
+    writer.close()
+    w.poll(now=61.0)
+    assert names(w.poll(now=61.0 + SETTLE)) == ["recording-20260101-100000.flac"]
+
+
+def test_a_file_replaced_while_it_was_transcribed_is_taken_again(inbox: Path, tmp_path: Path) -> None:
+    w = watcher(inbox)
+    write_clip(inbox / "m.wav", 0.0, 3.0)
+    w.poll(now=0.0)
+    [ready] = w.poll(now=SETTLE)
+    write_clip(tmp_path / "new.wav", 3.0, 8.0).replace(inbox / "m.wav")  # the new take lands meanwhile
+    w.done(ready, [])
+    state = json.loads(w.state_file.read_text())
+    assert state["m.wav"]["size"] == ready.stamp.size != (inbox / "m.wav").stat().st_size
+    w.poll(now=SETTLE + 1)
+    assert names(w.poll(now=2 * SETTLE + 1)) == ["m.wav"]
+
+
+def test_a_handled_file_is_not_taken_again_even_after_a_restart(inbox: Path) -> None:
+    w = watcher(inbox)
+    write_clip(inbox / "a.flac", 0.0, 3.0)
+    w.poll(now=0.0)
+    [ready] = w.poll(now=SETTLE)
+    w.done(ready, [])
+    assert w.poll(now=SETTLE + 10) == []
+    again = watcher(inbox)
+    again.poll(now=0.0)
+    assert again.poll(now=SETTLE + 10) == []
+
+
+def test_files_sharing_a_stem_get_their_own_transcript_names_across_restarts(inbox: Path) -> None:
+    w = watcher(inbox)
+    write_clip(inbox / "meeting.wav", 0.0, 3.0)
+    w.poll(now=0.0)
+    [wav] = w.poll(now=SETTLE)
+    w.done(wav, [])
+    assert w.stem_for("meeting.wav") == "meeting"
+    assert w.stem_for("Meeting.ogg") == "Meeting-2"  # case-insensitive file systems collide too
+    later = watcher(inbox)
+    assert later.stem_for("meeting.wav") == "meeting" and later.stem_for("meeting.mp3") == "meeting-2"
+
+
+def test_a_removed_folder_is_said_once_and_watched_again_when_it_is_back(inbox: Path) -> None:
+    notes: list[str] = []
+    w = watcher(inbox, notes)
+    shutil.rmtree(inbox)
+    assert w.poll(now=0.0) == [] and w.poll(now=1.0) == []
+    assert len(notes) == 1 and "cannot read the watch folder" in notes[0]
+    inbox.mkdir()
+    write_clip(inbox / "a.flac", 0.0, 3.0)
+    w.poll(now=2.0)
+    assert "is back" in notes[-1]
+    assert names(w.poll(now=2.0 + SETTLE)) == ["a.flac"]
+
+
+def test_a_state_that_cannot_be_saved_keeps_the_old_file_and_the_memory(inbox: Path) -> None:
+    w = watcher(inbox)
+    write_clip(inbox / "a.flac", 0.0, 3.0)
+    write_clip(inbox / "b.flac", 0.0, 2.0)
+    w.poll(now=0.0)
+    a, b = w.poll(now=SETTLE)
+    w.done(a, [])
+    before = w.state_file.read_bytes()
+    w.state_file.with_name(w.state_file.name + ".part").mkdir()  # the temporary file cannot be made
+    with pytest.raises(OSError):
+        w.done(b, [])
+    assert w.state_file.read_bytes() == before  # the old state is whole
+    assert w.poll(now=SETTLE + 5) == []  # and b is remembered in memory: not taken twice
+
+
+def test_a_second_lock_on_one_folder_is_refused_until_the_first_goes(inbox: Path, tmp_path: Path) -> None:
+    first = FolderLock(inbox, tmp_path / "out")
+    with pytest.raises(ValueError, match="already watched"):
+        FolderLock(inbox, tmp_path / "out")
+    first.release()
+    FolderLock(inbox, tmp_path / "out").release()
+
+
+def test_a_negative_or_nan_settle_time_is_refused(inbox: Path) -> None:
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(ValueError, match="settle"):
+            FolderWatcher(inbox, inbox / "s.json", bad)
+
+
+def test_stamps_compare_size_and_time(tmp_path: Path) -> None:
+    path = write_clip(tmp_path / "a.wav", 0.0, 1.0)
+    assert Stamp.of(path) == Stamp(path.stat().st_size, path.stat().st_mtime)
