@@ -22,7 +22,7 @@ from typing import Any
 from engine.backends import BACKENDS
 from engine.backends.vibevoice import config as vibevoice
 from engine.cli.cluster_options import add_cluster_arguments, cluster_config
-from engine.cli.delivery import backend_options, deliver, fail, render_transcript
+from engine.cli.delivery import backend_options, deliver, fail, keep_received, render_transcript
 from engine.cli.eviction_options import add_eviction_arguments
 from engine.cli.interrupt import install as install_interrupt
 from engine.cli.preflight import Plan, preflight
@@ -31,7 +31,7 @@ from engine.cli.quiet import library_output_hidden
 from engine.cli.remote_options import add_remote_arguments, remote_pipeline
 from engine.cli.speaker_options import add_speaker_arguments, speaker_config
 from engine.decode.eviction import POLICIES, PRESETS
-from engine.errors import Cancelled, MurmurError
+from engine.errors import Cancelled, MurmurError, ServerError
 from engine.progress import StageTimes
 from engine.types import Transcript
 
@@ -147,7 +147,7 @@ def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Even
             raise
         except (MurmurError, ValueError, OSError) as exc:
             failures += 1
-            fail(f"{path}: {exc}")
+            fail(f"{path}: {exc}{keep_received(exc, path) if isinstance(exc, ServerError) else ''}")
             continue
         failures += not deliver(transcript, seconds, path, target, plan.formats, args)
     total = len(args.files)
