@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -160,3 +161,23 @@ def test_a_full_out_folder_and_a_removed_watch_folder_each_say_one_line_and_lose
     assert "Traceback" not in stderr and stderr.count("cannot read the watch folder") == 0  # said once, above
     [kept] = (tmp_path / "murmur-recovered").iterdir()
     assert kept.name.startswith("a-") and kept.suffix == ".json"
+
+
+def test_a_file_moved_away_before_it_is_transcribed_is_named_and_not_recorded(tmp_path: Path, capfd) -> None:
+    from engine.cli.watch import _Loop
+    from engine.live.folder_watch import FolderWatcher
+    from engine.pipeline import Pipeline, PipelineConfig
+    from engine.speakers import SpeakerConfig
+
+    inbox, out = tmp_path / "inbox", tmp_path / "out"
+    inbox.mkdir()
+    write_clip(inbox / "a.flac", 0.0, 2.0)
+    watcher = FolderWatcher(inbox, out / ".murmur-watch.json", 0.0)
+    watcher.poll(now=0.0)
+    [ready] = watcher.poll(now=1.0)
+    (inbox / "a.flac").rename(tmp_path / "a.flac")  # moved away between the scan and the work
+    pipeline = Pipeline.create("whisper", PipelineConfig(speakers=SpeakerConfig(diarizer="none")))
+    _Loop(watcher, pipeline, ("txt",), out)._handle(ready, threading.Event())
+    err = capfd.readouterr().err
+    assert err.count("a.flac was moved away before it was transcribed") == 1 and "skipped" not in err
+    assert "a.flac" not in watcher.state and not (out / "a.txt").exists()
