@@ -168,3 +168,93 @@ def test_a_negative_or_nan_settle_time_is_refused(inbox: Path) -> None:
 def test_stamps_compare_size_and_time(tmp_path: Path) -> None:
     path = write_clip(tmp_path / "a.wav", 0.0, 1.0)
     assert Stamp.of(path) == Stamp(path.stat().st_size, path.stat().st_mtime)
+
+
+def with_chunk_before_data(wav: Path, name: bytes, body: bytes) -> Path:
+    """`wav` with one more RIFF chunk (padded to an even length) before its `data` chunk."""
+    data = wav.read_bytes()
+    at = data.index(b"data")
+    chunk = name + len(body).to_bytes(4, "little") + body + (b"\0" if len(body) % 2 else b"")
+    out = data[:at] + chunk + data[at:]
+    out = out[:4] + (len(out) - 8).to_bytes(4, "little") + out[8:]
+    wav.write_bytes(out)
+    return wav
+
+
+def test_a_wav_with_odd_sized_chunks_before_its_audio_is_judged_by_its_data_chunk(tmp_path: Path) -> None:
+    wav = with_chunk_before_data(write_clip(tmp_path / "a.wav", 0.0, 2.0), b"LIST", b"odd")
+    assert unfinished(wav) is None
+    data = wav.read_bytes()
+    (tmp_path / "cut.wav").write_bytes(data[:-100])
+    assert "promises" in (unfinished(tmp_path / "cut.wav") or "")
+
+
+def test_a_file_ffmpeg_cannot_open_is_left_to_the_pipeline_to_report(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.mp3"
+    junk.write_bytes(b"\x00not audio at all" * 50)
+    assert unfinished(junk) is None  # not "waiting": the pipeline says it cannot be read
+
+
+def test_an_ogg_cut_between_pages_is_not_whole(tmp_path: Path) -> None:
+    full = tmp_path / "full.ogg"
+    subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-i", str(write_clip(tmp_path / "a.wav", 0.0, 8.0)),
+                    str(full)], check=True)  # fmt: skip
+    data = full.read_bytes()
+    last = data.rfind(b"OggS")
+    cut = tmp_path / "cut.ogg"
+    cut.write_bytes(data[:last])  # ends exactly where the final page would begin
+    assert unfinished(full) is None and "end of the stream" in (unfinished(cut) or "")
+
+
+def test_a_damaged_state_file_is_refused_with_what_to_do(inbox: Path) -> None:
+    state = inbox.parent / "out" / ".state.json"
+    state.parent.mkdir()
+    state.write_text("{not json")
+    with pytest.raises(ValueError, match=r"cannot be read .*move it away"):
+        watcher(inbox)
+    state.write_text("[1, 2]")  # JSON, but not a state: an empty one
+    assert watcher(inbox).state == {}
+
+
+def test_the_lock_goes_to_the_out_folder_when_the_watched_one_takes_none(inbox: Path, tmp_path: Path) -> None:
+    (inbox / ".murmur-watch.lock").mkdir()  # the lock file cannot be opened there
+    lock = FolderLock(inbox, tmp_path / "out")
+    assert lock.path == tmp_path / "out" / ".murmur-watch.lock"
+    with pytest.raises(ValueError, match="already watched"):
+        FolderLock(inbox, tmp_path / "out")
+    lock.release()
+    (tmp_path / "out" / ".murmur-watch.lock").unlink()
+    (tmp_path / "out" / ".murmur-watch.lock").mkdir()
+    with pytest.raises(ValueError, match="cannot lock"):
+        FolderLock(inbox, tmp_path / "out")
+
+
+def test_a_saved_state_reads_back_and_leaves_no_temporary_file(inbox: Path) -> None:
+    w = watcher(inbox)
+    write_clip(inbox / "a.flac", 0.0, 2.0)
+    w.poll(now=0.0)
+    [ready] = w.poll(now=SETTLE)
+    w.done(ready, [inbox / "a.txt"])
+    entry = {"size": ready.stamp.size, "mtime": ready.stamp.mtime, "outcome": "done",
+             "detail": [str(inbox / "a.txt")], "stem": "a"}  # fmt: skip
+    assert json.loads(w.state_file.read_text()) == {"a.flac": entry}
+    assert sorted(p.name for p in w.state_file.parent.iterdir()) == [".state.json"]
+    w.failed(ready, "broken")
+    assert json.loads(w.state_file.read_text())["a.flac"]["outcome"] == "failed"
+
+
+def test_an_empty_file_is_never_taken(inbox: Path) -> None:
+    w = watcher(inbox)
+    (inbox / "empty.wav").write_bytes(b"")
+    w.poll(now=0.0)
+    assert w.poll(now=100.0) == []
+
+
+def test_hidden_and_non_audio_files_and_folders_are_not_taken(inbox: Path) -> None:
+    w = watcher(inbox)
+    write_clip(inbox / ".hidden.flac", 0.0, 2.0)
+    write_clip(inbox / "notes.flac", 0.0, 2.0).rename(inbox / "notes.txt")
+    (inbox / "folder.wav").mkdir()
+    write_clip(inbox / "LOUD.FLAC", 0.0, 2.0)
+    w.poll(now=0.0)
+    assert names(w.poll(now=SETTLE)) == ["LOUD.FLAC"]
