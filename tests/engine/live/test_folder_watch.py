@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from engine.live.flac_writer import FlacWriter
-from engine.live.folder_watch import FolderWatcher
+from engine.live.folder_watch import FolderWatcher, Ready
 from engine.live.watch_state import FolderLock, Stamp
 from engine.live.whole_file import unfinished
 from tests.engine.live.conftest import write_clip
@@ -119,16 +119,19 @@ def test_files_sharing_a_stem_get_their_own_transcript_names_across_restarts(inb
     w.done(wav, [])
     assert w.stem_for("meeting.wav") == "meeting"
     assert w.stem_for("Meeting.ogg") == "Meeting-2"  # case-insensitive file systems collide too
-    later = watcher(inbox)
-    assert later.stem_for("meeting.wav") == "meeting" and later.stem_for("meeting.mp3") == "meeting-2"
+    w.done(Ready(inbox / "meeting.mp3", Stamp(10, 1.0)), [])
+    later = watcher(inbox)  # a restart: the stems come back from the state, whoever asks first
+    assert later.stem_for("meeting.mp3") == "meeting-3" and later.stem_for("meeting.ogg") == "meeting-2"
+    assert later.stem_for("meeting.wav") == "meeting"
 
 
 def test_a_removed_folder_is_said_once_and_watched_again_when_it_is_back(inbox: Path) -> None:
     notes: list[str] = []
     w = watcher(inbox, notes)
     shutil.rmtree(inbox)
-    assert w.poll(now=0.0) == [] and w.poll(now=1.0) == []
-    assert len(notes) == 1 and "cannot read the watch folder" in notes[0]
+    assert w.poll(now=0.0) == []
+    assert len(notes) == 1 and "cannot read the watch folder" in notes[0]  # at once
+    assert w.poll(now=1.0) == [] and len(notes) == 1  # and once
     inbox.mkdir()
     write_clip(inbox / "a.flac", 0.0, 3.0)
     w.poll(now=2.0)
@@ -153,16 +156,18 @@ def test_a_state_that_cannot_be_saved_keeps_the_old_file_and_the_memory(inbox: P
 
 def test_a_second_lock_on_one_folder_is_refused_until_the_first_goes(inbox: Path, tmp_path: Path) -> None:
     first = FolderLock(inbox, tmp_path / "out")
-    with pytest.raises(ValueError, match="already watched"):
+    refused = r"already watched by another `murmur watch` .*; one watcher per folder"
+    with pytest.raises(ValueError, match=refused):
         FolderLock(inbox, tmp_path / "out")
     first.release()
     FolderLock(inbox, tmp_path / "out").release()
 
 
-def test_a_negative_or_nan_settle_time_is_refused(inbox: Path) -> None:
+def test_a_negative_or_nan_settle_time_is_refused_and_zero_is_taken(inbox: Path) -> None:
     for bad in (-1.0, float("nan")):
         with pytest.raises(ValueError, match="settle"):
             FolderWatcher(inbox, inbox / "s.json", bad)
+    assert FolderWatcher(inbox, inbox / "s.json", 0.0).settle_seconds == 0.0
 
 
 def test_stamps_compare_size_and_time(tmp_path: Path) -> None:
@@ -218,19 +223,20 @@ def test_a_damaged_state_file_is_refused_with_what_to_do(inbox: Path) -> None:
 
 def test_the_lock_goes_to_the_out_folder_when_the_watched_one_takes_none(inbox: Path, tmp_path: Path) -> None:
     (inbox / ".murmur-watch.lock").mkdir()  # the lock file cannot be opened there
-    lock = FolderLock(inbox, tmp_path / "out")
-    assert lock.path == tmp_path / "out" / ".murmur-watch.lock"
+    out = tmp_path / "out" / "not" / "made"
+    lock = FolderLock(inbox, out)
+    assert lock.path == out / ".murmur-watch.lock"
     with pytest.raises(ValueError, match="already watched"):
-        FolderLock(inbox, tmp_path / "out")
+        FolderLock(inbox, out)
     lock.release()
-    (tmp_path / "out" / ".murmur-watch.lock").unlink()
-    (tmp_path / "out" / ".murmur-watch.lock").mkdir()
+    (out / ".murmur-watch.lock").unlink()
+    (out / ".murmur-watch.lock").mkdir()
     with pytest.raises(ValueError, match="cannot lock"):
-        FolderLock(inbox, tmp_path / "out")
+        FolderLock(inbox, out)
 
 
 def test_a_saved_state_reads_back_and_leaves_no_temporary_file(inbox: Path) -> None:
-    w = watcher(inbox)
+    w = FolderWatcher(inbox, inbox.parent / "out" / "deep" / ".state.json", SETTLE)
     write_clip(inbox / "a.flac", 0.0, 2.0)
     w.poll(now=0.0)
     [ready] = w.poll(now=SETTLE)
@@ -239,6 +245,7 @@ def test_a_saved_state_reads_back_and_leaves_no_temporary_file(inbox: Path) -> N
              "detail": [str(inbox / "a.txt")], "stem": "a"}  # fmt: skip
     assert json.loads(w.state_file.read_text()) == {"a.flac": entry}
     assert sorted(p.name for p in w.state_file.parent.iterdir()) == [".state.json"]
+    assert w.state_file.read_text().startswith('{\n "a.flac": {\n  "size"')  # readable: indented
     w.failed(ready, "broken")
     assert json.loads(w.state_file.read_text())["a.flac"]["outcome"] == "failed"
 
@@ -258,3 +265,31 @@ def test_hidden_and_non_audio_files_and_folders_are_not_taken(inbox: Path) -> No
     write_clip(inbox / "LOUD.FLAC", 0.0, 2.0)
     w.poll(now=0.0)
     assert names(w.poll(now=SETTLE)) == ["LOUD.FLAC"]
+
+
+def test_a_wav_still_being_written_by_a_streaming_recorder_is_not_whole(tmp_path: Path) -> None:
+    wav = write_clip(tmp_path / "a.wav", 0.0, 2.0)
+    data = bytearray(wav.read_bytes())
+    at = data.index(b"data")
+    data[at + 4 : at + 8] = b"\xff\xff\xff\xff"  # the size a recorder writes until it closes the file
+    wav.write_bytes(bytes(data))
+    assert "promises 4294967295 bytes" in (unfinished(wav) or "")
+
+
+def test_a_wav_missing_its_last_bytes_is_not_whole(tmp_path: Path) -> None:
+    wav = write_clip(tmp_path / "a.wav", 0.0, 2.0)
+    (tmp_path / "cut.wav").write_bytes(wav.read_bytes()[:-4])
+    assert "64000 bytes of audio, 63996 are there" in (unfinished(tmp_path / "cut.wav") or "")
+
+
+def test_a_wav_whose_audio_starts_beyond_the_first_4_kib_is_left_to_the_decoder(tmp_path: Path) -> None:
+    wav = with_chunk_before_data(write_clip(tmp_path / "a.wav", 0.0, 2.0), b"LIST", b"x" * 5000)
+    assert unfinished(wav) is None
+
+
+def test_a_flac_cut_in_half_says_where_its_audio_stops(tmp_path: Path) -> None:
+    data = write_clip(tmp_path / "a.flac", 0.0, 8.0).read_bytes()
+    (tmp_path / "half.flac").write_bytes(data[: len(data) // 2])
+    reason = unfinished(tmp_path / "half.flac") or ""
+    seconds = float(reason.split("stops decoding at ")[1].split(" s")[0])
+    assert 2.0 < seconds < 6.0, reason
