@@ -11,8 +11,9 @@ stalled upload) stops changing for a while but is not complete; what tells is th
   Xing frame count).
 The audio is decoded block by block and only counted: memory stays bounded for any length. A file
 FFmpeg cannot open at all is not judged here (None): the pipeline reports it as unreadable.
-Formats that state no length and have no end mark (a raw MP3 stream) cannot be told apart from a
-paused copy; they are whole as soon as they stop changing.
+Formats that state no length and have no end mark (a raw MP3 or AAC stream), and containers whose
+cut FFmpeg does not report (AVI), cannot be told apart from a paused copy; they are whole as soon
+as they stop changing.
 """
 
 from __future__ import annotations

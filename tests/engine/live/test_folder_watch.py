@@ -208,7 +208,7 @@ def test_an_ogg_cut_between_pages_is_not_whole(tmp_path: Path) -> None:
     last = data.rfind(b"OggS")
     cut = tmp_path / "cut.ogg"
     cut.write_bytes(data[:last])  # ends exactly where the final page would begin
-    assert unfinished(full) is None and "end of the stream" in (unfinished(cut) or "")
+    assert unfinished(full) is None and unfinished(cut) == "its last Ogg page is not the end of the stream"
 
 
 def test_a_damaged_state_file_is_refused_with_what_to_do(inbox: Path) -> None:
@@ -293,3 +293,16 @@ def test_a_flac_cut_in_half_says_where_its_audio_stops(tmp_path: Path) -> None:
     reason = unfinished(tmp_path / "half.flac") or ""
     seconds = float(reason.split("stops decoding at ")[1].split(" s")[0])
     assert 2.0 < seconds < 6.0, reason
+
+
+def ffmpeg(*args: str | Path) -> None:
+    subprocess.run(["ffmpeg", "-loglevel", "error", "-y", *map(str, args)], check=True)
+
+
+def test_whole_files_of_other_kinds_are_whole(tmp_path: Path) -> None:
+    wav = write_clip(tmp_path / "a.wav", 0.0, 3.0)
+    ffmpeg("-i", wav, tmp_path / "a.aac")  # raw ADTS: no length in any header
+    ffmpeg("-f", "lavfi", "-i", "color=size=32x32:duration=3", "-i", wav, "-shortest", tmp_path / "v.mp4")
+    assert unfinished(tmp_path / "a.aac") is None
+    assert unfinished(tmp_path / "v.mp4") is None  # a video: only its audio is counted
+
