@@ -50,13 +50,13 @@ def test_a_copy_pausing_longer_than_the_settle_time_waits_for_its_end(inbox: Pat
     w = watcher(inbox, notes)
     (inbox / "talk.flac").write_bytes(whole[: len(whole) // 2])  # the copy stalls half-way
     w.poll(now=0.0)
-    assert w.poll(now=10.0) == [] and w.poll(now=20.0) == []  # stable, but not whole
+    assert w.poll(now=10.0) == [] and w.poll(now=20.0) == [] and w.poll(now=30.0) == []  # stable, not whole
     assert len(notes) == 1 and "waiting for talk.flac" in notes[0]  # said once, not at every scan
     with (inbox / "talk.flac").open("ab") as f:
         f.write(whole[len(whole) // 2 :])
     os.utime(inbox / "talk.flac", ns=(0, 5_000_000_000))  # a change the stamp sees
-    assert w.poll(now=21.0) == []
-    [ready] = w.poll(now=21.0 + SETTLE)
+    assert w.poll(now=31.0) == [] and w.poll(now=31.5) == []  # changed: the settle time starts again
+    [ready] = w.poll(now=31.0 + SETTLE)
     assert ready.stamp.size == len(whole)
 
 
@@ -160,6 +160,7 @@ def test_a_second_lock_on_one_folder_is_refused_until_the_first_goes(inbox: Path
     with pytest.raises(ValueError, match=refused):
         FolderLock(inbox, tmp_path / "out")
     first.release()
+    first.release()  # twice: nothing to let go of
     FolderLock(inbox, tmp_path / "out").release()
 
 
@@ -247,7 +248,8 @@ def test_a_saved_state_reads_back_and_leaves_no_temporary_file(inbox: Path) -> N
     assert sorted(p.name for p in w.state_file.parent.iterdir()) == [".state.json"]
     assert w.state_file.read_text().startswith('{\n "a.flac": {\n  "size"')  # readable: indented
     w.failed(ready, "broken")
-    assert json.loads(w.state_file.read_text())["a.flac"]["outcome"] == "failed"
+    saved = json.loads(w.state_file.read_text())["a.flac"]
+    assert (saved["outcome"], saved["detail"]) == ("failed", "broken")
 
 
 def test_an_empty_file_is_never_taken(inbox: Path) -> None:
@@ -306,3 +308,16 @@ def test_whole_files_of_other_kinds_are_whole(tmp_path: Path) -> None:
     assert unfinished(tmp_path / "a.aac") is None
     assert unfinished(tmp_path / "v.mp4") is None  # a video: only its audio is counted
 
+
+
+def test_a_state_written_before_stems_were_kept_gives_each_file_its_own_stem(inbox: Path) -> None:
+    state = inbox.parent / "out" / ".state.json"
+    state.parent.mkdir()
+    state.write_text(json.dumps({"talk.wav": {"size": 1, "mtime": 1.0, "outcome": "done", "detail": []}}))
+    w = watcher(inbox)
+    assert w.stem_for("talk.mp3") == "talk-2" and w.stem_for("talk.wav") == "talk"
+
+
+def test_a_short_webm_whose_stream_states_no_length_is_whole(tmp_path: Path) -> None:
+    ffmpeg("-i", write_clip(tmp_path / "a.wav", 1.0, 1.3), tmp_path / "a.webm")  # 0.3 s; Matroska
+    assert unfinished(tmp_path / "a.webm") is None
