@@ -321,3 +321,13 @@ def test_a_state_written_before_stems_were_kept_gives_each_file_its_own_stem(inb
 def test_a_short_webm_whose_stream_states_no_length_is_whole(tmp_path: Path) -> None:
     ffmpeg("-i", write_clip(tmp_path / "a.wav", 1.0, 1.3), tmp_path / "a.webm")  # 0.3 s; Matroska
     assert unfinished(tmp_path / "a.webm") is None
+
+
+@pytest.mark.parametrize(("padding", "judged"), [(4044, True), (4052, False)])
+def test_a_wav_data_chunk_at_the_edge_of_the_first_4_kib(tmp_path: Path, padding: int, judged: bool) -> None:
+    # `data`'s header in the last 8 bytes read (judged from it), or just after them (left to FFmpeg)
+    wav = with_chunk_before_data(write_clip(tmp_path / "a.wav", 0.0, 2.0), b"LIST", b"x" * padding)
+    assert wav.read_bytes().index(b"data") == (4088 if judged else 4096)
+    (tmp_path / "cut.wav").write_bytes(wav.read_bytes()[:-10])
+    reason = unfinished(tmp_path / "cut.wav")
+    assert ("promises" in (reason or "")) if judged else reason is None
