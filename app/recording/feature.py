@@ -36,6 +36,7 @@ from app.recording.panel import RecordPanel
 from app.recording.recovery_offer import offer_recovery
 from app.recording.watch_folder import FolderWatch
 from engine.errors import RecordingError
+from engine.live.flac_writer import new_recording_path
 from engine.types import Transcript, Utterance
 
 WAVE_MS = 1000
@@ -135,9 +136,9 @@ class RecordingFeature(QObject):
             return False
         if self.panel.devices.count() == 0:
             self._show_devices()
-        path = self.folder / time.strftime("recording-%Y%m%d-%H%M%S.flac")
         try:
             source = source if source is not None else self._microphone()
+            path = new_recording_path(self.folder)  # never the file of a recording made this second
             self.controller.start(source, path, self._backend(), speakers=w.settings.diarizer != "none")
         except (RecordingError, ValueError) as exc:
             w.show_error("Cannot record", str(exc))

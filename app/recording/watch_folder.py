@@ -5,12 +5,14 @@ transcripts go to `watch_out`, by default a "Transcripts" folder inside the watc
 once `start()`ed, polls `engine.live.folder_watch.FolderWatcher` every `POLL_MS` on the GUI
 thread. Each ready file is transcribed on one background thread with the pipeline the
 transcription settings describe (`app.settings.engine_arguments`), exported (SRT, VTT, TXT,
-JSON, DOCX) and recorded in the state file, so a restart of the app skips it; `transcribed(name,
+JSON, DOCX) under the stem the watcher gives it (never another file's transcripts) and recorded
+in the state file, so a restart of the app skips it; `transcribed(name,
 outputs)` or `skipped(name, reason)` follow. Files are taken one at a time, in name order.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from pathlib import Path
 from typing import Any
@@ -84,21 +86,27 @@ class FolderWatch(QObject):
             self._busy.set()
             threading.Thread(target=self._handle, args=(ready[0],), daemon=True, name="watch-folder").start()
 
-    def _handle(self, path: Path) -> None:
+    def _handle(self, ready: Any) -> None:
         from engine.export import export
 
+        path = ready.path
         try:
             transcript = self._get_pipeline().run(path, None, self._stop)
-            written = export(transcript, self.out, FORMATS, stem=path.stem)
+            written = export(transcript, self.out, FORMATS, stem=self.watcher.stem_for(path.name))
         except (MurmurError, ValueError, OSError) as exc:
             if not self._stop.is_set():
-                self.watcher.failed(path, str(exc))
+                self._record(self.watcher.failed, ready, str(exc))
                 self.skipped.emit(path.name, str(exc))
         else:
-            self.watcher.done(path, written)
+            self._record(self.watcher.done, ready, written)
             self.transcribed.emit(path.name, [str(p) for p in written])
         finally:
             self._busy.clear()
+
+    def _record(self, outcome: Any, ready: Any, detail: Any) -> None:
+        """The outcome into the state; a state that cannot be saved stays in memory for this run."""
+        with contextlib.suppress(OSError):
+            outcome(ready, detail)
 
     def _get_pipeline(self) -> Any:
         if self._pipeline is None:

@@ -1,6 +1,7 @@
 """What `murmur transcribe` hands on and prints, shared by the local and the cluster runs
 (`engine.cli.transcribe`, `engine.cli.cluster_run`): a transcript printed and exported (kept in a
-recovery file when the export fails), one-line errors.
+recovery file when the export fails), one-line errors, and the lines a server sent before it died
+(`keep_received`: saved to a recovery file, and said so).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from engine.cli.outputs import Target, rescue
 from engine.progress import format_clock
-from engine.types import Transcript
+from engine.types import Transcript, Utterance
 
 
 def deliver(
@@ -42,6 +43,23 @@ def deliver(
             file=sys.stderr,
         )
     return True
+
+
+def keep_received(error: Exception, path: Path) -> str:
+    """What a failed remote run kept: the lines received before the server died, saved as a
+    partial transcript in the recovery folder; the words to add to its error line."""
+    lines = getattr(error, "lines", ())
+    if not lines:
+        return ""
+    utterances = tuple(
+        Utterance(float(li["start"]), float(li["end"]), str(li["text"]),
+                  None if li.get("chunk_speaker") is None else str(li["chunk_speaker"]))
+        for li in lines
+    )  # fmt: skip
+    saved = rescue(Transcript(utterances=utterances, source=str(path)), f"{path.stem}-partial")
+    if saved is None:
+        return f"; the {len(lines)} line(s) received could not be saved either"
+    return f"; the {len(lines)} line(s) received were saved to {saved}"
 
 
 def render_transcript(transcript: Transcript) -> str:

@@ -2,10 +2,12 @@
 
 `preflight(args)` refuses, with a `ValueError` whose message names the option, what would only
 fail after the work: an empty or unknown `--format`; an `--out` that is a file, or a folder that
-cannot be created or written; a `--chunk-seconds` that is not a finite number above 1; speaker
-counts below 1; a `--model` given as a path that does not exist. Input folders are checked for
-writing when there is no `--out`. It returns a `Plan`: the formats, each input's output place
-(`engine.cli.outputs`), and warnings to show, e.g. `--speakers` larger than a recording can hold.
+cannot be created or written (tried, not asked of `access()`, which says yes to root); a
+`--chunk-seconds` that is not a finite number above 1; speaker counts below 1; a `--model` given
+as a path that does not exist; `--device cuda` on a machine where the backend sees no CUDA device.
+Input folders are checked for writing when there is no `--out`. It returns a `Plan`: the formats,
+each input's output place (`engine.cli.outputs`), and warnings to show, e.g. `--speakers` larger
+than a recording can hold.
 Inputs that are missing or unreadable are left to fail on their own, one line each.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +37,7 @@ def preflight(args: argparse.Namespace) -> Plan:
     formats = check_formats(args.format)
     check_numbers(args)
     check_model(args.model)
+    check_device(getattr(args, "backend", "whisper"), getattr(args, "device", None))
     targets = output_targets(args.files, args.out)
     for folder in dict.fromkeys(t.folder for t in targets):
         if args.out is not None or folder.is_dir():
@@ -82,19 +86,64 @@ def check_model(model: str | None) -> None:
         raise ValueError(f"--model: {model} is a file; give the model's folder")
 
 
+def check_device(backend: str, device: str | None) -> None:
+    """`--device cuda` needs a CUDA device the backend can use (CTranslate2's for whisper, torch's
+    otherwise); said before any audio is read, naming the device rather than the model."""
+    if device != "cuda":
+        return
+    count, why = cuda_devices(backend)
+    if count == 0:
+        raise ValueError(f"--device cuda: no CUDA device is usable here ({why}); use --device cpu or auto")
+
+
+def cuda_devices(backend: str) -> tuple[int, str]:
+    """How many CUDA devices `backend`'s runtime sees, and why none when it sees none."""
+    try:
+        if backend == "whisper":
+            import ctranslate2
+
+            count, runtime = ctranslate2.get_cuda_device_count(), "CTranslate2"
+        else:
+            import torch
+
+            count, runtime = torch.cuda.device_count(), "torch"
+    except (ImportError, OSError, RuntimeError) as exc:
+        return 0, f"the CUDA runtime cannot be loaded: {exc}"
+    return count, f"{runtime} finds no CUDA device (no GPU, or no driver)"
+
+
 def check_writable(folder: Path, what: str) -> None:
-    """`folder` exists as a writable folder, or could be created as one."""
+    """`folder` exists as a writable folder, or can be created as one: tried, not asked of
+    `access()` (which says yes to root on /proc, an immutable folder or a full disk). A probe file
+    is created and removed; folders created for the test are removed again."""
     existing = folder
-    while not existing.exists():
-        if existing.parent == existing:
-            break
+    while not existing.exists() and existing.parent != existing:
         existing = existing.parent
-    if existing.exists() and not existing.is_dir():
+    if not existing.is_dir():
         where = folder if existing == folder else f"{folder} ({existing} is a file)"
         raise ValueError(f"{what}: cannot write into {where}: it is not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        hint = "" if what == "--out" else "; choose another with --out"
-        raise ValueError(f"{what}: cannot write into {folder}: {existing} is not writable{hint}")
+    hint = "" if what == "--out" else "; choose another with --out"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".murmur-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ValueError(f"{what}: cannot write into {folder}: {existing} is not writable ({reason}){hint}") \
+            from exc
+    finally:
+        _remove_created(folder, existing)
+
+
+def _remove_created(folder: Path, existing: Path) -> None:
+    """Remove the empty folders `check_writable` made below `existing` (the work makes them again)."""
+    while folder != existing and folder.is_dir():
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
 
 
 def speaker_warnings(files: list[Path], speakers: int | None) -> list[str]:

@@ -1,9 +1,10 @@
 """`murmur record`: record from a microphone to FLAC; with `--live`, print lines as they are spoken.
 
 The recording is written as it arrives (`engine.live`, flushed every ≤ 2 s) to
-`OUT/recording-<date>-<time>.flac`. Ctrl-C (or `--seconds`) stops it; the live lines catch up,
-then the full pipeline runs over the file and writes the usual exports beside it (a second Ctrl-C
-during that step stops it; the recording is kept). A recording cut short by a crash is reported
+`OUT/recording-<date>-<time>.flac` (`-2`, `-3`… when that name is taken: never over another).
+Ctrl-C (or `--seconds`, a finite number above 0) stops it; the live lines catch up, then the full
+pipeline runs over the file and writes the usual exports beside it (a second Ctrl-C during that
+step stops it; the recording is kept). A recording cut short by a crash is reported
 at the next start (`murmur record --recover` makes it whole). `--play FILE` uses a file played
 at real-time speed as the input (demos, tests); `--list-devices` shows the inputs. With
 `--remote URL` the audio goes to a Murmur server as it is captured (`WS /v1/realtime`, see
@@ -14,6 +15,7 @@ the recording is made there too.
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 import threading
@@ -86,17 +88,22 @@ def _recover(folder: Path) -> int:
 
 
 def _record(args: argparse.Namespace) -> int:
+    from engine.live.flac_writer import new_recording_path
     from engine.live.recovery import find_partial
     from engine.live.session import LiveSession
 
+    limit = args.seconds
+    if limit is not None and not (math.isfinite(limit) and limit > 0):
+        raise ValueError(f"--seconds must be a finite number of seconds above 0, got {limit}")
     formats = formats_of(args.format)
     for p in find_partial(args.out):
         print(f"murmur: {p.audio} was cut short; `murmur record --recover --out {args.out}` keeps it",
               file=sys.stderr)  # fmt: skip
     remote = _remote_live(args)
     backend = _backend(args) if (args.live or not args.no_transcribe) and not args.remote else None
-    path = args.out / time.strftime("recording-%Y%m%d-%H%M%S.flac")
-    session = LiveSession(_source(args), path, backend if args.live else None, on_line=_print_line,
+    source = _source(args)
+    path = new_recording_path(args.out)
+    session = LiveSession(source, path, backend if args.live else None, on_line=_print_line,
                           on_error=lambda e: print(f"murmur: {e}", file=sys.stderr, flush=True),
                           on_audio=remote.send if remote else None)  # fmt: skip
     cancel = getattr(args, "cancel", None) or threading.Event()

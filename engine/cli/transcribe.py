@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.cli.cluster_options import add_cluster_arguments, cluster_config
-from engine.cli.delivery import deliver, fail, render_transcript
+from engine.cli.delivery import deliver, fail, keep_received, render_transcript
 from engine.cli.interrupt import install as install_interrupt
 from engine.cli.option_args import add_option_arguments, recipe_of
 from engine.cli.preflight import Plan, preflight
 from engine.cli.progressbar import ProgressBar
 from engine.cli.quiet import library_output_hidden
 from engine.cli.remote_options import add_remote_arguments, remote_pipeline
-from engine.errors import Cancelled, MurmurError
+from engine.errors import Cancelled, MurmurError, ServerError
 from engine.progress import StageTimes
 from engine.types import Transcript
 
@@ -97,7 +97,7 @@ def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Even
             raise
         except (MurmurError, ValueError, OSError) as exc:
             failures += 1
-            fail(f"{path}: {exc}")
+            fail(f"{path}: {exc}{keep_received(exc, path) if isinstance(exc, ServerError) else ''}")
             continue
         failures += not deliver(transcript, seconds, path, target, plan.formats, args)
     total = len(args.files)

@@ -11,12 +11,18 @@ Contract of `FlacWriter(path, sample_rate)`:
 - failures (full disk, folder removed) raise `RecordingError` with the reason ("the disk is full");
   what was flushed stays on disk. After a failed write or flush `failed` is set and `close()` keeps
   the marker: the file ends somewhere after its last flush and needs `recover`.
+
+`new_recording_path(folder)` names a new recording `recording-<date>-<time>.flac`, or `…-2.flac`,
+`…-3.flac` when that name is taken: the name is claimed by creating the file exclusively, so two
+recordings started in the same second (two processes, or one stopped and the next started at once)
+never share a file. The empty file is what `FlacWriter` then writes into.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import json
 import os
 import time
@@ -29,6 +35,23 @@ from engine.errors import RecordingError
 
 MARKER_SUFFIX = ".recording.json"
 FLUSH_SECONDS = 2.0
+
+
+def new_recording_path(folder: Path, now: float | None = None) -> Path:
+    """A new, unused recording file in `folder` (created empty, exclusively); see the contract."""
+    stem = time.strftime("recording-%Y%m%d-%H%M%S", time.localtime(now))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for n in itertools.count(1):
+            path = folder / (f"{stem}.flac" if n == 1 else f"{stem}-{n}.flac")
+            try:
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            except FileExistsError:
+                continue
+            return path
+    except OSError as exc:
+        raise RecordingError(f"cannot write a recording into {folder}: {_reason(exc)}") from exc
+    raise AssertionError("unreachable")
 
 
 def marker_path(audio: Path) -> Path:

@@ -10,7 +10,11 @@ Contract of `LiveSession(source, path, backend, config, on_line)`:
   Only the audio of the open segment is kept in memory, plus what waits in the queue;
   `on_audio(samples)` sees all of it (16 kHz) for a view that draws the waveform as it grows.
 - `status()` is a snapshot for a view: seconds recorded, input level, paused, how far the live
-  lines trail the audio, and how much audio waits to be decoded.
+  lines trail the audio — how long the oldest turn that has ended is still without its line (turn
+  end to line, what `bench/live.py` measures through a real device): a segment queued or being
+  decoded, or a turn whose closing silence the VAD is still timing — and how much audio waits to
+  be decoded. Audio reaches the VAD within 100 ms of its capture (the resampler releases 100 ms
+  at a time).
 - `stop()` (idempotent) ends the capture, closes the last segment and returns the file; `finish(timeout)` then
   waits for the queue to be decoded (the catch-up after the meeting) and stops the worker.
 - A capture failure (`RecordingError`: device will not open → raised by `start`; unplugged or
@@ -44,6 +48,7 @@ AudioFn = Callable[[np.ndarray], None]  # the next 16 kHz samples (T,) of the re
 
 
 LIVE_SILENCE_MS = 300  # a line closes after this much silence (offline: 500 ms), for a short delay
+RELEASE_SAMPLES = RATE // 10  # the resampler hands the VAD 100 ms at a time (its default: 2 s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +86,7 @@ class LiveSession:
         self.segments: list[SpeechSegment] = []
         self.capture = CaptureStream(source, path, on_block=self._on_block, on_error=self._on_capture_error)
         self.vad = StreamingVad(self.config.vad, self.config.max_segment_seconds)
-        self._resampler = StreamingResampler(source.sample_rate, RATE)
+        self._resampler = StreamingResampler(source.sample_rate, RATE, group_output=RELEASE_SAMPLES)
         self._audio: list[np.ndarray] = []  # 16 kHz pieces from sample `_audio_from` on
         self._audio_from = 0
         self._lock = threading.Lock()
@@ -118,9 +123,17 @@ class LiveSession:
     def status(self) -> LiveStatus:
         seconds = self.capture.seconds
         t = self.transcriber
-        return LiveStatus(seconds, self.capture.level, self.capture.paused,
-                          t.behind_seconds(seconds) if t else 0.0, t.backlog_seconds if t else 0.0,
-                          t.lines_done if t else 0, t is not None and not t.ready)  # fmt: skip
+        return LiveStatus(seconds, self.capture.level, self.capture.paused, self._behind(seconds),
+                          t.backlog_seconds if t else 0.0, t.lines_done if t else 0,
+                          t is not None and not t.ready)  # fmt: skip
+
+    def _behind(self, now: float) -> float:
+        """Turn end to line: the oldest ended turn without its line, queued or not closed yet."""
+        if self.transcriber is None:
+            return 0.0
+        ended = self.vad.silent_since
+        closing = max(0.0, now - ended) if ended is not None else 0.0
+        return max(self.transcriber.behind_seconds(now), closing)
 
     def stop(self) -> Path:
         """End the recording (the file is complete); the last open segment is closed and queued."""

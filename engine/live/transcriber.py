@@ -11,8 +11,9 @@ Contract of `LiveTranscriber(backend, speakers, on_line)`:
 - Each segment goes to the backend as one chunk; every backend segment becomes a `LiveLine` with
   absolute times (words too) and, when `speakers` is given, the segment's provisional speaker
   (`OnlineSpeakers.assign`). `on_line(line)` is called from the worker thread.
-- `behind_seconds(now)`: how far the lines trail the audio: `now` (seconds recorded) minus the
-  start of the oldest segment not yet decoded, 0 when nothing waits; `backlog_seconds`: audio queued.
+- `behind_seconds(now)`: how long the oldest turn still without its line has been over: `now`
+  (seconds recorded) minus the end of the oldest segment not yet decoded (or being decoded), 0
+  when nothing waits — the lag a user sees, turn end to line; `backlog_seconds`: audio queued.
 - A backend failure on one segment is reported through `on_error(exc)` and the next segment still
   runs; a model that will not load is reported once and live lines stop (the recording goes on,
   and the full pipeline after it reports the problem again).
@@ -93,7 +94,7 @@ class LiveTranscriber:
 
     def behind_seconds(self, now: float) -> float:
         with self._lock:
-            return max(0.0, now - self._waiting[0].start) if self._waiting else 0.0
+            return max(0.0, now - self._waiting[0].end) if self._waiting else 0.0
 
     def drain(self, timeout: float | None = None) -> bool:
         """Wait until every submitted segment is decoded; False if `timeout` ran out first."""

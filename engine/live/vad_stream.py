@@ -10,6 +10,8 @@ Contract of `StreamingVad(config, max_seconds)`:
   `min_silence_ms` without speech; segments of `min_speech_ms` or less are dropped; each is padded
   by `speech_pad_ms`. A segment is closed as soon as its silence is long enough, so a line can be
   decoded while the meeting goes on.
+- `silent_since`: where the open segment's speech stopped, while the silence that will close it is
+  still shorter than `min_silence_ms` (a turn that ended but has no line yet).
 - A segment reaching `max_seconds` is cut at its quietest frame of the last third (the lowest
   speech probability) and the rest continues as a new segment; the decoder never gets more than
   `max_seconds` at once.
@@ -56,6 +58,14 @@ class StreamingVad:
     @property
     def in_speech(self) -> bool:
         return self._start is not None
+
+    @property
+    def silent_since(self) -> float | None:
+        """Where the open segment's speech stopped (seconds), while its silence is too short yet to
+        close it; None when speech goes on or no segment is open."""
+        if self._start is None or self._silent_from is None:
+            return None
+        return self._silent_from * FRAME / VAD_RATE
 
     def push(self, samples: np.ndarray) -> list[SpeechSegment]:
         self._pending = np.concatenate((self._pending, samples.astype(np.float32, copy=False)))

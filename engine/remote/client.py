@@ -92,17 +92,18 @@ class RemoteClient:
         head, tail = _form(boundary, {**form, **(fields or {})})
         connection = self._connect()
         watcher = _CancelWatcher(connection, cancel)
+        lines: list[dict] = []  # received so far: kept in the error when the server goes away
         try:
             self._upload(connection, boundary, head, flac, tail, report, cancel)
             response = connection.getresponse()
             if response.status != 200:
                 raise RemoteError(_error_text(response.read(), response.status), response.status)
-            return self._follow(response, recording.duration, report, cancel)
+            return self._follow(response, recording.duration, report, cancel, lines)
         except (OSError, ValueError, http.client.HTTPException) as exc:
             if cancel is not None and cancel.is_set():
                 raise Cancelled() from exc
-            lost = f"lost the connection to the Murmur server at {self.url}: {_reason(exc)}"
-            raise RemoteError(lost) from exc
+            lost = f"lost the connection to the Murmur server at {self.url}: {_reason(exc)}{_arrived(lines)}"
+            raise RemoteError(lost, lines=tuple(lines)) from exc
         finally:
             watcher.stop()
             connection.close()  # on a cancel this closes the stream: the server cancels the job
@@ -124,8 +125,7 @@ class RemoteClient:
         connection.send(tail)
 
     def _follow(self, response: http.client.HTTPResponse, duration: float, report: ProgressFn,
-                cancel: threading.Event | None) -> Transcript:  # fmt: skip
-        lines: list[dict] = []
+                cancel: threading.Event | None, lines: list[dict]) -> Transcript:  # fmt: skip
         chunks = 0
         for event in _events(response, cancel):
             kind = event.get("type")
@@ -134,7 +134,7 @@ class RemoteClient:
                 report(Progress(stage, event["done"], event["total"], event.get("detail", "")))
                 chunks = int(event["total"]) if stage is Stage.INFER else chunks
             elif kind == "transcript.text.delta":
-                lines += event["lines"]
+                lines.extend(event["lines"])
                 partial = _partial(event["lines"], duration)
                 report(Progress(Stage.INFER, len(lines), max(chunks, 1), partial=partial))
             elif kind == "transcript.text.done":
@@ -142,9 +142,9 @@ class RemoteClient:
             elif kind == "error":
                 raise RemoteError(event["error"]["message"], lines=tuple(lines))
         raise RemoteError(
-            f"the Murmur server at {self.url} stopped before the transcript was finished"
-            f" ({len(lines)} line(s) received are kept)", lines=tuple(lines),
-        )  # fmt: skip
+            f"the Murmur server at {self.url} stopped before the transcript was finished{_arrived(lines)}",
+            lines=tuple(lines),
+        )
 
     # plumbing
     def _connect(self) -> http.client.HTTPConnection:
@@ -225,6 +225,11 @@ def _partial(lines: list[dict], duration: float) -> ChunkResult:
     """A chunk's final lines as a chunk result; its chunk starts at 0 so its times are absolute."""
     segments = tuple(Segment(li["start"], li["end"], li["text"], li.get("chunk_speaker")) for li in lines)
     return ChunkResult(chunk=Chunk(index=int(lines[0]["chunk"]), start=0.0, end=duration), segments=segments)
+
+
+def _arrived(lines: list[dict]) -> str:
+    """How much had arrived when a server went away (the caller decides whether to keep it)."""
+    return f" ({len(lines)} line(s) had arrived)" if lines else " (no line had arrived: nothing is kept)"
 
 
 def _error_text(body: bytes, status: int) -> str:

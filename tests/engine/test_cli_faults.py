@@ -215,6 +215,33 @@ def test_an_out_folder_under_a_file_is_refused_before_decoding(good, tmp_path, c
     assert "is a file" in capfd.readouterr().err and not no_decoding
 
 
+def test_an_out_folder_that_cannot_be_created_is_refused_before_decoding_even_for_root(
+    good, capfd, no_decoding
+):
+    # access() says /proc is writable to root; only trying to create the folder tells
+    assert main(["transcribe", str(good), "--out", "/proc/murmur-out/t", "-q"]) == 1
+    err = capfd.readouterr().err
+    assert "--out: cannot write into /proc/murmur-out/t" in err and not no_decoding
+
+
+def test_a_checked_out_folder_is_left_as_it_was_found(good, tmp_path, capfd, no_decoding):
+    assert main(["transcribe", str(good), "--out", str(tmp_path / "a" / "b"), "--format", "pdf"]) == 1
+    from engine.cli.preflight import check_writable
+
+    check_writable(tmp_path / "a" / "b", "--out")
+    assert list(tmp_path.iterdir()) == []  # no probe file, no empty folders left behind
+
+
+def test_device_cuda_without_cuda_blames_the_device_before_decoding(good, tmp_path, capfd, no_decoding):
+    import ctranslate2
+
+    if ctranslate2.get_cuda_device_count():
+        pytest.skip("this machine has a CUDA device")
+    assert main(["transcribe", str(good), "--out", str(tmp_path / "o"), "--device", "cuda", "-q"]) == 1
+    err = capfd.readouterr().err
+    assert "--device cuda: no CUDA device is usable here" in err and "model" not in err and not no_decoding
+
+
 @pytest.fixture
 def mount_tmpfs(tmp_path) -> Iterator:
     """`mount(name, options)`: a tmpfs under tmp_path (root only; skipped where mounting is refused)."""

@@ -1,0 +1,87 @@
+"""The live lag a user is shown: from the end of a turn to its line, growing while the decoder is stuck."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.audio.resample import StreamingResampler
+from engine.live.session import LiveConfig, LiveSession
+from engine.live.sources import FileSource
+from engine.live.transcriber import LiveTranscriber
+from engine.live.vad_stream import StreamingVad
+from engine.types import SpeechSegment
+from tests.engine.live.conftest import write_clip
+
+
+class StuckDecoder:
+    """A decoder that does not come back until `go` is set (a CPU taken by something else)."""
+
+    sample_rate = 16000
+
+    def __init__(self) -> None:
+        self.go = threading.Event()
+
+    def transcribe(self, recording, chunks, cancel=None) -> Iterator:
+        self.go.wait(60)
+        return iter(())
+
+
+@pytest.fixture
+def stuck() -> Iterator[StuckDecoder]:
+    decoder = StuckDecoder()
+    yield decoder
+    decoder.go.set()
+
+
+def test_the_lag_counts_from_the_end_of_the_oldest_turn_without_its_line(stuck: StuckDecoder) -> None:
+    t = LiveTranscriber(stuck, None, lambda line: None)
+    silence = np.zeros(16000, np.float32)
+    t.submit(SpeechSegment(1.0, 2.0), silence)  # a turn over at 2 s
+    t.submit(SpeechSegment(3.0, 6.0), silence)  # and the next, over at 6 s
+    assert t.behind_seconds(5.0) == pytest.approx(3.0)
+    assert t.behind_seconds(9.0) == pytest.approx(7.0)  # grows while the decoder is stuck
+    stuck.go.set()
+    assert t.drain(timeout=30)
+    assert t.behind_seconds(10.0) == 0.0
+    t.close()
+
+
+def test_the_lag_shown_while_recording_grows_while_decoding_is_stuck(stuck, tmp_path: Path) -> None:
+    clip = write_clip(tmp_path / "clip.flac", 0.0, 12.0)
+    session = LiveSession(FileSource(clip, speed=2), tmp_path / "r.flac", stuck,
+                          LiveConfig(speakers=False))  # fmt: skip
+    session.start()
+    shown = []
+    while not session.capture.ended.wait(0.1):
+        status = session.status()
+        shown.append((status.seconds, status.behind_seconds))
+    session.stop()
+    first_end = session.segments[0].end
+    late = [(s, b) for s, b in shown if s > first_end + 1.0]
+    assert late, shown
+    # every moment after the first turn ended: shown lag = seconds since that turn's end
+    assert all(b == pytest.approx(s - first_end, abs=0.35) for s, b in late)
+    stuck.go.set()
+    assert session.finish(timeout=30)
+
+
+def test_a_turn_whose_closing_silence_is_still_being_timed_already_counts(tmp_path: Path) -> None:
+    from engine.audio.io import load_audio
+
+    clip = write_clip(tmp_path / "turn.wav", 0.0, 3.8)  # dave stops at 3.55 s; 0.25 s of silence
+    vad = StreamingVad(LiveConfig().vad)
+    closed = vad.push(load_audio(clip, 16000).samples)
+    assert closed == [] and vad.silent_since == pytest.approx(3.6, abs=0.15)
+    vad.push(np.zeros(16000, np.float32))
+    assert vad.silent_since is None  # closed: the transcriber's queue counts it now
+
+
+def test_the_live_resampler_hands_on_audio_every_100_ms() -> None:
+    resampler = StreamingResampler(44100, 16000, group_output=1600)
+    handed = [len(resampler.push(np.zeros(4410, np.float32))) for _ in range(5)]
+    assert handed[1:] == [1600] * 4  # not 2 s at once, as a long file's resampling does
