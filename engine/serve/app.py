@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -25,18 +26,20 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
-from engine.audio.io import probe_duration
 from engine.errors import AudioDecodeError
 from engine.serve.auth import authorized
 from engine.serve.formats import FORMATS, GRANULARITIES, render_response
 from engine.serve.jobs import Job, JobOptions, QueueFull
+from engine.serve.length import TooLong, decode_failure, measure
 from engine.serve.metrics import render_metrics
-from engine.serve.upload import BadUpload, Upload, UploadTooLarge, receive_upload
+from engine.serve.upload import BadUpload, Upload, UploadStalled, UploadTooLarge, receive_upload
 
 RETRY_AFTER = 5  # seconds a client told 429 waits before trying again
 _POLL = 0.05  # seconds between looks at a job's events
 _KEEP_ALIVE = 5.0  # seconds of silence on an event stream before a keep-alive comment
+log = logging.getLogger(__name__)
 
 
 class ApiError(Exception):
@@ -76,17 +79,18 @@ def create_app(server: Any) -> FastAPI:
     async def transcriptions(request: Request) -> Response:
         _check_key(server, request)
         _check_room(server, request)
-        upload = await _receive(server, request)
-        try:
-            fmt, granularities, stream, options = _parameters(upload)
-            duration = await asyncio.to_thread(_checked_duration, upload, server.config.max_audio_hours)
-            job = server.registry.submit(upload.path, duration, options)
-        except QueueFull as exc:
-            upload.discard()
-            raise ApiError(429, str(exc), "rate_limit_error", {"Retry-After": str(RETRY_AFTER)}) from exc
-        except BaseException:
-            upload.discard()
-            raise
+        with server.places.arriving():  # an upload holds a job's place from before its first byte
+            upload = await _receive(server, request)
+            try:
+                fmt, granularities, stream, options = _parameters(upload)
+                duration = await asyncio.to_thread(_checked_duration, upload, server.config.max_audio_seconds)
+                job = server.registry.submit(upload.path, duration, options)
+            except QueueFull as exc:
+                upload.discard()
+                raise ApiError(429, str(exc), "rate_limit_error", {"Retry-After": str(RETRY_AFTER)}) from exc
+            except BaseException:
+                upload.discard()
+                raise
         if stream:
             return StreamingResponse(_events(job), media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache"})  # fmt: skip
@@ -129,9 +133,9 @@ def _check_room(server: Any, request: Request) -> None:
     if not server.ready:
         raise ApiError(503, "the model is still loading; try again shortly", "server_error",
                        {"Retry-After": str(RETRY_AFTER)})  # fmt: skip
-    if server.registry.active >= server.config.max_queued_jobs:
-        raise ApiError(429, f"the server is busy with {server.registry.active} jobs; try again shortly",
-                       "rate_limit_error", {"Retry-After": str(RETRY_AFTER)})  # fmt: skip
+    if server.places.full:
+        raise ApiError(429, f"the server is busy with {server.places.taken} jobs and uploads; try again "
+                       "shortly", "rate_limit_error", {"Retry-After": str(RETRY_AFTER)})  # fmt: skip
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > server.config.max_upload_bytes + 64 * 1024:
         limit = server.config.max_upload_mb
@@ -142,10 +146,15 @@ def _check_room(server: Any, request: Request) -> None:
 async def _receive(server: Any, request: Request) -> Upload:
     content_type = request.headers.get("content-type", "")
     try:
-        limit = server.config.max_upload_bytes
-        return await receive_upload(request.stream(), content_type, server.folder, limit)
+        limit, idle = server.config.max_upload_bytes, server.config.client_timeout
+        return await receive_upload(request.stream(), content_type, server.folder, limit, idle)
     except UploadTooLarge as exc:
         raise ApiError(413, str(exc), "invalid_request_error") from exc
+    except UploadStalled as exc:
+        raise ApiError(408, str(exc), "invalid_request_error") from exc
+    except ClientDisconnect as exc:  # one line in the log, not a traceback; the partial file is gone
+        log.warning("a client (%s) went away during its upload; nothing was kept", _peer(request))
+        raise ApiError(499, "the client went away", "invalid_request_error") from exc
     except BadUpload as exc:
         raise ApiError(400, str(exc), "invalid_request_error") from exc
 
@@ -159,7 +168,7 @@ def _parameters(upload: Upload) -> tuple[str, list[str], bool, JobOptions]:
         raise ApiError(400, "timestamp_granularities may hold 'segment' and 'word'", "invalid_request_error")
     try:
         diarize, speakers = _flag(upload.get("diarize")), _count(upload.get("num_speakers"))
-        options = JobOptions(diarize=diarize, num_speakers=speakers)
+        options = JobOptions(diarize=diarize, num_speakers=speakers, filename=upload.filename)
         stream = bool(_flag(upload.get("stream")))
     except ValueError as exc:
         raise ApiError(400, str(exc), "invalid_request_error") from exc
@@ -184,20 +193,24 @@ def _count(value: str | None) -> int | None:
     return int(value)
 
 
-def _checked_duration(upload: Upload, max_hours: float) -> float:
-    """The upload's length from its headers: not audio is 400, too long is 413."""
+def _checked_duration(upload: Upload, max_seconds: float) -> float:
+    """The upload's length, measured by decoding it: not audio is 400, too long is 413."""
     if upload.path is None:
         raise ApiError(400, "the form has no 'file'", "invalid_request_error")
     try:
-        duration = probe_duration(upload.path)
-    except (AudioDecodeError, OSError, ValueError) as exc:
-        name = upload.filename or "the file"
-        message = f"{name} is not an audio file this server can read"
+        return measure(upload.path, max_seconds)
+    except TooLong as exc:
+        raise ApiError(413, str(exc), "invalid_request_error") from exc
+    except AudioDecodeError as exc:
+        message = decode_failure(exc, upload.path, upload.filename)
         raise ApiError(400, message, "invalid_request_error") from exc
-    if duration > max_hours * 3600:
-        raise ApiError(413, f"the recording is longer than this server's limit of {max_hours:g} hours",
-                       "invalid_request_error")  # fmt: skip
-    return duration
+    except (OSError, ValueError) as exc:
+        message = f"{upload.filename or 'the file'} is not an audio file this server can read"
+        raise ApiError(400, message, "invalid_request_error") from exc
+
+
+def _peer(request: Request) -> str:
+    return f"{request.client.host}:{request.client.port}" if request.client else "unknown"
 
 
 async def _answer(job: Job, request: Request, fmt: str, granularities: list[str]) -> Response:
@@ -216,7 +229,8 @@ async def _answer(job: Job, request: Request, fmt: str, granularities: list[str]
         status = 400 if event["error"]["type"] == "invalid_request_error" else 500
         return _error(status, event["error"]["message"], event["error"]["type"])
     body, media = render_response(job.transcript, fmt, granularities)
-    return Response(body, media_type=media)
+    warnings = {"X-Murmur-Warnings": json.dumps(job.warnings)} if job.warnings else None  # ASCII JSON
+    return Response(body, media_type=media, headers=warnings)
 
 
 async def _events(job: Job) -> AsyncIterator[str]:

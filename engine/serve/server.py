@@ -6,6 +6,10 @@ gets a `Pipeline` around the same loaded backend and voice-activity detector: fo
 Murmur's engine that backend is a `SharedBackend`, so every job's chunks decode in one batch; the
 whisper backend (faster-whisper on CPU) is called by each job directly (CTranslate2 runs concurrent
 calls itself). Uploads live in a private temporary folder that is removed on `close()`.
+
+`Places` shares `max_queued_jobs` between jobs and uploads still arriving: a request holds a place
+from before its body is read until its job starts (or it fails), so parked uploads are bounded
+like running jobs.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import dataclasses
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +29,7 @@ from engine.backends.base import Backend
 from engine.errors import ModelLoadError
 from engine.pipeline import Pipeline, PipelineConfig
 from engine.serve.config import ServeConfig
-from engine.serve.jobs import JobOptions, JobRegistry
+from engine.serve.jobs import JobOptions, JobRegistry, QueueFull
 
 
 class Server:
@@ -34,6 +40,7 @@ class Server:
         self.pipeline_config, self.config = pipeline_config, config
         self.detector = SileroVad(pipeline_config.vad)
         self.registry = JobRegistry(self.pipeline, config.max_queued_jobs)
+        self.places = Places(self.registry, config.max_queued_jobs)
         self.folder = Path(tempfile.mkdtemp(prefix="murmur-serve-"))
         self.started = time.monotonic()
         self.ready = True
@@ -76,6 +83,33 @@ class Server:
         if self.shared is not None:
             self.shared.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class Places:
+    """`total` places for jobs (the registry's) and uploads arriving; used from the event loop only."""
+
+    def __init__(self, registry: JobRegistry, total: int) -> None:
+        self.registry, self.total = registry, total
+        self.uploads = 0  # requests whose body is arriving or being measured
+
+    @property
+    def taken(self) -> int:
+        return self.registry.active + self.uploads
+
+    @property
+    def full(self) -> bool:
+        return self.taken >= self.total
+
+    @contextmanager
+    def arriving(self) -> Iterator[None]:
+        """Hold a place while an upload arrives; `QueueFull` when none is left."""
+        if self.full:
+            raise QueueFull(f"the server is busy with {self.taken} jobs and uploads; try again shortly")
+        self.uploads += 1
+        try:
+            yield
+        finally:
+            self.uploads -= 1
 
 
 def _load_whisper(backend: Any) -> None:

@@ -1,0 +1,293 @@
+"""The server in process (`Server`, `Places`, `JobRegistry`, the metrics) with the bundled whisper
+model, through FastAPI's TestClient: what an operator sees in /health and /metrics after jobs
+end, fail or are cancelled, the 429 at exactly the limit, and what a client reads."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from fastapi.testclient import TestClient
+
+from engine.pipeline import PipelineConfig
+from engine.serve.app import create_app
+from engine.serve.config import ServeConfig
+from engine.serve.jobs import Job, JobOptions, JobRegistry, QueueFull
+from engine.serve.server import Server
+from engine.speakers import SpeakerConfig
+from tests.engine.serve.conftest import ROOT, write_flac
+
+NO_SPEAKERS = PipelineConfig(speakers=SpeakerConfig(diarizer="none"))
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = Server.create("whisper", {}, NO_SPEAKERS, ServeConfig(max_queued_jobs=2, max_audio_hours=0.05))
+    yield s
+    s.close()
+    assert not s.folder.exists()
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    return TestClient(create_app(server))
+
+
+@pytest.fixture(scope="module")
+def speech(tmp_path_factory) -> Path:
+    from engine.audio.io import load_audio
+
+    demo = load_audio(ROOT / "resources" / "demo" / "meeting.flac", 16000)
+    return write_flac(tmp_path_factory.mktemp("speech") / "speech.flac", demo.samples[: 6 * 16000])
+
+
+def post(client: TestClient, path: Path, name: str = "talk.flac", **fields: str):
+    with path.open("rb") as f:
+        return client.post("/v1/audio/transcriptions", files={"file": (name, f)}, data=fields)
+
+
+def copy(path: Path, folder: Path) -> Path:
+    """A private copy, as an upload is: the job deletes it when it ends."""
+    target = folder / f"upload-{time.monotonic_ns()}{path.suffix}"
+    target.write_bytes(path.read_bytes())
+    return target
+
+
+def finished(job: Job) -> Job:
+    deadline = time.monotonic() + 120
+    while not job.over:
+        assert time.monotonic() < deadline, "the job never ended"
+        time.sleep(0.02)
+    return job
+
+
+def settled(registry: JobRegistry) -> None:
+    """Until the job threads have counted their jobs out (just after each job's end)."""
+    deadline = time.monotonic() + 30
+    while registry.active and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def metric(client: TestClient, name: str) -> float:
+    for line in client.get("/metrics").text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"no {name}")
+
+
+def test_a_finished_job_is_counted_out_and_its_audio_counted_in(client, server, speech):
+    done = metric(client, 'murmur_jobs_total{state="done"}')
+    seconds = metric(client, "murmur_audio_seconds_total")
+    answer = post(client, speech, response_format="verbose_json")
+    assert answer.status_code == 200, answer.text
+    settled(server.registry)
+    assert client.get("/health").json()["jobs_active"] == 0 == metric(client, "murmur_jobs_active")
+    assert metric(client, 'murmur_jobs_total{state="done"}') == done + 1
+    assert metric(client, "murmur_audio_seconds_total") == pytest.approx(seconds + 6.0)
+    assert answer.json()["murmur"]["source"] == "talk.flac" and "x-murmur-warnings" not in answer.headers
+    assert list(server.folder.iterdir()) == []
+
+
+def test_the_last_place_is_taken_and_one_more_is_429_be_it_job_or_upload(client, server, speech):
+    with server.places.arriving():  # one upload arriving: one place of two left
+        assert client.get("/health").json()["jobs_active"] == 0
+        assert post(client, speech).status_code == 200
+        with server.places.arriving():  # both places held
+            answer = post(client, speech)
+            assert answer.status_code == 429 and answer.headers["retry-after"] == "5"
+            busy = "the server is busy with 2 jobs and uploads; try again shortly"
+            assert answer.json()["error"] == {"message": busy, "type": "rate_limit_error"}
+            with pytest.raises(QueueFull), server.places.arriving():
+                pass
+        assert server.places.taken == 1
+    assert server.places.taken == 0 and not server.places.full
+
+
+def test_an_upload_holds_its_place_until_its_job_starts_and_the_job_then_holds_it(server, speech, tmp_path):
+    registry = server.registry
+    with server.places.arriving():
+        job = registry.submit(copy(speech, server.folder), 6.0, JobOptions())
+        assert server.places.taken == 2 and server.places.full
+    assert server.places.taken == 1
+    finished(job)
+    settled(registry)
+    assert server.places.taken == 0
+
+
+def test_the_registry_takes_exactly_max_jobs(server, speech):
+    registry = JobRegistry(server.pipeline, 1)
+    try:
+        job = registry.submit(copy(speech, server.folder), 6.0, JobOptions())
+        with pytest.raises(QueueFull, match=r"^the server is busy with 1 jobs; try again shortly$"):
+            registry.submit(copy(speech, server.folder), 6.0, JobOptions())
+        finished(job)
+        settled(registry)
+        assert registry.active == 0 and registry.counts == {"done": 1, "failed": 0, "cancelled": 0}
+        assert registry.audio_seconds == 6.0
+    finally:
+        registry.shutdown()
+    with pytest.raises(ValueError, match="at least 1"):
+        JobRegistry(server.pipeline, 0)
+
+
+def test_a_cancelled_job_is_counted_cancelled_and_its_upload_deleted(server, tmp_path):
+    from engine.audio.io import load_audio
+
+    demo = load_audio(ROOT / "resources" / "demo" / "meeting.flac", 16000)
+    upload = copy(write_flac(tmp_path / "long.flac", demo.samples[: 120 * 16000]), server.folder)
+    registry = JobRegistry(server.pipeline, 1)
+    try:
+        job = registry.submit(upload, 120.0, JobOptions())
+        while not job.events_from(0, timeout=1.0):
+            pass
+        job.cancel()
+        finished(job)
+        settled(registry)
+        assert job.state == "cancelled" and job.transcript is None
+        assert job.events_from(0)[-1] == {"type": "error", "error": {"message": "the job was cancelled",
+                                                                     "type": "cancelled"}}  # fmt: skip
+        assert registry.counts == {"done": 0, "failed": 0, "cancelled": 1} and registry.audio_seconds == 0
+        assert not upload.exists()
+    finally:
+        registry.shutdown()
+
+
+def test_a_job_that_fails_on_its_file_says_so_in_the_clients_words(server, tmp_path):
+    registry = JobRegistry(server.pipeline, 1)
+    try:
+        missing = server.folder / "upload-gone.wav"
+        job = finished(registry.submit(missing, 1.0, JobOptions(filename="talk.wav")))
+        settled(registry)
+        error = {"message": "'talk.wav' was not found", "type": "invalid_request_error"}
+        assert job.state == "failed" and job.events_from(0)[-1] == {"type": "error", "error": error}
+        assert registry.counts["failed"] == 1 and registry.active == 0
+    finally:
+        registry.shutdown()
+
+
+def test_a_cut_file_warns_its_own_job_in_the_clients_words_and_no_other(server, speech, tmp_path):
+    cut = tmp_path / "cut.wav"
+    sf.write(cut, np.zeros(16000 * 20, np.float32), 16000, subtype="PCM_16")
+    cut.write_bytes(cut.read_bytes()[: 44 + 2 * 16000 * 4])
+    registry = JobRegistry(server.pipeline, 2)
+    try:
+        warned = registry.submit(copy(cut, server.folder), 4.0, JobOptions(filename="call.wav"))
+        clean = registry.submit(copy(speech, server.folder), 6.0, JobOptions(filename="clean.flac"))
+        finished(warned), finished(clean)
+        said = ("'call.wav' ends before its header says: only 0:00:04 of 0:00:20 could be read (the rest is "
+                "missing)")
+        assert warned.warnings == [said] and clean.warnings == []
+        assert {"type": "murmur.warning", "message": said} in warned.events_from(0)
+        assert warned.transcript is not None and warned.transcript.source == "call.wav"
+    finally:
+        registry.shutdown()
+
+
+def test_a_transcript_without_a_client_name_names_no_file(server, speech):
+    registry = JobRegistry(server.pipeline, 1)
+    try:
+        job = finished(registry.submit(copy(speech, server.folder), 6.0, JobOptions()))
+        assert job.transcript is not None and job.transcript.source is None
+        assert "upload-" not in json.dumps(job.events_from(0))
+    finally:
+        registry.shutdown()
+
+
+def test_a_jobs_options_choose_its_speakers():
+    server = Server(_backend(), None, PipelineConfig(), ServeConfig())
+    try:
+        assert server.pipeline(JobOptions()).config.speakers == PipelineConfig().speakers
+        assert server.pipeline(JobOptions(diarize=False)).config.speakers.diarizer == "none"
+        assert server.pipeline(JobOptions(diarize=True)).config.speakers.diarizer == "embedded"
+        three = server.pipeline(JobOptions(num_speakers=3)).config.speakers
+        assert (three.num_speakers, three.min_speakers, three.max_speakers) == (3, None, None)
+        with pytest.raises(ValueError, match="between 1 and 32"):
+            JobOptions(num_speakers=33)
+        assert JobOptions(num_speakers=32).num_speakers == 32 and JobOptions(num_speakers=1).num_speakers == 1
+        with pytest.raises(ValueError):
+            JobOptions(num_speakers=0)
+    finally:
+        server.close()
+    assert not server.ready and not server.folder.exists()
+
+
+def _backend():
+    from engine.backends import create_backend
+
+    return create_backend("whisper")
+
+
+def test_metrics_text_for_an_operator():
+    server = Server(_backend(), None, NO_SPEAKERS, ServeConfig(max_queued_jobs=3))
+    try:
+        server.registry.counts.update(done=2, failed=1)
+        server.registry.audio_seconds = 12.25
+        text = TestClient(create_app(server)).get("/metrics").text
+    finally:
+        server.close()
+    assert text == (
+        "# HELP murmur_model_loaded 1 when the model is loaded and jobs taken\n"
+        "# TYPE murmur_model_loaded gauge\nmurmur_model_loaded 1\n"
+        "# HELP murmur_jobs_active jobs queued or running\n"
+        "# TYPE murmur_jobs_active gauge\nmurmur_jobs_active 0\n"
+        "# HELP murmur_jobs_max most jobs taken at once (more get 429)\n# TYPE murmur_jobs_max gauge\n"
+        "murmur_jobs_max 3\n# HELP murmur_uploads_arriving uploads being received or measured\n"
+        "# TYPE murmur_uploads_arriving gauge\nmurmur_uploads_arriving 0\n"
+        "# HELP murmur_audio_seconds_total audio seconds of finished jobs\n"
+        "# TYPE murmur_audio_seconds_total counter\nmurmur_audio_seconds_total 12.25\n"
+        "# HELP murmur_jobs_total jobs that ended, by how\n# TYPE murmur_jobs_total counter\n"
+        'murmur_jobs_total{state="cancelled"} 0\nmurmur_jobs_total{state="done"} 2\n'
+        'murmur_jobs_total{state="failed"} 1\n'
+    )
+
+
+class _Shared:
+    """The shared decode loop's counters as `/metrics` reads them (VibeVoice's loop needs a model)."""
+
+    def __init__(self) -> None:
+        self.tokens, self.kept, self.failures = 300, [0.5, 0.25], 1
+        self.source = type("Source", (), {"jobs": 2, "rows_freed": 3, "chunks_dropped": 4})()
+
+    def counters(self) -> tuple[int, int, int]:
+        return 10, 35, 4
+
+
+def test_metrics_of_the_shared_batch(monkeypatch):
+    server = Server(_backend(), _Shared(), NO_SPEAKERS, ServeConfig())
+    try:
+        server.started = time.monotonic() - 100.0
+        values = {}
+        for line in TestClient(create_app(server)).get("/metrics").text.splitlines():
+            if not line.startswith("#"):
+                name, value = line.rsplit(" ", 1)
+                values[name] = value
+    finally:
+        server.shared = None
+        server.close()
+    expected = {
+        "murmur_decode_steps_total": "10", "murmur_decode_row_steps_total": "35",
+        "murmur_rows_per_step": "3.5", "murmur_rows_active": "4", "murmur_queue_jobs": "2",
+        "murmur_rows_freed_cancelled_total": "3",
+        "murmur_chunks_dropped_cancelled_total": "4", "murmur_tokens_generated_total": "300",
+        "murmur_kv_kept_fraction": "0.375", "murmur_decode_restarts_total": "1",
+    }  # fmt: skip
+    assert {name: values[name] for name in expected} == expected
+    assert float(values["murmur_tokens_per_second"]) == pytest.approx(3.0, rel=0.05)
+
+
+def test_events_wait_for_the_next_one_and_end_with_the_job():
+    job = Job("job-1", 1.0)
+    arrived = threading.Timer(0.05, lambda: job.emit({"type": "x"}))
+    arrived.start()
+    assert job.events_from(0, timeout=30) == [{"type": "x"}]
+    assert job.events_from(1) == [] and not job.over and job.state == "queued"
+    job.end("done", {"type": "end"})
+    assert job.over and job.finished is not None and job.events_from(1, timeout=30) == [{"type": "end"}]
+    with contextlib.suppress(Exception):
+        arrived.join()
