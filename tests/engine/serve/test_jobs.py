@@ -24,6 +24,7 @@ from engine.speakers import SpeakerConfig
 from tests.engine.serve.conftest import ROOT, write_flac
 
 NO_SPEAKERS = PipelineConfig(speakers=SpeakerConfig(diarizer="none"))
+SECONDS = 3  # of speech per job: short, so mutants run fast
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +45,7 @@ def speech(tmp_path_factory) -> Path:
     from engine.audio.io import load_audio
 
     demo = load_audio(ROOT / "resources" / "demo" / "meeting.flac", 16000)
-    return write_flac(tmp_path_factory.mktemp("speech") / "speech.flac", demo.samples[: 6 * 16000])
+    return write_flac(tmp_path_factory.mktemp("speech") / "speech.flac", demo.samples[: SECONDS * 16000])
 
 
 def post(client: TestClient, path: Path, name: str = "talk.flac", **fields: str):
@@ -89,7 +90,7 @@ def test_a_finished_job_is_counted_out_and_its_audio_counted_in(client, server, 
     settled(server.registry)
     assert client.get("/health").json()["jobs_active"] == 0 == metric(client, "murmur_jobs_active")
     assert metric(client, 'murmur_jobs_total{state="done"}') == done + 1
-    assert metric(client, "murmur_audio_seconds_total") == pytest.approx(seconds + 6.0)
+    assert metric(client, "murmur_audio_seconds_total") == pytest.approx(seconds + SECONDS)
     assert answer.json()["murmur"]["source"] == "talk.flac" and "x-murmur-warnings" not in answer.headers
     assert list(server.folder.iterdir()) == []
 
@@ -112,7 +113,7 @@ def test_the_last_place_is_taken_and_one_more_is_429_be_it_job_or_upload(client,
 def test_an_upload_holds_its_place_until_its_job_starts_and_the_job_then_holds_it(server, speech, tmp_path):
     registry = server.registry
     with server.places.arriving():
-        job = registry.submit(copy(speech, server.folder), 6.0, JobOptions())
+        job = registry.submit(copy(speech, server.folder), SECONDS, JobOptions())
         assert server.places.taken == 2 and server.places.full
     assert server.places.taken == 1
     finished(job)
@@ -123,13 +124,13 @@ def test_an_upload_holds_its_place_until_its_job_starts_and_the_job_then_holds_i
 def test_the_registry_takes_exactly_max_jobs(server, speech):
     registry = JobRegistry(server.pipeline, 1)
     try:
-        job = registry.submit(copy(speech, server.folder), 6.0, JobOptions())
+        job = registry.submit(copy(speech, server.folder), SECONDS, JobOptions())
         with pytest.raises(QueueFull, match=r"^the server is busy with 1 jobs; try again shortly$"):
-            registry.submit(copy(speech, server.folder), 6.0, JobOptions())
+            registry.submit(copy(speech, server.folder), SECONDS, JobOptions())
         finished(job)
         settled(registry)
         assert registry.active == 0 and registry.counts == {"done": 1, "failed": 0, "cancelled": 0}
-        assert registry.audio_seconds == 6.0
+        assert registry.audio_seconds == SECONDS
     finally:
         registry.shutdown()
     with pytest.raises(ValueError, match="at least 1"):
@@ -178,7 +179,7 @@ def test_a_cut_file_warns_its_own_job_in_the_clients_words_and_no_other(server, 
     registry = JobRegistry(server.pipeline, 2)
     try:
         warned = registry.submit(copy(cut, server.folder), 4.0, JobOptions(filename="call.wav"))
-        clean = registry.submit(copy(speech, server.folder), 6.0, JobOptions(filename="clean.flac"))
+        clean = registry.submit(copy(speech, server.folder), SECONDS, JobOptions(filename="clean.flac"))
         finished(warned), finished(clean)
         said = ("'call.wav' ends before its header says: only 0:00:04 of 0:00:20 could be read (the rest is "
                 "missing)")
@@ -192,7 +193,7 @@ def test_a_cut_file_warns_its_own_job_in_the_clients_words_and_no_other(server, 
 def test_a_transcript_without_a_client_name_names_no_file(server, speech):
     registry = JobRegistry(server.pipeline, 1)
     try:
-        job = finished(registry.submit(copy(speech, server.folder), 6.0, JobOptions()))
+        job = finished(registry.submit(copy(speech, server.folder), SECONDS, JobOptions()))
         assert job.transcript is not None and job.transcript.source is None
         assert "upload-" not in json.dumps(job.events_from(0))
     finally:
