@@ -292,3 +292,18 @@ def test_events_wait_for_the_next_one_and_end_with_the_job():
     assert job.over and job.finished is not None and job.events_from(1, timeout=30) == [{"type": "end"}]
     with contextlib.suppress(Exception):
         arrived.join()
+
+
+def test_a_job_that_fails_on_the_servers_side_is_a_server_error_in_one_sentence(speech):
+    broken = PipelineConfig(speakers=SpeakerConfig(diarizer="pyannote", pyannote="/nonexistent/pipeline"))
+    server = Server.create("whisper", {}, broken, ServeConfig())
+    try:
+        upload = copy(speech, server.folder)
+        job = finished(server.registry.submit(upload, SECONDS, JobOptions(filename="t.flac")))
+        message = "the pyannote pipeline '/nonexistent/pipeline' does not exist"
+        error = {"message": message, "type": "server_error"}
+        assert job.state == "failed" and job.events_from(0)[-1] == {"type": "error", "error": error}
+        settled(server.registry)
+        assert server.registry.counts == {"done": 0, "failed": 1, "cancelled": 0}
+    finally:
+        server.close()
