@@ -93,6 +93,9 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
 
+_GRACE = 5  # seconds requests get to finish once the server is told to stop; then they are cut
+
+
 def _serve(backend: str, options: dict[str, Any], pipeline: Any, config: ServeConfig) -> int:
     import uvicorn
 
@@ -116,8 +119,6 @@ def _serve(backend: str, options: dict[str, Any], pipeline: Any, config: ServeCo
         signal.signal(signal.SIGINT, _abort)  # the uploads are gone: now one ends the process at once
     return 0
 
-
-_GRACE = 5  # seconds requests get to finish once the server is told to stop; then they are cut
 
 
 def _exit(signum: int, frame: Any) -> None:

@@ -251,35 +251,59 @@ def test_metrics_text_for_an_operator():
 class _Shared:
     """The shared decode loop's counters as `/metrics` reads them (VibeVoice's loop needs a model)."""
 
-    def __init__(self) -> None:
-        self.tokens, self.kept, self.failures = 300, [0.5, 0.25], 1
+    def __init__(self, counters: tuple[int, int, int], kept: list[float], tokens: int = 300) -> None:
+        self._counters, self.kept, self.tokens, self.failures = counters, kept, tokens, 1
         self.source = type("Source", (), {"jobs": 2, "rows_freed": 3, "chunks_dropped": 4})()
 
     def counters(self) -> tuple[int, int, int]:
-        return 10, 35, 4
+        return self._counters
 
 
-def test_metrics_of_the_shared_batch(monkeypatch):
-    server = Server(_backend(), _Shared(), NO_SPEAKERS, ServeConfig())
+def decode_metrics(shared: _Shared) -> str:
+    server = Server(_backend(), shared, NO_SPEAKERS, ServeConfig())
     try:
         server.started = time.monotonic() - 100.0
-        values = {}
-        for line in TestClient(create_app(server)).get("/metrics").text.splitlines():
-            if not line.startswith("#"):
-                name, value = line.rsplit(" ", 1)
-                values[name] = value
+        text = TestClient(create_app(server)).get("/metrics").text
     finally:
         server.shared = None
         server.close()
-    expected = {
-        "murmur_decode_steps_total": "10", "murmur_decode_row_steps_total": "35",
-        "murmur_rows_per_step": "3.5", "murmur_rows_active": "4", "murmur_queue_jobs": "2",
-        "murmur_rows_freed_cancelled_total": "3",
-        "murmur_chunks_dropped_cancelled_total": "4", "murmur_tokens_generated_total": "300",
-        "murmur_kv_kept_fraction": "0.375", "murmur_decode_restarts_total": "1",
-    }  # fmt: skip
-    assert {name: values[name] for name in expected} == expected
-    assert float(values["murmur_tokens_per_second"]) == pytest.approx(3.0, rel=0.05)
+    return text[text.index("# HELP murmur_decode_steps_total") :]
+
+
+def test_metrics_of_the_shared_batch():
+    text = decode_metrics(_Shared((10, 35, 4), [0.5, 0.25]))
+    speed = text[text.index("\nmurmur_tokens_per_second ") + 1 :].split("\n")[0]
+    assert float(speed.split()[1]) == pytest.approx(3.0, rel=0.05)
+    assert text.replace(speed, "murmur_tokens_per_second S") == (
+        "# HELP murmur_decode_steps_total decode steps of the shared batch\n"
+        "# TYPE murmur_decode_steps_total counter\nmurmur_decode_steps_total 10\n"
+        "# HELP murmur_decode_row_steps_total rows decoded, summed over steps\n"
+        "# TYPE murmur_decode_row_steps_total counter\nmurmur_decode_row_steps_total 35\n"
+        "# HELP murmur_rows_per_step mean rows per decode step\n"
+        "# TYPE murmur_rows_per_step gauge\nmurmur_rows_per_step 3.5\n"
+        "# HELP murmur_rows_active rows of the batch occupied now\n"
+        "# TYPE murmur_rows_active gauge\nmurmur_rows_active 4\n"
+        "# HELP murmur_queue_jobs jobs with chunks in the shared queue or in rows\n"
+        "# TYPE murmur_queue_jobs gauge\nmurmur_queue_jobs 2\n"
+        "# HELP murmur_rows_freed_cancelled_total rows freed because their job was cancelled\n"
+        "# TYPE murmur_rows_freed_cancelled_total counter\nmurmur_rows_freed_cancelled_total 3\n"
+        "# HELP murmur_chunks_dropped_cancelled_total queued chunks dropped by a cancel\n"
+        "# TYPE murmur_chunks_dropped_cancelled_total counter\nmurmur_chunks_dropped_cancelled_total 4\n"
+        "# HELP murmur_tokens_generated_total tokens generated, all jobs\n"
+        "# TYPE murmur_tokens_generated_total counter\nmurmur_tokens_generated_total 300\n"
+        "# HELP murmur_tokens_per_second tokens per second since start\n"
+        "# TYPE murmur_tokens_per_second gauge\nmurmur_tokens_per_second S\n"
+        "# HELP murmur_kv_kept_fraction kept/logical KV at the end of recent chunks\n"
+        "# TYPE murmur_kv_kept_fraction gauge\nmurmur_kv_kept_fraction 0.375\n"
+        "# HELP murmur_decode_restarts_total times the shared decode loop failed\n"
+        "# TYPE murmur_decode_restarts_total counter\nmurmur_decode_restarts_total 1\n"
+    )
+
+
+def test_metrics_of_a_shared_batch_that_has_not_decoded_yet():
+    text = decode_metrics(_Shared((0, 0, 0), [], tokens=0))
+    assert "\nmurmur_rows_per_step 0\n" in text and "\nmurmur_kv_kept_fraction 1\n" in text
+    assert "\nmurmur_tokens_per_second 0\n" in text
 
 
 def test_events_wait_for_the_next_one_and_end_with_the_job():
