@@ -121,12 +121,12 @@ def test_an_upload_holds_its_place_until_its_job_starts_and_the_job_then_holds_i
     assert server.places.taken == 0
 
 
-def test_the_registry_takes_exactly_max_jobs(server, speech):
+def test_the_registry_takes_exactly_max_jobs(server, speech, tmp_path):
     registry = JobRegistry(server.pipeline, 1)
     try:
         job = registry.submit(copy(speech, server.folder), SECONDS, JobOptions())
         with pytest.raises(QueueFull, match=r"^the server is busy with 1 jobs; try again shortly$"):
-            registry.submit(copy(speech, server.folder), SECONDS, JobOptions())
+            registry.submit(copy(speech, tmp_path), SECONDS, JobOptions())  # refused: the caller's to delete
         finished(job)
         settled(registry)
         assert registry.active == 0 and registry.counts == {"done": 1, "failed": 0, "cancelled": 0}
@@ -181,6 +181,7 @@ def test_a_cut_file_warns_its_own_job_in_the_clients_words_and_no_other(server, 
         warned = registry.submit(copy(cut, server.folder), 4.0, JobOptions(filename="call.wav"))
         clean = registry.submit(copy(speech, server.folder), SECONDS, JobOptions(filename="clean.flac"))
         finished(warned), finished(clean)
+        settled(registry)
         said = ("'call.wav' ends before its header says: only 0:00:04 of 0:00:20 could be read (the rest is "
                 "missing)")
         assert warned.warnings == [said] and clean.warnings == []
@@ -194,6 +195,7 @@ def test_a_transcript_without_a_client_name_names_no_file(server, speech):
     registry = JobRegistry(server.pipeline, 1)
     try:
         job = finished(registry.submit(copy(speech, server.folder), SECONDS, JobOptions()))
+        settled(registry)
         assert job.transcript is not None and job.transcript.source is None
         assert "upload-" not in json.dumps(job.events_from(0))
     finally:
