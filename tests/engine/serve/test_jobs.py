@@ -333,3 +333,11 @@ def test_a_job_that_fails_on_the_servers_side_is_a_server_error_in_one_sentence(
         assert server.registry.counts == {"done": 0, "failed": 1, "cancelled": 0}
     finally:
         server.close()
+
+
+def test_a_server_whose_model_cannot_load_is_not_built(tmp_path):
+    from engine.errors import ModelLoadError
+
+    with pytest.raises(ModelLoadError, match="does not exist"):
+        Server.create("whisper", {"model": str(tmp_path / "missing")}, NO_SPEAKERS, ServeConfig())
+    assert not list(tmp_path.iterdir())
