@@ -82,6 +82,14 @@ def metric(client: TestClient, name: str) -> float:
     raise AssertionError(f"no {name}")
 
 
+def test_every_job_shares_the_one_model_and_voice_detector_and_streams_from_the_first_chunk(server):
+    first, second = server.pipeline(JobOptions()), server.pipeline(JobOptions(diarize=False))
+    assert first.backend is second.backend is server.backend
+    assert first.detector is second.detector is server.detector  # one VAD model, not one per job
+    assert server.backend.config.ramp  # batches grow 1, 2, 4…: a stream's first lines after one chunk
+    assert server.shared is None and server.model == "faster-whisper tiny.en"
+
+
 def test_a_finished_job_is_counted_out_and_its_audio_counted_in(client, server, speech):
     done = metric(client, 'murmur_jobs_total{state="done"}')
     seconds = metric(client, "murmur_audio_seconds_total")
