@@ -52,9 +52,9 @@ def test_the_file_lands_whole_in_the_folder_under_a_private_name_with_its_extens
 
 
 def test_an_extension_murmur_does_not_read_is_dropped_and_a_long_name_cut(tmp_path):
-    upload = receive(tmp_path, body(b"abc", "a" * 300 + ".exe"))
+    upload = receive(tmp_path, body(b"abc", "talk.exe"))
     assert upload.path is not None and upload.path.suffix == ""
-    assert upload.filename == "a" * 200
+    assert receive(tmp_path, body(b"abc", "a" * 300 + ".wav")).filename == "a" * 200
     windows = receive(tmp_path, body(b"abc", "C:\\talks\\x.mp3"))
     assert windows.path is not None and windows.path.suffix == ".mp3"
 
