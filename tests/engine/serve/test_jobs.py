@@ -277,6 +277,7 @@ def decode_metrics(shared: _Shared) -> str:
     finally:
         server.shared = None
         server.close()
+    assert text.startswith("# HELP murmur_model_loaded") and "\nmurmur_jobs_active 0\n" in text  # kept
     return text[text.index("# HELP murmur_decode_steps_total") :]
 
 
