@@ -5,9 +5,11 @@
 recording as 16 kHz mono FLAC (`Stage.LOAD` progress with detail "uploading" while it goes up),
 follows the job's Server-Sent Events — stage progress, each chunk's final lines (as
 `Progress.partial` chunk results with absolute times) — and returns the server's transcript. A
-cancel closes the stream, which cancels the job on the server. Every failure is a `ServerError`
-with a plain message; `ServerError.lines` keeps the lines already received when a server dies
-mid-job.
+cancel closes the stream, which cancels the job on the server. A server that answers 429 or 503
+with `Retry-After` is asked again after that many seconds (with a `Stage.LOAD` progress saying
+so; a cancel ends the wait), for at most `MAX_BUSY_WAIT` seconds in all. Every failure is a
+`ServerError` with a plain message; `ServerError.lines` keeps the lines already received when a
+server dies mid-job.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import io
 import json
 import secrets
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -33,6 +36,9 @@ UPLOAD_RATE = 16000
 _BLOCK = 64 * 1024  # bytes per upload write (one progress report each)
 _TIMEOUT = 60.0  # seconds without a byte from the server before giving up on it (it pings every 5)
 
+MAX_BUSY_WAIT = 600.0  # seconds in all a client waits on a busy server's Retry-After before failing
+_BUSY = (429, 503)
+
 ProgressFn = Callable[[Progress], None]
 
 
@@ -42,6 +48,14 @@ class RemoteError(ServerError):
     def __init__(self, message: str, status: int | None = None, lines: tuple[dict, ...] = ()) -> None:
         super().__init__(message)
         self.status, self.lines = status, lines
+
+
+class _Busy(Exception):
+    """The server asked to be asked again in `seconds`."""
+
+    def __init__(self, error: RemoteError, seconds: float) -> None:
+        super().__init__(str(error))
+        self.error, self.seconds = error, seconds
 
 
 class RemoteClient:
@@ -87,6 +101,20 @@ class RemoteClient:
     ) -> Transcript:
         report = on_progress or (lambda p: None)
         flac = encode_flac(recording)
+        waited = 0.0
+        while True:
+            try:
+                return self._attempt(recording, flac, report, cancel, fields)
+            except _Busy as busy:
+                if waited + busy.seconds > MAX_BUSY_WAIT:
+                    raise busy.error from None
+                again = f"the server is busy: trying again in {busy.seconds:g} s"
+                report(Progress(Stage.LOAD, 0, len(flac), again))
+                _wait(busy.seconds, cancel)
+                waited += busy.seconds
+
+    def _attempt(self, recording: Recording, flac: bytes, report: ProgressFn, cancel: threading.Event | None,
+                 fields: dict[str, str] | None) -> Transcript:  # fmt: skip
         boundary = secrets.token_hex(16)
         form = {"response_format": "verbose_json", "stream": "true", "murmur_progress": "true"}
         head, tail = _form(boundary, {**form, **(fields or {})})
@@ -94,10 +122,13 @@ class RemoteClient:
         watcher = _CancelWatcher(connection, cancel)
         lines: list[dict] = []  # received so far: kept in the error when the server goes away
         try:
-            self._upload(connection, boundary, head, flac, tail, report, cancel)
-            response = connection.getresponse()
+            response = self._sent(connection, boundary, head, flac, tail, report, cancel)
             if response.status != 200:
-                raise RemoteError(_error_text(response.read(), response.status), response.status)
+                error = RemoteError(_error_text(response.read(), response.status), response.status)
+                delay = _retry_after(response.getheader("Retry-After"))
+                if response.status in _BUSY and delay is not None:
+                    raise _Busy(error, delay)
+                raise error
             return self._follow(response, recording.duration, report, cancel, lines)
         except (OSError, ValueError, http.client.HTTPException) as exc:
             if cancel is not None and cancel.is_set():
@@ -107,6 +138,22 @@ class RemoteClient:
         finally:
             watcher.stop()
             connection.close()  # on a cancel this closes the stream: the server cancels the job
+
+    def _sent(self, connection: http.client.HTTPConnection, boundary: str, head: bytes, flac: bytes,
+              tail: bytes, report: ProgressFn, cancel: threading.Event | None,
+              ) -> http.client.HTTPResponse:  # fmt: skip
+        """Upload, then the server's answer: one given before the body was all sent (429, 413, 401,
+        after which the server may close) is still read."""
+        try:
+            self._upload(connection, boundary, head, flac, tail, report, cancel)
+        except OSError as exc:
+            if cancel is not None and cancel.is_set():
+                raise
+            try:
+                return connection.getresponse()
+            except (OSError, http.client.HTTPException):
+                raise exc from None
+        return connection.getresponse()
 
     def _upload(self, connection: http.client.HTTPConnection, boundary: str, head: bytes, flac: bytes,
                 tail: bytes, report: ProgressFn, cancel: threading.Event | None) -> None:  # fmt: skip
@@ -230,6 +277,19 @@ def _partial(lines: list[dict], duration: float) -> ChunkResult:
 def _arrived(lines: list[dict]) -> str:
     """How much had arrived when a server went away (the caller decides whether to keep it)."""
     return f" ({len(lines)} line(s) had arrived)" if lines else " (no line had arrived: nothing is kept)"
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header in seconds (an HTTP date is not honoured), else None."""
+    text = (value or "").strip()
+    return float(text) if text.isdigit() else None
+
+
+def _wait(seconds: float, cancel: threading.Event | None) -> None:
+    if cancel is None:
+        time.sleep(seconds)
+    elif cancel.wait(seconds):
+        raise Cancelled()
 
 
 def _error_text(body: bytes, status: int) -> str:

@@ -13,7 +13,10 @@
     whisper_batch.py   whisper's shared calls: every job's clips from the fair source
     whisper_shared.py  the whisper backend each job's pipeline calls
     realtime.py, realtime_session.py   WS /v1/realtime: live audio in, lines out
-    upload.py   streamed multipart uploads with a size cap
+    upload.py   streamed multipart uploads with a size cap and a deadline per piece
+    length.py   an upload's length, measured by decoding it (stopping at the limit)
+    notices.py  the warnings a job's thread logs, handed to its client
+    connections.py  uvicorn's h11 protocol with a connection cap and a deadline for silent clients
     lines.py    each chunk's lines, streamed once final
     formats.py  json, verbose_json, text, srt, vtt
     config.py, auth.py, metrics.py, ray_app.py

@@ -12,26 +12,29 @@
     GET  /metrics                  Prometheus text (keyed, unless `--metrics-public`)
 
 Every error is OpenAI's `{"error": {"message", "type", "param", "code"}}` (`openai_errors`): 400
-bad request or audio (naming the parameter), 401 key, 404, 413 too large or too long, 429 with
-Retry-After when `max_queued_jobs` are active, 503 while the model is not ready. A client that
-disconnects (or closes its event stream) cancels its job: its queued chunks are dropped and its
-rows freed.
+bad request or audio (naming the parameter), 401 key, 404, 408 an upload that stalls, 413 too
+large or too long (the length is measured by decoding, `engine.serve.length`), 429 with
+Retry-After when `max_queued_jobs` places are taken by jobs and uploads still arriving, 503 while
+the model is not ready. A client that disconnects (or closes its event stream) cancels its job: its
+queued chunks are dropped and its rows freed; one that leaves mid-upload is one line in the log.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from pathlib import PurePath
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse
+from starlette.requests import ClientDisconnect
 
-from engine.audio.io import probe_duration
 from engine.errors import AudioDecodeError
 from engine.serve.auth import authorized
 from engine.serve.jobs import Job, JobOptions
+from engine.serve.length import TooLong, decode_failure, measure
 from engine.serve.metrics import render_metrics
 from engine.serve.openai_errors import (
     RETRY_AFTER,
@@ -43,7 +46,9 @@ from engine.serve.openai_errors import (
 )
 from engine.serve.realtime import register as register_realtime
 from engine.serve.routes_audio import add_audio_routes
-from engine.serve.upload import BadUpload, Upload, UploadTooLarge, receive_upload
+from engine.serve.upload import BadUpload, Upload, UploadStalled, UploadTooLarge, receive_upload
+
+log = logging.getLogger(__name__)
 
 
 def create_app(server: Any) -> FastAPI:
@@ -87,7 +92,7 @@ def create_app(server: Any) -> FastAPI:
         return await receive(server, request)
 
     async def start(upload: Upload, options: JobOptions) -> Job:
-        duration = await asyncio.to_thread(checked_duration, upload, server.config.max_audio_hours)
+        duration = await asyncio.to_thread(checked_duration, upload, server.config.max_audio_seconds)
         return server.registry.submit(upload.path, duration, options)
 
     add_audio_routes(app, server, admit, start)
@@ -118,8 +123,8 @@ def check_room(server: Any, request: Request) -> None:
     if not server.ready:
         raise ApiError(503, "the model is still loading; try again shortly", "server_error",
                        headers={"Retry-After": str(RETRY_AFTER)})  # fmt: skip
-    if server.registry.active >= server.config.max_queued_jobs:
-        raise busy(f"the server is busy with {server.registry.active} jobs; try again shortly")
+    if server.places.full:
+        raise busy(f"the server is busy with {server.places.taken} jobs and uploads; try again shortly")
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > server.config.max_upload_bytes + 64 * 1024:
         limit = server.config.max_upload_mb
@@ -129,24 +134,34 @@ def check_room(server: Any, request: Request) -> None:
 async def receive(server: Any, request: Request) -> Upload:
     content_type = request.headers.get("content-type", "")
     try:
-        limit = server.config.max_upload_bytes
-        return await receive_upload(request.stream(), content_type, server.folder, limit)
+        limit, idle = server.config.max_upload_bytes, server.config.client_timeout
+        return await receive_upload(request.stream(), content_type, server.folder, limit, idle)
     except UploadTooLarge as exc:
         raise ApiError(413, str(exc), param="file") from exc
+    except UploadStalled as exc:
+        raise ApiError(408, str(exc), param="file") from exc
+    except ClientDisconnect as exc:  # one line in the log, not a traceback; the partial file is gone
+        log.warning("a client (%s) went away during its upload; nothing was kept", _peer(request))
+        raise ApiError(499, "the client went away") from exc
     except BadUpload as exc:
         raise ApiError(400, str(exc), param="file") from exc
 
 
-def checked_duration(upload: Upload, max_hours: float) -> float:
-    """The upload's length from its headers: not audio is 400, too long is 413."""
+def checked_duration(upload: Upload, max_seconds: float) -> float:
+    """The upload's length, measured by decoding it (never a header's word): not audio is 400, too
+    long is 413."""
     if upload.path is None:
         raise bad_parameter("file", "the form has no 'file'")
     try:
-        duration = probe_duration(upload.path)
-    except (AudioDecodeError, OSError, ValueError) as exc:
+        return measure(upload.path, max_seconds)
+    except TooLong as exc:
+        raise ApiError(413, str(exc), param="file") from exc
+    except AudioDecodeError as exc:
+        raise bad_parameter("file", decode_failure(exc, upload.path, upload.filename)) from exc
+    except (OSError, ValueError) as exc:
         name = upload.filename or "the file"
         raise bad_parameter("file", f"{name} is not an audio file this server can read") from exc
-    if duration > max_hours * 3600:
-        raise ApiError(413, f"the recording is longer than this server's limit of {max_hours:g} hours",
-                       param="file")  # fmt: skip
-    return duration
+
+
+def _peer(request: Request) -> str:
+    return f"{request.client.host}:{request.client.port}" if request.client else "unknown"

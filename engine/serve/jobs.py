@@ -10,6 +10,7 @@ follow (`Job.events_from`). `Job.cancel()` stops it; the uploaded file is delete
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import threading
@@ -24,7 +25,9 @@ from engine.errors import AudioDecodeError, Cancelled, MurmurError
 from engine.pipeline import Pipeline
 from engine.progress import EtaTracker
 from engine.serve.formats import verbose
+from engine.serve.length import client_text, decode_failure
 from engine.serve.lines import LineStream
+from engine.serve.notices import notices
 from engine.types import DecodeChoices, Progress, Stage, Transcript
 
 log = logging.getLogger(__name__)
@@ -41,6 +44,7 @@ class JobOptions:
     diarize: bool | None = None  # None: the server's own diarizer setting
     num_speakers: int | None = None
     decoding: DecodeChoices = field(default_factory=DecodeChoices)  # language, prompt, temperature, task
+    filename: str = ""  # the name the client gave its file: the one its transcript and messages show
 
     def __post_init__(self) -> None:
         if self.num_speakers is not None and not 1 <= self.num_speakers <= 32:
@@ -54,6 +58,7 @@ class Job:
         self.state = "queued"  # queued → running → done | failed | cancelled
         self.transcript: Transcript | None = None
         self.error: Exception | None = None
+        self.warnings: list[str] = []  # what the CLI would warn about the file, in the client's words
         self.submitted = time.monotonic()
         self.finished: float | None = None
         self._events: list[dict[str, Any]] = []
@@ -77,6 +82,10 @@ class Job:
             if len(self._events) <= start and not self.over and timeout > 0:
                 self._changed.wait(timeout)
             return self._events[start:]
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+        self.emit({"type": "murmur.warning", "message": message})
 
     def end(self, state: str, event: dict[str, Any]) -> None:
         with self._changed:
@@ -127,21 +136,20 @@ class JobRegistry:
             pipeline = self.make_pipeline(options)
             job.emit({"type": "murmur.job", "id": job.id, "duration": job.duration,
                       "model": pipeline.backend.describe()})  # fmt: skip
-            transcript = _transcribe(pipeline, path, job)
+            with notices(lambda text: job.warn(client_text(text, path, options.filename))):
+                transcript = _transcribe(pipeline, path, job)
+            transcript = dataclasses.replace(transcript, source=options.filename or None)  # not our path
             job.transcript = transcript
             job.end("done", {"type": "transcript.text.done", "text": transcript.text, **verbose(transcript)})
         except Cancelled:
             job.end("cancelled", _error_event("the job was cancelled", "cancelled"))
-        except (AudioDecodeError, ValueError) as exc:
+        except (AudioDecodeError, ValueError, MurmurError) as exc:
             job.error = exc
-            job.end("failed", _error_event(str(exc), "invalid_request_error"))
-        except MurmurError as exc:
-            job.error = exc
-            job.end("failed", _error_event(str(exc), "server_error"))
+            job.end("failed", _failure(exc, path, options.filename))
         except Exception as exc:  # a bug must not take the server or other jobs down
             log.exception("job %s failed", job.id)
             job.error = exc
-            job.end("failed", _error_event(f"the server failed on this file: {exc}", "server_error"))
+            job.end("failed", _error_event("the server failed on this file (see its log)", "server_error"))
         finally:
             path.unlink(missing_ok=True)
             with self._lock:
@@ -171,6 +179,14 @@ def _transcribe(pipeline: Pipeline, path: Path, job: Job) -> Transcript:
     prepared = pipeline.prepare(path, report, job.cancel_event)
     lines.append(LineStream(prepared.chunks, pipeline.config.stitch))
     return pipeline.transcribe(prepared, report, job.cancel_event)
+
+
+def _failure(exc: Exception, path: Path, name: str) -> dict[str, Any]:
+    """The error event of a job that failed on its file, in the client's words (never our paths)."""
+    if isinstance(exc, AudioDecodeError):
+        return _error_event(decode_failure(exc, path, name), "invalid_request_error")
+    kind = "invalid_request_error" if isinstance(exc, ValueError) else "server_error"
+    return _error_event(client_text(str(exc), path, name), kind)
 
 
 def _error_event(message: str, kind: str) -> dict[str, Any]:

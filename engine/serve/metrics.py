@@ -12,6 +12,7 @@ def render_metrics(server: Any) -> str:
         ("murmur_model_loaded", "gauge", "1 when the model is loaded and jobs taken", float(server.ready)),
         ("murmur_jobs_active", "gauge", "jobs queued or running", registry.active),
         ("murmur_jobs_max", "gauge", "most jobs taken at once (more get 429)", registry.max_jobs),
+        ("murmur_uploads_arriving", "gauge", "uploads being received or measured", server.places.uploads),
         ("murmur_audio_seconds_total", "counter", "audio seconds of finished jobs", registry.audio_seconds),
         ("murmur_realtime_sessions", "gauge", "live-audio WebSocket sessions open",
          getattr(server, "realtime_sessions", 0)),

@@ -1,16 +1,19 @@
 """`POST /v1/audio/transcriptions` and `POST /v1/audio/translations`: a job per upload, its answer.
 
-Both read the upload (`app.receive`), check its fields (`engine.serve.params`) and what the model
-can do with them (`engine.serve.decoding`: a 400 naming the parameter it cannot honour), probe
-its length and start a job. Then:
+Both read the upload (`app.receive`), holding one of the server's places from before its first
+byte until its job starts (`Server.places`: parked uploads are bounded like running jobs), check
+its fields (`engine.serve.params`) and what the model can do with them (`engine.serve.decoding`:
+a 400 naming the parameter it cannot honour), measure its length and start a job. Then:
 
 - `stream=true` with json or verbose_json: Server-Sent Events (`engine.serve.events`), then
   `[DONE]`, with a comment line after each `heartbeat_seconds` without events; with text, srt or
   vtt the flag is ignored, as OpenAI documents, and the answer is that format.
-- otherwise the rendered body once the job is done. A JSON answer still being computed after
-  `heartbeat_seconds` is sent as a 200 whose body starts with one space per heartbeat (JSON
-  allows leading whitespace), so a client's read timeout (the `openai` client's 600 s) never
-  fires on a long recording and the job runs once; a job failing after that ends the body with
+- otherwise the rendered body once the job is done, with what the command line would have
+  warned about the file (cut short, several streams…) in an `X-Murmur-Warnings` header (a JSON
+  list; a stream shows them as `murmur.warning` events to a client that asked for Murmur's). A
+  JSON answer still being computed after `heartbeat_seconds` is sent as a 200 whose body starts
+  with one space per heartbeat (JSON allows leading whitespace), so a client's read timeout (the
+  `openai` client's 600 s) never fires on a long recording and the job runs once; a job failing after that ends the body with
   the error object instead of the transcript. text/srt/vtt wait silently: leading blanks would
   change them.
 
@@ -20,6 +23,7 @@ A client that goes away (or closes its stream) cancels its job.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -50,20 +54,21 @@ def add_audio_routes(app: FastAPI, server: Any, admit: Admit, start: Callable[..
 
 async def _serve(server: Any, request: Request, admit: Admit, start: Callable[..., Any],
                  read: Callable[[dict[str, list[str]]], AudioRequest]) -> Response:  # fmt: skip
-    upload = await admit(request)
     try:
-        asked = read(upload.fields)
-        try:
-            job_backend(server.backend, asked.options.decoding)
-        except Refused as exc:
-            raise bad_parameter(exc.param, str(exc), "unsupported_value") from exc
-        job = await start(upload, asked.options)
+        with server.places.arriving():  # an upload holds a job's place from before its first byte
+            upload = await admit(request)
+            try:
+                asked = read(upload.fields)
+                try:
+                    job_backend(server.backend, asked.options.decoding)
+                except Refused as exc:
+                    raise bad_parameter(exc.param, str(exc), "unsupported_value") from exc
+                job = await start(upload, dataclasses.replace(asked.options, filename=upload.filename))
+            except BaseException:
+                upload.discard()
+                raise
     except QueueFull as exc:
-        upload.discard()
         raise busy(str(exc)) from exc
-    except BaseException:
-        upload.discard()
-        raise
     if asked.stream and asked.fmt in JSON_FORMATS:
         events = _events(job, asked.progress, server.config.heartbeat_seconds)
         headers = {"Cache-Control": "no-cache"}
@@ -101,7 +106,8 @@ async def _answer(job: Job, request: Request, asked: AudioRequest, heartbeat: fl
         body, status = _render(job, asked)
         if status != 200:
             return JSONResponse(json.loads(body), status_code=status)
-        return Response(body, media_type=MEDIA[asked.fmt])
+        warnings = {"X-Murmur-Warnings": json.dumps(job.warnings)} if job.warnings else None  # ASCII JSON
+        return Response(body, media_type=MEDIA[asked.fmt], headers=warnings)
     return StreamingResponse(_heartbeats(job, asked, heartbeat), media_type=MEDIA[asked.fmt])
 
 

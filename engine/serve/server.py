@@ -7,6 +7,10 @@ Murmur's engine that backend is a `SharedBackend`, so every job's chunks decode 
 whisper it is a `SharedWhisperBackend`, so every job's clips (first passes, repairs, gap fills) fill
 the same batched faster-whisper calls (`whisper_batch`). Uploads live in a private temporary
 folder that is removed on `close()`.
+
+`Places` shares `max_queued_jobs` between jobs and uploads still arriving: a request holds a place
+from before its body is read until its job starts (or it fails), so parked uploads are bounded
+like running jobs.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import dataclasses
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +31,7 @@ from engine.errors import ModelLoadError
 from engine.pipeline import Pipeline, PipelineConfig
 from engine.serve.config import ServeConfig
 from engine.serve.decoding import job_backend
-from engine.serve.jobs import JobOptions, JobRegistry
+from engine.serve.jobs import JobOptions, JobRegistry, QueueFull
 
 
 class Server:
@@ -36,6 +42,7 @@ class Server:
         self.pipeline_config, self.config = pipeline_config, config
         self.detector = SileroVad(pipeline_config.vad)
         self.registry = JobRegistry(self.pipeline, config.max_queued_jobs)
+        self.places = Places(self.registry, config.max_queued_jobs)
         self.folder = Path(tempfile.mkdtemp(prefix="murmur-serve-"))
         self.started = time.monotonic()
         self.ready = True
@@ -84,6 +91,33 @@ class Server:
         if self.shared is not None:
             self.shared.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class Places:
+    """`total` places for jobs (the registry's) and uploads arriving; used from the event loop only."""
+
+    def __init__(self, registry: JobRegistry, total: int) -> None:
+        self.registry, self.total = registry, total
+        self.uploads = 0  # requests whose body is arriving or being measured
+
+    @property
+    def taken(self) -> int:
+        return self.registry.active + self.uploads
+
+    @property
+    def full(self) -> bool:
+        return self.taken >= self.total
+
+    @contextmanager
+    def arriving(self) -> Iterator[None]:
+        """Hold a place while an upload arrives; `QueueFull` when none is left."""
+        if self.full:
+            raise QueueFull(f"the server is busy with {self.taken} jobs and uploads; try again shortly")
+        self.uploads += 1
+        try:
+            yield
+        finally:
+            self.uploads -= 1
 
 
 def _load_whisper(backend: Any) -> None:

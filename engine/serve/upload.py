@@ -1,15 +1,19 @@
 """A multipart upload read as it streams in: the `file` part to a temporary file, fields to strings.
 
-`receive_upload(chunks, content_type, folder, max_bytes)` parses the body chunk by chunk (never
-holding it whole), writes the `file` part into a fresh file in `folder` named by `tempfile` (no
-client input ever becomes a path), and stops with `UploadTooLarge` the moment the file passes
-`max_bytes`; small form fields (at most `MAX_FIELD_BYTES` each, `MAX_FIELDS` in all) come back as
-strings, a repeated name (`timestamp_granularities[]`) as several values. A malformed body is
-`BadUpload`. On any error the partial file is deleted.
+`receive_upload(chunks, content_type, folder, max_bytes, idle_timeout)` parses the body chunk by
+chunk (never holding it whole) and writes the `file` part into a fresh file in `folder` named by
+`tempfile`: no client input becomes a path but the file name's extension, kept when it is one
+Murmur reads, so the file is decoded as `murmur transcribe` would decode it. It stops with
+`UploadTooLarge` the moment the file passes `max_bytes`, and with `UploadStalled` when nothing
+arrives for `idle_timeout` seconds. Small form fields (at most `MAX_FIELD_BYTES` each,
+`MAX_FIELDS` in all) come back as strings, a repeated name (`timestamp_granularities[]`) as
+several values. A malformed body is `BadUpload`. On any error, a client that goes away
+included, the partial file is deleted.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 from collections.abc import AsyncIterator
@@ -18,6 +22,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from python_multipart.multipart import MultipartParseError, MultipartParser, parse_options_header
+
+from engine.audio.io import SUPPORTED_EXTENSIONS
 
 MAX_FIELD_BYTES = 64 * 1024
 MAX_FIELDS = 64
@@ -29,6 +35,10 @@ class BadUpload(ValueError):
 
 class UploadTooLarge(ValueError):
     """The uploaded file is over the server's size limit."""
+
+
+class UploadStalled(ValueError):
+    """The client stopped sending its upload."""
 
 
 @dataclass(slots=True)
@@ -88,7 +98,8 @@ class _Parts:
             if self.upload.path is not None:
                 raise BadUpload("the form has more than one 'file'")
             self.upload.filename = options.get(b"filename", b"").decode("utf-8", "replace")[:200]
-            handle, name = tempfile.mkstemp(prefix="upload-", dir=self.folder)
+            suffix = _suffix(self.upload.filename)
+            handle, name = tempfile.mkstemp(prefix="upload-", suffix=suffix, dir=self.folder)
             self.upload.path = Path(name)
             self.out = os.fdopen(handle, "wb")
 
@@ -119,7 +130,8 @@ class _Parts:
 
 
 async def receive_upload(
-    chunks: AsyncIterator[bytes], content_type: str, folder: Path, max_bytes: int
+    chunks: AsyncIterator[bytes], content_type: str, folder: Path, max_bytes: int,
+    idle_timeout: float | None = None,
 ) -> Upload:
     """Parse a streamed multipart body (see the module docstring)."""
     kind, options = parse_options_header(content_type)
@@ -130,7 +142,7 @@ async def receive_upload(
     parts = _Parts(upload, folder, max_bytes)
     parser = MultipartParser(boundary, parts.callbacks())
     try:
-        async for chunk in chunks:
+        async for chunk in _paced(chunks, idle_timeout):
             parser.write(chunk)
         parser.finalize()
     except MultipartParseError as exc:
@@ -146,6 +158,25 @@ async def receive_upload(
         upload.discard()
         raise BadUpload("the form has no 'file', or the file is empty")
     return upload
+
+
+async def _paced(chunks: AsyncIterator[bytes], idle_timeout: float | None) -> AsyncIterator[bytes]:
+    """`chunks`, each within `idle_timeout` seconds of the one before (None: no deadline)."""
+    pieces = aiter(chunks)
+    while True:
+        try:
+            chunk = await asyncio.wait_for(anext(pieces), idle_timeout)
+        except StopAsyncIteration:
+            return
+        except TimeoutError:
+            raise UploadStalled(f"the upload stalled: nothing arrived for {idle_timeout:g} s") from None
+        yield chunk
+
+
+def _suffix(filename: str) -> str:
+    """The client's extension when it is one Murmur reads (it picks the decoder), else none."""
+    suffix = Path(filename.replace("\\", "/")).suffix.lower()
+    return suffix if suffix in SUPPORTED_EXTENSIONS else ""
 
 
 def _mb(n: int) -> str:

@@ -1,7 +1,9 @@
 """A real `murmur serve` subprocess on a free loopback port, and what tests send it.
 
 `start_server(*flags)` starts one and waits until /health answers (or fails with its stderr);
-`stop` ends it. Modules reuse one server each through module-scoped fixtures.
+`stop` ends it, keeps what it printed (`Served.log`) and what it left in its private TMPDIR
+(`Served.left`), and removes that TMPDIR. Modules reuse one server each through module-scoped
+fixtures.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -33,6 +37,13 @@ class Served:
     url: str
     process: subprocess.Popen
     tmp: Path  # the server's TMPDIR: its upload folder lives there
+    log: str = ""  # its stderr, once stopped
+    left: tuple[str, ...] = ()  # upload folders left in its TMPDIR when it stopped
+
+    def printed(self) -> str:
+        """What the server has written to stderr so far."""
+        path = self.tmp / "stderr.txt"
+        return path.read_text(errors="replace") if path.exists() else self.log
 
     def get(self, path: str, key: str | None = None) -> tuple[int, bytes]:
         request = urllib.request.Request(self.url + path)
@@ -61,19 +72,19 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(*flags: str, wait: float = 240.0) -> Served:
+def start_server(*flags: str, wait: float = 240.0, env: dict[str, str] | None = None) -> Served:
     port = free_port()
     tmp = Path(tempfile.mkdtemp(prefix="served-"))
     command = [sys.executable, "-m", "engine", "serve", "--port", str(port), *flags]
-    env = {**ENV, "TMPDIR": str(tmp)}
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
+    with (tmp / "stderr.txt").open("w") as stderr:  # a file: a pipe nobody reads could fill and block it
+        process = subprocess.Popen(command, cwd=ROOT, env={**ENV, **(env or {}), "TMPDIR": str(tmp)},
+                                   stdout=subprocess.DEVNULL, stderr=stderr, text=True)  # fmt: skip
     served = Served(f"http://127.0.0.1:{port}", process, tmp)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise AssertionError(f"murmur serve exited {process.returncode}: {process.stderr.read()}")
+            stop(served)
+            raise AssertionError(f"murmur serve exited {process.returncode}: {served.log}")
         with contextlib.suppress(OSError):
             status, body = served.get("/health")
             if status == 200 and json.loads(body)["model_loaded"]:
@@ -83,19 +94,27 @@ def start_server(*flags: str, wait: float = 240.0) -> Served:
     raise AssertionError("murmur serve did not come up in time")
 
 
-def stop(served: Served) -> None:
-    if served.process.poll() is None:
-        served.process.terminate()
-        try:
-            served.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            served.process.kill()
-            served.process.wait()
+def stop(served: Served, signals: tuple[int, ...] = (signal.SIGTERM,)) -> None:
+    """Send `signals` (a tenth of a second apart), wait for the end, keep its log, remove its TMPDIR."""
+    if not served.tmp.exists():
+        return  # stopped already
+    for sig in signals:
+        if served.process.poll() is None:
+            served.process.send_signal(sig)
+            time.sleep(0.1)
+    try:
+        served.process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        served.process.kill()
+        served.process.wait()
+    served.log = served.printed()
+    served.left = tuple(sorted(p.name for p in served.tmp.glob("murmur-serve-*")))
+    shutil.rmtree(served.tmp, ignore_errors=True)
 
 
 @contextlib.contextmanager
-def server(*flags: str, wait: float = 240.0) -> Iterator[Served]:
-    served = start_server(*flags, wait=wait)
+def server(*flags: str, wait: float = 240.0, env: dict[str, str] | None = None) -> Iterator[Served]:
+    served = start_server(*flags, wait=wait, env=env)
     try:
         yield served
     finally:
