@@ -13,9 +13,9 @@ a 400 naming the parameter it cannot honour), measure its length and start a job
   list; a stream shows them as `murmur.warning` events to a client that asked for Murmur's). A
   JSON answer still being computed after `heartbeat_seconds` is sent as a 200 whose body starts
   with one space per heartbeat (JSON allows leading whitespace), so a client's read timeout (the
-  `openai` client's 600 s) never fires on a long recording and the job runs once; a job failing after that ends the body with
-  the error object instead of the transcript. text/srt/vtt wait silently: leading blanks would
-  change them.
+  `openai` client's 600 s) never fires on a long recording and the job runs once; a job failing
+  after that ends the body with the error object instead of the transcript. text/srt/vtt wait
+  silently: leading blanks would change them.
 
 A client that goes away (or closes its stream) cancels its job.
 """
