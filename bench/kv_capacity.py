@@ -54,6 +54,8 @@ class EvenReply:
     """A reply that closes a segment every `SEGMENT_TOKENS` tokens, its Start following the audio
     evenly over the budget; every fifth one is a back-channel starting inside the previous turn."""
 
+    tokens_per_second = 0.75  # speech tokens per second at 1:10
+
     def __init__(self) -> None:
         self.read = 0
 
@@ -66,7 +68,7 @@ class EvenReply:
                 start = SPEECH * (self.read - SEGMENT_TOKENS) / NEW
                 if k % 5 == 0:
                     start = max(start - 2.0, 0.0)  # starts inside the previous segment
-                out.append(SegmentTimes(start, start + 4.0))
+                out.append(SegmentTimes(start, start + 4.0, words=12))
         return out
 
 

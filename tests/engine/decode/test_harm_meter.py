@@ -20,6 +20,8 @@ SPEECH = EvictionConfig("speech", speech_sink=2, speech_window=4, delay=2, speec
 class Unclosed:
     """A reply that opens one segment over the whole chunk and never closes it (cut by the budget)."""
 
+    tokens_per_second = 7.5
+
     def __init__(self, speech: int = 31) -> None:
         self.speech = speech
 
@@ -38,7 +40,7 @@ class Closing(Unclosed):
         if self.closed:
             return []
         self.closed = True
-        return [SegmentTimes(0.0, float(self.speech))]
+        return [SegmentTimes(0.0, float(self.speech), words=40)]
 
     def open(self):
         return None
