@@ -97,11 +97,11 @@ def _run(args: argparse.Namespace) -> int:
     )
     baseline = plan_policy("none", none, shape, args.batch_size)
     print(
+        f"Plan (the policies' arithmetic, not a measurement): "
         f"{shape.layers} layers × {shape.kv_heads} KV heads × {shape.head_dim}, {shape.dtype_bytes}-byte KV; "
         f"{none.prompt_len} prompt tokens ({none.speech_len} speech at {shape.speech_rate:g}/s), "
         f"{args.output_tokens} generated, batch {args.batch_size}"
     )
-    print("Plan (the policies' arithmetic, not a measurement):")
     print(format_table(plans, baseline, args.kv_memory_limit))
     print()
     print(format_gpus(plans))
