@@ -261,3 +261,13 @@ def test_the_reader_counts_new_words_and_none_for_a_text_it_just_wrote():
     found = tracker.feed(tokenizer()(json.dumps(reply), add_special_tokens=False)["input_ids"])
     assert [s.words for s in found] == [8, 1, 0]
     assert [s.start for s in found] == [0.0, 7.5, 22.5]
+
+
+def test_the_chunks_vad_speech_becomes_speech_token_spans_from_the_chunks_start():
+    from engine.backends.vibevoice.anchor import voiced_spans
+    from engine.types import Chunk, SpeechSegment
+
+    speech = (SpeechSegment(12.0, 13.5), SpeechSegment(10.2, 11.0), SpeechSegment(40.0, 45.0))
+    chunk = Chunk(0, 10.0, 20.0, speech)
+    assert voiced_spans(chunk, (7, 7 + 75)) == ((1, 8), (15, 27))  # past the chunk's end: dropped
+    assert voiced_spans(Chunk(0, 10.0, 20.0), (0, 75)) == ()  # no VAD spans: all of it is speech
