@@ -66,3 +66,21 @@ def test_a_segment_still_open_when_the_row_ends_counts_what_the_last_step_had_ev
 
 def test_a_segment_closed_before_anything_was_evicted_loses_nothing(model):
     assert lost(model, Closing) == 0.0
+
+
+class Outrunning(Unclosed):
+    """Wordless segments whose Starts run 10 speech tokens ahead per token read."""
+
+    def feed(self, token_ids):
+        self.seen = getattr(self, "seen", 0) + len(token_ids)
+        return [SegmentTimes(float(min(10 * self.seen, 30)))]
+
+
+def test_a_row_whose_times_outrun_its_words_reports_that_its_anchor_stopped(model):
+    anchor = EvictionConfig("speech-anchor", speech_sink=2, look_back=1, look_ahead=2)
+    config = EngineConfig(loop=NO_LOOP_GUARD, eviction=anchor)
+    request = make_requests([40], 30)[0]
+    (stopped,) = MurmurDecoder(model, config, speech_anchor=Outrunning).decode([request])
+    (honest,) = MurmurDecoder(model, config, speech_anchor=Closing).decode([request])
+    assert stopped.stats.anchor_stopped and stopped.stats.kv_kept_last == 1.0
+    assert not honest.stats.anchor_stopped
