@@ -71,9 +71,13 @@ class GuardedAnchor:
             return False
         return end is None or start <= end <= self.speech_len + END_SLACK
 
+    @property
+    def checks_text(self) -> bool:
+        return not math.isinf(self.per_word)
+
     def text_reach(self) -> int:
         """The furthest speech index the words written so far can have reached."""
-        if math.isinf(self.per_word):
+        if not self.checks_text:
             return self.speech_len
         return self.voiced.reach(self.words * self.per_word)
 
@@ -89,7 +93,7 @@ class GuardedAnchor:
             return self.value
         floor = max(self.value, 0)
         reach = floor + math.floor(COVER * (written - self.moved_at))
-        said = floor + self.per_word * (self.words - self.words_at)  # new words may cover no more
+        said = floor + self.per_word * (self.words - self.words_at) if self.checks_text else math.inf
         target = min(math.floor(min(self.recent)), self.text_reach(), reach, said)
         if target > self.value:
             self.value, self.moved_at, self.words_at = int(target), written, self.words
@@ -98,7 +102,7 @@ class GuardedAnchor:
 
 @dataclass(frozen=True, slots=True)
 class Harm:
-    """Speech a row evicted before its transcript had written it."""
+    """Speech a row evicted before it was confirmed transcribed (`RowReader.harm`)."""
 
     lost_tokens: int
     speech_tokens: int
