@@ -271,3 +271,26 @@ def test_the_chunks_vad_speech_becomes_speech_token_spans_from_the_chunks_start(
     chunk = Chunk(0, 10.0, 20.0, speech)
     assert voiced_spans(chunk, (7, 7 + 75)) == ((1, 8), (15, 27))  # past the chunk's end: dropped
     assert voiced_spans(Chunk(0, 10.0, 20.0), (0, 75)) == ()  # no VAD spans: all of it is speech
+
+
+def test_vad_spans_are_clipped_to_the_chunk_and_empty_ones_dropped():
+    from engine.backends.vibevoice.anchor import voiced_spans
+    from engine.types import Chunk, SpeechSegment
+
+    early = (SpeechSegment(9.0, 10.6), SpeechSegment(12.0, 12.0))  # starts before the chunk; empty
+    assert voiced_spans(Chunk(0, 10.0, 20.0, early), (0, 75)) == ((0, 5),)
+    short = (SpeechSegment(10.0, 10.8),)
+    assert voiced_spans(Chunk(0, 10.0, 10.8, short), (0, 6)) == ((0, 6),)  # under a second long
+    assert voiced_spans(Chunk(0, 10.0, 10.0, (SpeechSegment(10.0, 10.0),)), (0, 0)) == ()
+
+
+def test_the_segment_still_open_is_read_with_its_times_in_speech_tokens():
+    tracker = speech_anchor(tokenizer(), RATE)()
+    reply = '[{"Start":0,"End":1.5,"Speaker":0,"Content":"Hi there."},'
+    reply += '{"Start":9,"End":12.5,"Speaker":1,"Content":"cut'
+    tracker.feed(tokenizer()(reply, add_special_tokens=False)["input_ids"])
+    found = tracker.open()
+    assert found is not None and (found.start, found.end) == (9 * RATE, 12.5 * RATE)
+    closed = speech_anchor(tokenizer(), RATE)()
+    closed.feed(tokenizer()(reply.rsplit(",{", 1)[0] + "]", add_special_tokens=False)["input_ids"])
+    assert closed.open() is None
