@@ -90,9 +90,11 @@ def make_requests(
 
 @torch.inference_mode()
 def forced_logits(
-    model, requests: list[DecodeRequest], steps: int, config: EngineConfig
+    model, requests: list[DecodeRequest], steps: int, config: EngineConfig, reference=None
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Logits (n, steps, V) float32 of the engine and of one HF forward, both fed the same tokens."""
+    """Logits (n, steps, V) float32 of the engine and of one HF forward of `reference` (default:
+    the model itself), both fed the same tokens."""
+    reference = model if reference is None else reference
     decoder = MurmurDecoder(model, config)
     n, device = len(requests), decoder.parts.device
     policy, layers = make_policy(config.eviction), len(decoder.parts.layers)
@@ -122,9 +124,9 @@ def forced_logits(
     ours = torch.stack(seen, dim=1)
     theirs = []
     for row, request in enumerate(requests):
-        fed = model.get_input_embeddings()(forced[row, :steps].to(device))
-        inputs = torch.cat([request.inputs_embeds, fed])[None]
-        theirs.append(model(inputs_embeds=inputs, logits_to_keep=steps).logits[0].float())
+        fed = reference.get_input_embeddings()(forced[row, :steps].to(device))
+        inputs = torch.cat([request.inputs_embeds.to(fed.dtype), fed])[None]
+        theirs.append(reference(inputs_embeds=inputs, logits_to_keep=steps).logits[0].float())
     return ours, torch.stack(theirs)
 
 

@@ -1,135 +1,177 @@
-"""Rows admitted per eviction policy at equal KV bytes: the engine's own admission, on the CPU.
+"""Rows admitted per eviction policy at equal KV bytes, on real decoding, and the plan beside it.
 
-A small random Qwen2-shaped decoder (bench/engine_cpu.py's host model, float32) decodes requests
-shaped like a 300 s chunk scaled 1:10 (225 speech tokens between 4 + 6 system tokens, 270 new
-tokens), with the paper's windows scaled the same way. A synthetic reply stream stands in for the
-transcript: every 5 tokens a segment closes whose Start follows the audio evenly (≈ 4 speech tokens
-a segment: a 5 s segment at 1:10), with an overlapping back-channel in every fifth segment. Each
-policy runs with the same KV memory budget (`--kv-memory`: 8 rows of `none`); the table shows the
-slots each row is sized with, the rows the store admitted (then the rows of each re-sized store, if
-a row outgrew its plan and the budget could not grow), the speech evicted before the transcript had
-written it, and whether every request produced all its tokens. The last line compares the fewest
-rows each run held. The same ratio at the real checkpoint's shapes is `murmur kv-plan`'s H100/H200
-table.
+The trained tiny VibeVoice checkpoint (`engine/backends/vibevoice/tiny.py`, built on first use and
+cached) transcribes real audio through the backend's own request building, timestamp reader and
+Murmur's engine: its clips (6–8 s, the replies it was trained to write) and the demo meeting
+(`resources/demo/meeting.flac`, cut into chunks of the clips' length: a longer recording it was not
+trained on). Every policy runs the same requests with the same KV memory budget (8 rows of `none`
+at the longest request's size) and the tiny scale's windows. Per policy: rows the store admitted
+(then those of each re-sized store), decode steps, tokens per second, each policy's transcript
+against `none`'s (WER delta over all words), the speech its harm meter reports lost, and rows whose
+speech-anchor stopped. The planned rows (the policies' arithmetic at the same budget, not a
+measurement) follow. The last line compares the fewest rows each real run held:
 
-    .venv/bin/python bench/kv_capacity.py [--requests 32]
+    real decoding: speech-anchor rows vs none: X×, WER delta D
+
+    .venv/bin/python bench/kv_capacity.py [--copies 4] [--meeting-seconds 60]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-from engine_cpu import HOST_DIMS, build_model
+from engine.audio.io import load_audio  # noqa: E402
+from engine.backends.vibevoice.anchor import speech_anchor, speech_token_rate, voiced_spans  # noqa: E402
+from engine.backends.vibevoice.boundary import segment_boundary  # noqa: E402
+from engine.backends.vibevoice.budget import token_budget  # noqa: E402
+from engine.backends.vibevoice.config import SAMPLE_RATE, VibeVoiceConfig  # noqa: E402
+from engine.backends.vibevoice.decoders import create_decoder  # noqa: E402
+from engine.backends.vibevoice.inputs import build_request  # noqa: E402
+from engine.backends.vibevoice.loading import load_model  # noqa: E402
+from engine.backends.vibevoice.parsing import parse_reply  # noqa: E402
+from engine.backends.vibevoice.tiny import read_clips, tiny_trained_model  # noqa: E402
+from engine.decode.admission import rows_within  # noqa: E402
+from engine.decode.eviction import EvictionConfig, make_policy  # noqa: E402
+from engine.decode.kv_store import round_up  # noqa: E402
+from engine.decode.loop_guard import LoopGuardConfig  # noqa: E402
+from engine.evaluation.metrics import word_error  # noqa: E402
+from engine.types import Chunk  # noqa: E402
 
-from engine.decode.api import DecodeRequest, SegmentTimes
-from engine.decode.config import EngineConfig
-from engine.decode.engine import MurmurDecoder
-from engine.decode.eviction import EvictionConfig, make_policy
-from engine.decode.kv_store import round_up
-from engine.decode.loop_guard import LoopGuardConfig
-
-HEAD, SPEECH, TAIL, NEW = 4, 225, 6, 270  # a 300 s chunk at 1:10
-SEGMENT_TOKENS = 5
-POLICIES = {
+POLICIES = {  # windows at the tiny scale: 45–60 speech tokens, replies of 60–100 tokens
     "none": EvictionConfig("none"),
-    "output (paper s4 w1024 /10)": EvictionConfig("output", n_sink=4, output_window=102),
-    "speech (paper d512 w1024 /10)": EvictionConfig(
-        "speech", speech_sink=3, speech_window=102, delay=51, speech_rate=8
+    "output (s4 w32)": EvictionConfig("output", n_sink=4, output_window=32),
+    "speech (s4 w16 d8 r1)": EvictionConfig(
+        "speech", speech_sink=4, speech_window=16, delay=8, speech_rate=1
     ),
-    "both (paper /10)": EvictionConfig(
-        "both", n_sink=4, output_window=102, speech_sink=3, speech_window=102, delay=51, speech_rate=8
-    ),
-    "speech-anchor": EvictionConfig("speech-anchor", speech_sink=3, look_back=6, look_ahead=26),
+    "speech-anchor (s2 b4 a8)": EvictionConfig("speech-anchor", speech_sink=2, look_back=4, look_ahead=8),
 }
+DEMO = ROOT / "resources" / "demo" / "meeting.flac"
 
 
-class EvenReply:
-    """A reply that closes a segment every `SEGMENT_TOKENS` tokens, its Start following the audio
-    evenly over the budget; every fifth one is a back-channel starting inside the previous turn."""
-
-    def __init__(self) -> None:
-        self.read = 0
-
-    def feed(self, token_ids):
-        out = []
-        for _ in token_ids:
-            self.read += 1
-            if self.read % SEGMENT_TOKENS == 0:
-                k = self.read // SEGMENT_TOKENS
-                start = SPEECH * (self.read - SEGMENT_TOKENS) / NEW
-                if k % 5 == 0:
-                    start = max(start - 2.0, 0.0)  # starts inside the previous segment
-                out.append(SegmentTimes(start, start + 4.0))
-        return out
+def pieces(model: Path, copies: int, meeting_seconds: float) -> list[tuple[np.ndarray, Chunk]]:
+    """(samples, chunk) per request: each clip `copies` times, then the demo meeting in clip-sized chunks."""
+    clips = [load_audio(audio, SAMPLE_RATE) for audio, _ in read_clips(model)]
+    out = [(c.samples, Chunk(i, 0.0, c.duration)) for i, c in enumerate(clips * copies)]
+    if DEMO.is_file():
+        meeting = load_audio(DEMO, SAMPLE_RATE)
+        step = max(c.duration for c in clips)
+        starts = np.arange(0.0, min(meeting.duration, meeting_seconds) - step + 1e-9, step)
+        out += [(meeting.slice(s, s + step), Chunk(len(out) + i, s, s + step)) for i, s in enumerate(starts)]
+    return out
 
 
-def requests(count: int, dim: int) -> list[DecodeRequest]:
-    g = torch.Generator().manual_seed(1)
-    prompt = HEAD + SPEECH + TAIL
-    return [
-        DecodeRequest(i, torch.randn(prompt, dim, generator=g), (HEAD, HEAD + SPEECH), NEW)
-        for i in range(count)
-    ]
+def requests(loaded, items, config: VibeVoiceConfig) -> list:
+    built = []
+    for i, (samples, chunk) in enumerate(items):
+        budget = token_budget(len(samples) / SAMPLE_RATE, config)
+        request = build_request(loaded, samples, request_id=i, max_new_tokens=budget)
+        local = Chunk(chunk.index, 0.0, chunk.duration)  # VAD spans of the whole chunk: all speech
+        built.append(dataclasses.replace(request, voiced=voiced_spans(local, request.speech_span)))
+    return built
 
 
-def row_bytes(model: torch.nn.Module, slots: int) -> int:
-    c = model.config
-    head_dim = c.hidden_size // c.num_attention_heads
-    return 2 * c.num_hidden_layers * c.num_key_value_heads * head_dim * 4 * slots
+def row_bytes(loaded, slots: int) -> int:
+    text = loaded.model.config.text_config
+    head_dim = text.hidden_size // text.num_attention_heads
+    return 2 * text.num_hidden_layers * text.num_key_value_heads * head_dim * 4 * slots  # float32
 
 
-def run(policy: EvictionConfig, model: torch.nn.Module, budget: int, count: int) -> dict[str, object]:
-    config = EngineConfig(
-        max_batch=count, eviction=policy, kv_memory_limit=budget, loop=LoopGuardConfig(enabled=False)
+def run(loaded, built, policy: EvictionConfig, budget: int) -> dict:
+    tokenizer = loaded.processor.tokenizer
+    decoder = create_decoder(
+        "murmur",
+        loaded.model,
+        max_batch=len(built),
+        eos_token_ids=loaded.tokens.eos_ids,
+        segment_boundary=segment_boundary(tokenizer),
+        options={"eviction": policy, "kv_memory_limit": budget, "loop": LoopGuardConfig(enabled=False)},
+        speech_anchor=speech_anchor(tokenizer, speech_token_rate(loaded.model.config)),
     )
-    decoder = MurmurDecoder(model, config, speech_anchor=EvenReply)
     started = time.perf_counter()
-    results = list(decoder.decode(requests(count, model.config.hidden_size)))
-    lost = [r.stats.speech_lost_fraction or 0.0 for r in results]
+    results = {r.id: r for r in decoder.decode(list(built))}
+    seconds = time.perf_counter() - started
+    texts = {}
+    for i, r in results.items():
+        reply = tokenizer.decode(list(r.token_ids), skip_special_tokens=True)
+        texts[i] = " ".join(s.text for s in parse_reply(reply, 1e9))
+    speech = sum(r.speech_span[1] - r.speech_span[0] for r in built)
+    lost = sum((r.stats.speech_lost_fraction or 0.0) * (q.speech_span[1] - q.speech_span[0])
+               for r, q in ((results[q.id], q) for q in built))  # fmt: skip
+    tokens = sum(len(r.token_ids) for r in results.values())
     return {
         "rows": decoder.stats.batches,
-        "complete": all(len(r.token_ids) == NEW for r in results) and len(results) == count,
-        "lost": sum(lost) / len(lost),
-        "seconds": time.perf_counter() - started,
+        "steps": decoder.stats.steps,
+        "tok_s": tokens / seconds,
+        "texts": texts,
+        "lost": lost / speech if speech else 0.0,
+        "stopped": sum(r.stats.anchor_stopped for r in results.values()),
     }
+
+
+def planned_rows(built, policy: EvictionConfig, layers: int, budget: int, loaded) -> tuple[int, int]:
+    """(slots per row, rows) the plan gives the longest request at `budget` (arithmetic only)."""
+    policy_of = make_policy(policy)
+    slots = max(
+        policy_of.layout(r.prompt_length, r.speech_span, r.max_new_tokens, layers).capacity for r in built
+    )
+    slots = round_up(slots + 2, 64)
+    return slots, rows_within(budget, row_bytes(loaded, slots))
+
+
+def wer_delta(texts: dict[int, str], baseline: dict[int, str]) -> float:
+    """Word errors of `texts` against `none`'s transcripts, over all of `none`'s words."""
+    errors = [word_error(baseline[i], texts[i]) for i in baseline if baseline[i].strip()]
+    words = sum(e.length for e in errors)
+    return sum(e.errors for e in errors) / words if words else 0.0
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=32, help="requests per policy (default: 32)")
+    parser.add_argument("--copies", type=int, default=4, help="times each clip is transcribed (default 4)")
+    parser.add_argument("--meeting-seconds", type=float, default=60.0, help="demo meeting audio used")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    model = build_model(HOST_DIMS).float()
-    prompt = HEAD + SPEECH + TAIL
-    layout_of = {
-        name: make_policy(p).layout(prompt, (HEAD, HEAD + SPEECH), NEW, 1) for name, p in POLICIES.items()
-    }
-    none_slots = round_up(layout_of["none"].capacity + 2, 64)
-    budget = 8 * row_bytes(model, none_slots)
+    model = tiny_trained_model()
+    config = VibeVoiceConfig(model=str(model), device="cpu")
+    loaded = load_model(config)
+    built = requests(loaded, pieces(model, args.copies, args.meeting_seconds), config)
+    layers = loaded.model.config.text_config.num_hidden_layers
+    none_slots, _ = planned_rows(built, POLICIES["none"], layers, 1 << 62, loaded)
+    budget = 8 * row_bytes(loaded, none_slots)
     print(
-        f"KV budget {budget:,} bytes (8 rows of `none`); {args.requests} requests of {prompt} + {NEW} tokens"
+        f"{len(built)} requests (tiny checkpoint, real audio); KV budget {budget:,} bytes (8 rows of `none`)"
     )
-    print("| policy | planned slots/row | rows admitted | speech lost % | all tokens | seconds |")
-    print("|---|---|---|---|---|---|")
-    admitted = {}
-    for name, policy in POLICIES.items():
-        out = run(policy, model, budget, args.requests)
-        rows = out["rows"]
-        admitted[name] = min(rows)
-        shown = " → ".join(str(r) for r in rows)
+    print("| policy | rows admitted | steps | tok/s | WER vs none | speech lost % | anchor stopped |")
+    print("|---|---|---|---|---|---|---|")
+    runs = {name: run(loaded, built, policy, budget) for name, policy in POLICIES.items()}
+    baseline = runs["none"]["texts"]
+    for name, out in runs.items():
+        shown = " → ".join(str(r) for r in out["rows"])
         print(
-            f"| {name} | {layout_of[name].capacity} | {shown} | {100 * out['lost']:.1f} | "
-            f"{'yes' if out['complete'] else 'NO'} | {out['seconds']:.1f} |"
+            f"| {name} | {shown} | {out['steps']} | {out['tok_s']:.0f} | "
+            f"{wer_delta(out['texts'], baseline):.3f} | {100 * out['lost']:.1f} | {out['stopped']} |"
         )
-    print(f"speech-anchor rows vs none: {admitted['speech-anchor'] / admitted['none']:.2f}×")
+    print("\nPlan (the policies' arithmetic at the same budget, not a measurement):")
+    print("| policy | planned slots/row | planned rows |")
+    print("|---|---|---|")
+    for name, policy in POLICIES.items():
+        slots, rows = planned_rows(built, policy, layers, budget, loaded)
+        print(f"| {name} | {slots} | {rows} |")
+    anchored = next(n for n in runs if n.startswith("speech-anchor"))
+    ratio = min(runs[anchored]["rows"]) / min(runs["none"]["rows"])
+    delta = wer_delta(runs[anchored]["texts"], baseline)
+    print(f"real decoding: speech-anchor rows vs none: {ratio:.2f}×, WER delta {delta:.3f}")
 
 
 if __name__ == "__main__":

@@ -183,6 +183,9 @@ OPTIONS: tuple[Option, ...] = (
               "authors' batching, Table 4)", str, choices=SPEECH_CAPS, metavar=None),
     _eviction("--look-back", "look_back", "speech-anchor: tokens kept before the anchor"),
     _eviction("--look-ahead", "look_ahead", "speech-anchor: last speech tokens always kept"),
+    _eviction("--word-rate", "word_rate", "speech-anchor: the fewest words per second of VAD speech the text "
+              "check allows before the anchor waits for the words (default: 1.5; 0: no text check)", float,
+              metavar="W"),
     Option("--repetition-penalty", "backend.decode.repetition_penalty", "repeat penalty (default: 1, off)",
            float, metavar="P", backends=("vibevoice",), group=ENGINE_GROUP),
     _speakers("--diarizer", "diarizer", "who speaks when: embedded (default, offline), pyannote (needs its "

@@ -123,6 +123,7 @@ class GenerationStats:
     # speech evicted before the transcript had written it (share of the chunk's speech tokens; seconds)
     speech_lost_fraction: float | None = None
     speech_lost_seconds: float | None = None
+    anchor_stopped: bool = False  # speech-anchor: the reply's times ran ahead of its text; eviction stopped
     retries: int = 0
     rolled_back_tokens: int = 0  # output tokens a loop retry threw away (then decoded again)
     salvage_dropped_tokens: int = 0  # tokens cut after the last loop-free point when retries ran out

@@ -100,6 +100,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     baseline = plan_policy("none", none, shape, args.batch_size)
     print(
+        f"Plan (the policies' arithmetic, not a measurement): "
         f"{shape.layers} layers × {shape.kv_heads} KV heads × {shape.head_dim}, {shape.dtype_bytes}-byte KV; "
         f"{none.prompt_len} prompt tokens ({none.speech_len} speech at {shape.speech_rate:g}/s), "
         f"{args.output_tokens} generated, batch {args.batch_size}"
@@ -107,6 +108,8 @@ def _run(args: argparse.Namespace) -> int:
     print(format_table(plans, baseline, args.kv_memory_limit))
     print()
     print(format_gpus(plans))
+    if any(p.name == "speech-anchor" for p in plans):
+        print(ANCHOR_NOTE)
     for plan in plans:
         if plan.lost > 0:
             print(
@@ -114,6 +117,14 @@ def _run(args: argparse.Namespace) -> int:
                 "the transcript reaches it; expect words to be dropped"
             )
     return 0
+
+
+ANCHOR_NOTE = (
+    "speech-anchor: speech lost % is planned for correct times; decoding meters each row's harm "
+    "(speech evicted before it was confirmed transcribed: inside a written segment, or past where "
+    "its words had reached) and a row whose times run ahead of its text stops evicting and says so "
+    "(anchor_stopped), then holding all its speech."
+)
 
 
 def format_table(rows: list[PolicyPlan], baseline: PolicyPlan, budget: int | None = None) -> str:

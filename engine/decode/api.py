@@ -31,10 +31,13 @@ class SegmentTimes:
 
     start: float | None
     end: float | None = None
+    words: int = 0  # words the segment adds to the transcript (0 for text it repeats: a loop)
 
 
 class AnchorTracker(Protocol):
     """Reads one row's output as it grows and reports the transcript segments it completes."""
+
+    tokens_per_second: float  # speech tokens per second of audio (times are reported in them)
 
     def feed(self, token_ids: Sequence[int]) -> Sequence[SegmentTimes]:
         """Read further generated tokens; the segments that closed among them, in order.
@@ -55,6 +58,8 @@ class DecodeRequest:
     inputs_embeds: torch.Tensor  # (P, d) prompt embeddings, audio features merged in
     speech_span: tuple[int, int]  # [start, end) prompt positions holding speech features
     max_new_tokens: int
+    # [lo, hi) speech indices (from the span's start) where the VAD found speech; (): all of it
+    voiced: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         if self.inputs_embeds.ndim != 2:
@@ -64,6 +69,8 @@ class DecodeRequest:
             raise ValueError(f"speech span {self.speech_span} is outside the prompt")
         if self.max_new_tokens < 1:
             raise ValueError("max_new_tokens must be at least 1")
+        if any(not 0 <= lo < hi <= end - start for lo, hi in self.voiced):
+            raise ValueError(f"voiced spans {self.voiced} must lie inside the {end - start} speech tokens")
 
     @property
     def prompt_length(self) -> int:

@@ -153,7 +153,8 @@ class SplitKV:
         self.kernel = split_kv
         self.shape = shape
         cuda = device.type == "cuda"
-        self.programs = 4 * torch.cuda.get_device_properties(device).multi_processor_count if cuda else 8
+        sms = torch.cuda.get_device_properties(device).multi_processor_count if cuda else 2
+        self.programs = split_kv.PROGRAMS_PER_SM * sms  # stage-1 programs resident at once
         self.seqlen = torch.zeros(0, dtype=torch.int32)
         self.splits = 1
         self.scratch: tuple[torch.Tensor, torch.Tensor] | None = None  # partial outputs, log-sum-exps

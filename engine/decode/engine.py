@@ -50,6 +50,7 @@ class RunStats:
     capture_seconds: float = 0.0  # capturing steps as CUDA graphs (and compiling their glue)
     batches: list[int] = field(default_factory=list)
     row_steps: int = 0  # Σ occupied rows over steps (rows per step = row_steps / steps)
+    growths: int = 0  # times a store grew its rows' slots in place while decoding
 
     @property
     def host_ms_per_step(self) -> float:
@@ -143,6 +144,7 @@ class MurmurDecoder:
             self.stats.steps += scheduler.steps
             self.stats.host_times += scheduler.host_times
             self.stats.row_steps += scheduler.row_steps
+            self.stats.growths += scheduler.runner.growths
             graphs = scheduler.runner.graphs
             self.stats.capture_seconds += graphs.capture_seconds if graphs is not None else 0.0
 

@@ -108,8 +108,9 @@ class EvictionConfig:
     speech_window: int = 512  # speech: last tokens always kept; speech-follow: window size
     delay: int = 32  # decode steps before speech eviction starts (the authors' default)
     speech_rate: float = 8.0  # speech tokens dropped (or moved) per step after the delay
-    look_back: int = 64  # speech-anchor: tokens kept before the anchor
+    look_back: int = 225  # speech-anchor: tokens kept before the anchor (30 s of VibeVoice speech)
     look_ahead: int = 256  # speech-anchor: last speech tokens always kept
+    word_rate: float = 1.5  # speech-anchor: fewest words per second of speech the times may imply (0: off)
     layers: tuple[LayerRange, ...] = ()  # per-layer speech settings (or their JSON); () → all alike
     speech_cap: str = "row"  # one of SPEECH_CAPS: what caps `front`'s drop (speech, both)
 
@@ -126,6 +127,8 @@ class EvictionConfig:
             raise ValueError("the output window must hold at least one token, the speech window zero or more")
         if not self.speech_rate >= 0:
             raise ValueError("the speech rate must not be negative")
+        if not 0 <= self.word_rate < float("inf"):
+            raise ValueError("the word rate must be a finite number of words per second, 0 or more")
         object.__setattr__(self, "layers", parse_layer_ranges(self.layers))  # text or dicts → LayerRange
 
     @classmethod

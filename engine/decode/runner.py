@@ -96,6 +96,7 @@ class Runner:
         self._launched = 0
         self.staging = Staging(self.device)
         self.prep_seconds = 0.0  # CPU seconds turning plans into device inputs
+        self.growths = 0  # times `make_room` grew the store
         self.graphs: StepGraphs | None = None
         capture = None
         if config.emulate_graphs:
@@ -147,12 +148,11 @@ class Runner:
         if need <= self.store.capacity:
             return
         grown = round_up(max(need, self.store.capacity + self.store.capacity // 8), 64)
-        held = self.store.nbytes(self.store.capacity, self.store.speech_capacity)
-        budget = self._free_bytes() + (held if self.config.kv_memory_limit is None else 0)
-        if self.store.nbytes(grown, self.store.speech_capacity) > budget:
+        if self.store.nbytes(grown, self.store.speech_capacity) > self._room_to_copy():
             raise StoreTooSmall(need, self.store.speech_capacity)
         _sync(self.device)  # no queued step may still read the old buffers
         self.store.ensure(grown, self.store.speech_capacity)
+        self.growths += 1
 
     @torch.inference_mode()
     def admit(self, row: int, work: Work, layout: RowLayout, held: list[np.ndarray]) -> float:
@@ -241,6 +241,14 @@ class Runner:
         held = self.store.nbytes(self.store.capacity, self.store.speech_capacity)
         free = self._free_bytes() if self.config.kv_memory_limit is not None else self._free_bytes() + held
         return self.store.nbytes(*roomy, rows=rows) <= free
+
+    def _room_to_copy(self) -> int:
+        """Bytes a grown store may take while the old one still exists (the copy holds both): the
+        KV budget, and on CUDA no more than the device has free beside the old store."""
+        room = self.config.kv_memory_limit if self.config.kv_memory_limit is not None else 1 << 62
+        if self.device.type == "cuda":
+            room = min(room, device_budget(int(torch.cuda.mem_get_info(self.device)[0])))
+        return room
 
     def _free_bytes(self) -> int:
         if self.config.kv_memory_limit is not None:

@@ -75,7 +75,8 @@ class Scheduler:
         self.cancellable = not isinstance(queue, WorkQueue)  # a local run's queue never cancels a row
         if config.eviction.anchored and anchor is None:
             raise ValueError("the speech-anchor eviction policy needs the model adapter's timestamp reader")
-        self.readers = RowReaders(rows, anchor) if anchor and config.eviction.evicts_speech else None
+        evicts_speech = anchor and config.eviction.evicts_speech
+        self.readers = RowReaders(rows, anchor, config.eviction.word_rate) if evicts_speech else None
         self.anchored, self.evicts = config.eviction.anchored, config.eviction.evicts
         self.base = DecodeMode(repetition_penalty=config.repetition_penalty)
         self.policy = make_policy(config.eviction)
@@ -162,7 +163,9 @@ class Scheduler:
             r.prompt_length, r.speech_span, r.max_new_tokens, self.layers, work.batch_span
         )
         reader = (
-            self.readers.reader(layout.speech_len, layout.speech_kept, work.prefix) if self.readers else None
+            self.readers.reader(layout.speech_len, layout.speech_kept, work.prefix, work.request.voiced)
+            if self.readers
+            else None
         )
         anchor = reader.anchor_before(resume - 1) if reader is not None else -1
         return layout, reader, RowSlots(layout, resume, anchor)
@@ -253,7 +256,7 @@ class Scheduler:
                     reader.feed(first, len(work.prefix) - 1)
                 if first in self.eos or len(work.prefix) + 1 >= work.request.max_new_tokens:
                     reader.close()  # the row ends on its first token
-            harm = Cost(lost=reader.harm.lost_tokens) if reader is not None else Cost()
+            harm = Cost() if reader is None else Cost(lost=reader.harm.lost_tokens, stopped=reader.stopped)
             if (result := work.ends_on_first(first, self.eos, harm, self.evicts)) is not None:
                 ended[row] = result
         self.table.read_first(rows, firsts)
@@ -306,7 +309,9 @@ class Scheduler:
 
     def _cost(self, row: int) -> Cost:
         lost = self.readers.lost(row) if self.readers is not None else None
-        return self.table.cost(row) if lost is None else replace(self.table.cost(row), lost=lost)
+        if lost is None or self.readers is None:
+            return self.table.cost(row)
+        return replace(self.table.cost(row), lost=lost, stopped=self.readers.stopped(row))
 
     def _work(self, row: int) -> Work:
         work = self.table.work[row]

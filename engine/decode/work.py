@@ -32,6 +32,7 @@ class Cost:
     kept_last: float = 0.0  # kept/logical KV at the latest step
     peak: int = 0  # most KV entries held at once, all layers
     lost: int = 0  # speech tokens evicted before the transcript had written them (each attempt re-reads all)
+    stopped: bool = False  # speech-anchor: the row's times ran ahead of its text, so it stopped evicting
 
     def __add__(self, other: Cost) -> Cost:
         return Cost(
@@ -42,6 +43,7 @@ class Cost:
             other.kept_last if other.steps else self.kept_last,
             max(self.peak, other.peak),
             max(self.lost, other.lost),
+            self.stopped or other.stopped,
         )
 
 
@@ -95,6 +97,7 @@ class Work:
             kv_kept_last=last,
             kv_peak_entries=total.peak if total.steps else None,
             speech_lost_fraction=self._lost_fraction(total) if evicts else None,
+            anchor_stopped=total.stopped,
             retries=self.retries,
             rolled_back_tokens=self.rolled_back,
             salvage_dropped_tokens=cut,

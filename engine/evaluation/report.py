@@ -36,6 +36,7 @@ class RunFacts:
     # per chunk decoded with speech eviction: (seconds of speech evicted before they were transcribed,
     # chunk seconds)
     lost: tuple[tuple[float, float], ...] = ()
+    anchor_stopped: int = 0  # chunks whose speech-anchor stopped evicting (times ahead of their text)
 
     @property
     def rtf(self) -> float:
@@ -59,6 +60,7 @@ class RunFacts:
             generated_tokens=int(data.get("generated_tokens", 0)),
             kv=tuple((float(a), float(b), int(c)) for a, b, c in data.get("kv", ())),
             lost=tuple((float(a), float(b)) for a, b in data.get("lost", ())),
+            anchor_stopped=int(data.get("anchor_stopped", 0)),
         )
 
 
@@ -128,13 +130,15 @@ class SystemReport:
         }
 
     def lost(self) -> dict[str, float] | None:
-        """Speech evicted before it was transcribed, over every chunk decoded with speech eviction
-        (None: none was): seconds in all, and their share of those chunks' audio."""
+        """Speech evicted before it was confirmed transcribed, over every chunk decoded with speech
+        eviction (None: none was): seconds in all, their share of those chunks' audio, and the chunks
+        whose speech-anchor stopped (their times ran ahead of their text)."""
         chunks = [c for r in self.scored for c in r.facts.lost]
         if not chunks:
             return None
         seconds, audio = sum(a for a, _ in chunks), sum(b for _, b in chunks)
-        return {"seconds": seconds, "fraction": seconds / audio if audio else 0.0}
+        stopped = sum(r.facts.anchor_stopped for r in self.scored)
+        return {"seconds": seconds, "fraction": seconds / audio if audio else 0.0, "anchor_stopped": stopped}
 
     @property
     def total_seconds(self) -> float:

@@ -147,6 +147,7 @@ def _transcribe(pipeline: Any, entry: ManifestEntry, cancel: threading.Event | N
     tokens = [0]
     kv: list[tuple[float, float, int]] = []
     lost: list[tuple[float, float]] = []
+    stopped = [0]  # chunks whose speech-anchor stopped evicting
 
     def on_progress(p: Progress) -> None:
         if p.stage is Stage.INFER and p.partial is not None:
@@ -159,6 +160,7 @@ def _transcribe(pipeline: Any, entry: ManifestEntry, cancel: threading.Event | N
                 )
             if stats.speech_lost_seconds is not None:
                 lost.append((stats.speech_lost_seconds, p.partial.chunk.duration))
+                stopped[0] += int(stats.anchor_stopped)
 
     started = time.perf_counter()
     transcript, failed = None, None
@@ -172,7 +174,7 @@ def _transcribe(pipeline: Any, entry: ManifestEntry, cancel: threading.Event | N
     seconds = time.perf_counter() - started
     duration = transcript.duration if transcript is not None else _duration(entry)
     chunks, finish = sum(reasons.values()), tuple(sorted(reasons.items()))
-    facts = RunFacts(duration, seconds, failed, chunks, finish, tokens[0], tuple(kv), tuple(lost))
+    facts = RunFacts(duration, seconds, failed, chunks, finish, tokens[0], tuple(kv), tuple(lost), stopped[0])
     return transcript, facts, pipeline.backend.describe()
 
 

@@ -74,7 +74,9 @@ NOTE = (
     "Error rates: pooled over recordings / macro mean of per-recording rates. kept %: KV entries "
     "kept at each chunk's last decode step over all it would hold (the paper's measure), pooled over "
     "chunks / macro mean; `–` without eviction. speech lost: seconds of speech evicted before the "
-    "transcript had written it (share of those chunks' audio); `–` without speech eviction."
+    "transcript was confirmed to have written it: inside a segment it then wrote, or past where its words "
+    "had reached at its own pace (share of those chunks' audio), and the chunks whose speech-anchor "
+    "stopped because their times ran ahead of their text; `–` without speech eviction."
 )
 
 
@@ -93,7 +95,8 @@ def _lost(report: SystemReport) -> str:
     lost = report.lost()
     if lost is None:
         return "–"
-    return f"{lost['seconds']:.1f} s ({100 * lost['fraction']:.1f} %)"
+    stopped = f"; anchor stopped in {lost['anchor_stopped']} chunk(s)" if lost.get("anchor_stopped") else ""
+    return f"{lost['seconds']:.1f} s ({100 * lost['fraction']:.1f} %){stopped}"
 
 
 def settings_line(report: SystemReport) -> str:

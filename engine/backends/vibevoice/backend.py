@@ -110,6 +110,7 @@ class VibeVoiceBackend:
         encode_seconds: dict[int, float],
         cancel: threading.Event | None,
     ) -> Iterator[Any]:
+        from engine.backends.vibevoice.anchor import voiced_spans
         from engine.backends.vibevoice.inputs import AcousticNoise, build_request
 
         cfg = self.config
@@ -127,7 +128,7 @@ class VibeVoiceBackend:
                 segment_seconds=cfg.encoder_segment_seconds,
             )
             encode_seconds[i] = time.perf_counter() - started
-            yield request
+            yield dataclasses.replace(request, voiced=voiced_spans(chunk, request.speech_span))
 
     def _chunk_result(self, loaded: Any, chunk: Chunk, result: Any, encode_seconds: float) -> ChunkResult:
         text = loaded.processor.tokenizer.decode(list(result.token_ids), skip_special_tokens=True)

@@ -41,7 +41,9 @@ EVICTIONS = {
 class ModTracker:
     """A stand-in timestamp reader: every token closes a segment, which starts at speech index
     (tokens read so far + token id mod 3) (the VibeVoice reader is tested on real text in
-    tests/engine/vibevoice)."""
+    tests/engine/vibevoice); each adds a word."""
+
+    tokens_per_second = 7.5
 
     def __init__(self):
         self.seen = 0
@@ -50,7 +52,7 @@ class ModTracker:
         found = []
         for t in token_ids:
             self.seen += 1
-            found.append(SegmentTimes(self.seen + t % 3))
+            found.append(SegmentTimes(self.seen + t % 3, words=1))
         return found
 
 
@@ -109,6 +111,8 @@ def test_with_eviction_tokens_match_hf_under_the_policys_visibility_mask(model, 
 
 def test_speech_anchor_evicts_nothing_before_the_first_timestamp(model):
     class Silent:
+        tokens_per_second = 7.5
+
         def feed(self, token_ids):
             return []
 

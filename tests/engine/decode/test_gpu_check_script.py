@@ -1,7 +1,8 @@
 """bench/gpu_check.py: without CUDA it says why and exits cleanly; its dry run (plain interpreter,
 any working directory, no PYTHONPATH) runs every check and every row of the table on the CPU, prints
 each verdict before the table and records verdicts and rows in `--out` as it goes; `--budget-s`
-skips the rows that do not fit and keeps the verdicts."""
+skips the rows that do not fit, keeps the verdicts, and fails the run when the largest batch's rows
+were not reached."""
 
 from __future__ import annotations
 
@@ -49,24 +50,26 @@ def test_the_dry_run_passes_every_check_and_records_them_as_it_goes(tmp_path):
     lines = done.stdout.splitlines()
     assert lines[0].startswith("python ") and " torch " in lines[0] and " transformers " in lines[0]
     verdicts = [line for line in lines if line.startswith(("PASS", "FAIL"))]
-    assert len(verdicts) == 3 and all(v.startswith("PASS") for v in verdicts)
-    assert lines.index(verdicts[-1]) < next(i for i, line in enumerate(lines) if line.startswith("batch"))
+    assert len(verdicts) == 5 and all(v.startswith("PASS") for v in verdicts)
+    assert "store grew" in done.stdout and "one step off" in done.stdout
+    assert lines.index(verdicts[-2]) < next(i for i, line in enumerate(lines) if line.startswith("batch"))
+    assert verdicts[-1].startswith("PASS batch 2 rows reached")
     for row in ("HF generate", "murmur graphs (same steps)", "murmur eager", "murmur none", "murmur both"):
         assert row in done.stdout
     assert "/roof" in done.stdout and "argmax agreement 100.0%" in done.stdout
     assert "attention backend sdpa; kernels seen" in done.stdout
     summary = json.loads((out / "summary.json").read_text())
     assert summary["done"] and summary["ok"]
-    assert [c["verdict"] for c in summary["checks"]].count("PASS") == 3
+    assert [c["verdict"] for c in summary["checks"]].count("PASS") == 5
     assert len(summary["rows"]) == 5 and summary["environment"]["torch"].startswith(torch.__version__)
     assert "murmur none" in (out / "table.txt").read_text()
 
 
-def test_a_short_budget_skips_the_table_rows_and_keeps_the_verdicts(tmp_path):
+def test_a_budget_too_short_for_the_largest_batch_keeps_the_verdicts_and_fails_the_run(tmp_path):
     out = tmp_path / "out"
     done = run("--dry-run", "--batches", "2", "--budget-s", "1", "--out", str(out), cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "SKIP row 2 HF generate" in done.stdout
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "SKIP row 2 HF generate" in done.stdout and "FAIL batch 2 rows reached" in done.stdout
     summary = json.loads((out / "summary.json").read_text())
     assert summary["rows"] == [] and len(summary["skipped"]) == 5
-    assert [c["verdict"] for c in summary["checks"]].count("PASS") == 3
+    assert [c["verdict"] for c in summary["checks"]].count("PASS") == 4

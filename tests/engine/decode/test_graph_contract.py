@@ -40,7 +40,9 @@ EVICTIONS = {
 class EveryThird:
     """A stand-in timestamp reader: every token closes a segment, which starts at speech index
     (tokens read so far + token id mod 3) (the VibeVoice reader is tested on real text in
-    tests/engine/vibevoice)."""
+    tests/engine/vibevoice); each adds a word."""
+
+    tokens_per_second = 7.5
 
     def __init__(self):
         self.seen = 0
@@ -49,7 +51,7 @@ class EveryThird:
         found = []
         for t in token_ids:
             self.seen += 1
-            found.append(SegmentTimes(self.seen + t % 3))
+            found.append(SegmentTimes(self.seen + t % 3, words=1))
         return found
 
 

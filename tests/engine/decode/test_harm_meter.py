@@ -20,6 +20,8 @@ SPEECH = EvictionConfig("speech", speech_sink=2, speech_window=4, delay=2, speec
 class Unclosed:
     """A reply that opens one segment over the whole chunk and never closes it (cut by the budget)."""
 
+    tokens_per_second = 7.5
+
     def __init__(self, speech: int = 31) -> None:
         self.speech = speech
 
@@ -38,7 +40,7 @@ class Closing(Unclosed):
         if self.closed:
             return []
         self.closed = True
-        return [SegmentTimes(0.0, float(self.speech))]
+        return [SegmentTimes(0.0, float(self.speech), words=40)]
 
     def open(self):
         return None
@@ -64,3 +66,21 @@ def test_a_segment_still_open_when_the_row_ends_counts_what_the_last_step_had_ev
 
 def test_a_segment_closed_before_anything_was_evicted_loses_nothing(model):
     assert lost(model, Closing) == 0.0
+
+
+class Outrunning(Unclosed):
+    """Wordless segments whose Starts run 10 speech tokens ahead per token read."""
+
+    def feed(self, token_ids):
+        self.seen = getattr(self, "seen", 0) + len(token_ids)
+        return [SegmentTimes(float(min(10 * self.seen, 30)))]
+
+
+def test_a_row_whose_times_outrun_its_words_reports_that_its_anchor_stopped(model):
+    anchor = EvictionConfig("speech-anchor", speech_sink=2, look_back=1, look_ahead=2)
+    config = EngineConfig(loop=NO_LOOP_GUARD, eviction=anchor)
+    request = make_requests([40], 30)[0]
+    (stopped,) = MurmurDecoder(model, config, speech_anchor=Outrunning).decode([request])
+    (honest,) = MurmurDecoder(model, config, speech_anchor=Closing).decode([request])
+    assert stopped.stats.anchor_stopped and stopped.stats.kv_kept_last == 1.0
+    assert not honest.stats.anchor_stopped

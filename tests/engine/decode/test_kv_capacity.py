@@ -25,7 +25,9 @@ NO_LOOPS = LoopGuardConfig(enabled=False)
 
 
 class EvenReply:
-    """A segment every 5 tokens, its Start following the speech evenly over the budget."""
+    """A segment of 3 words every 5 tokens, its Start following the speech evenly over the budget."""
+
+    tokens_per_second = 7.5
 
     def __init__(self):
         self.read = 0
@@ -35,11 +37,13 @@ class EvenReply:
         for _ in token_ids:
             self.read += 1
             if self.read % 5 == 0:
-                out.append(SegmentTimes(SPEECH * (self.read - 5) / NEW))
+                out.append(SegmentTimes(SPEECH * (self.read - 5) / NEW, words=3))
         return out
 
 
 class Silent:
+    tokens_per_second = 7.5
+
     def feed(self, token_ids):
         return []
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.decode.anchor import RECENT, RowReader
+from engine.decode.anchor import COVER, RECENT, TEXT_SLACK, GuardedAnchor, RowReader
 from engine.decode.api import SegmentTimes
 from engine.decode.layout import SpeechRule, speech_at
+from engine.decode.voiced import Voiced
 
 RATE = 7.5  # speech tokens per second (VibeVoice)
 S = 2250  # a 300 s chunk
@@ -173,3 +175,39 @@ def test_no_random_stream_loses_speech_a_later_segment_needs(script):
 def test_sorted_starts_with_any_lengths_lose_nothing(raw):
     script = [Written(s, s + d, (s, min(s + d, 300)), n) for s, d, n in sorted(raw)]
     assert replay(script)[0] == 0
+
+
+def closed(starts, words=0):
+    return [SegmentTimes(float(s), float(s) + 1, words=words) for s in starts]
+
+
+def test_a_jump_after_the_anchor_moved_is_clipped_to_the_tokens_written_since_it_moved():
+    anchor = GuardedAnchor(S)
+    assert anchor.read(closed([10, 11, 12]), written=100) == 10
+    # 10 output tokens later three Starts claim 500 s: the anchor may move COVER tokens per token
+    assert anchor.read(closed([500, 501, 502]), written=110) == 10 + int(COVER * 10)
+
+
+def test_the_anchor_moves_no_further_than_the_new_words_can_cover():
+    anchor = GuardedAnchor(S, per_word=5.0)
+    assert anchor.read(closed([10, 11, 12], words=10), written=30) == 10
+    assert anchor.read(closed([40, 41, 42]), written=300) == 10  # repeated text: no new words
+    assert anchor.read(closed([43], words=2), written=310) == 10 + 5 * 2
+
+
+def test_a_start_past_what_the_words_before_it_reach_stops_the_anchor_for_good():
+    near, far = GuardedAnchor(S, per_word=5.0), GuardedAnchor(S, per_word=5.0)
+    for anchor, start in ((near, 10 + TEXT_SLACK), (far, 10 + TEXT_SLACK + 1)):
+        anchor.read(closed([0], words=2), written=10)  # 2 words reach 10 tokens at most
+        anchor.read(closed([start], words=2), written=20)
+    assert not near.stopped and far.stopped
+    honest = [closed([s], words=40) for s in (40, 50, 60, 70)]
+    assert [far.read(s, written=400 + 100 * i) for i, s in enumerate(honest)][-1] == -1  # never again
+    assert [near.read(s, written=400 + 100 * i) for i, s in enumerate(honest)][-1] == 50
+
+
+def test_the_words_reach_across_silence_the_vad_found_but_never_past_the_next_speech():
+    voiced = Voiced(100, [(0, 10), (50, 60)])
+    assert voiced.total == 20
+    assert voiced.reach(10) == 50 and voiced.reach(9) == 9  # through the pause, not into the speech
+    assert voiced.first(np.array([10, 11, 25])).tolist() == [10, 51, 100]

@@ -6,6 +6,8 @@ captured steps keyed by the row bucket alone."""
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -119,3 +121,48 @@ def test_the_engine_decodes_the_same_tokens_with_split_kv_as_with_sdpa(monkeypat
     assert got == expected
     spans = {span for seen in keys for _, span in seen}
     assert spans == {-1}  # no length in any key: one step per row bucket serves every length
+
+
+def kernel_check():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+    import gpu_kernel_check
+
+    return gpu_kernel_check
+
+
+def test_a_split_dropped_on_purpose_fails_the_relative_error_check_the_kernel_passes():
+    check = kernel_check()
+    error, dropped, splits = check.kernel_errors(3, 1024, (4, 2, 16), torch.float32, torch.device("cpu"))
+    assert splits > 1
+    assert error <= check.TOLERANCE[torch.float32] < dropped
+
+
+def test_the_gpu_check_verdict_fails_when_the_comparison_cannot_see_a_dropped_split(monkeypatch):
+    check = kernel_check()
+    cases = [(3, 1024, (4, 2, 16))]
+    assert check.kernel_verdict(cases, torch.float32, torch.device("cpu"))[0]
+    monkeypatch.setitem(check.TOLERANCE, torch.float32, 10.0)  # a comparison too loose to matter
+    ok, detail = check.kernel_verdict(cases, torch.float32, torch.device("cpu"))
+    assert not ok and "cannot tell" in detail
+
+
+def test_a_row_of_length_zero_attends_to_nothing_and_lengths_past_the_capacity_read_the_capacity():
+    g = torch.Generator().manual_seed(5)
+    k, v = (torch.randn(3, 1, 100, 16, generator=g) for _ in "kv")  # 100 slots: not whole blocks
+    q = torch.randn(3, 2, 16, generator=g)
+    attention = make_attention("split-kv", AttentionShape(2, 1, 16, 0.25, torch.float32), torch.device("cpu"))
+    attention.prepare(torch.tensor([0, 500, 100]), 100, True, 100)
+    out = attention(q, k, v)
+    assert torch.equal(out[0], torch.zeros_like(out[0]))
+    for row in (1, 2):  # row 1's 500 reads no slot past the capacity (row 2's keys follow)
+        want = sdpa(q[row : row + 1], k[row : row + 1], v[row : row + 1], torch.tensor([100]), 0.25)[0]
+        torch.testing.assert_close(out[row].double(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_launch_the_split_plan_assumes_fits_four_programs_on_an_h200_sm():
+    from engine.decode import split_kv
+
+    shared = split_kv.shared_bytes(128, 2)  # the 7B head size, bf16
+    assert split_kv.resident(shared, registers=128) >= split_kv.PROGRAMS_PER_SM
+    # the launch it replaces (64-key blocks, Triton's default 3 stages) fits only 2
+    assert 228 * 1024 // (3 * 2 * 64 * 128 * 2) == 2

@@ -166,6 +166,22 @@ def test_kept_percent_is_pooled_over_chunks_next_to_its_macro_mean():
     assert plain.kept() is None and "| – |" in comparison_table([plain], baseline=None).splitlines()[2]
 
 
+def test_the_bench_table_shows_the_speech_lost_and_the_chunks_whose_anchor_stopped():
+    from engine.evaluation.metrics import MetricConfig, Scores
+    from engine.evaluation.report import RecordingResult, RunFacts, SystemReport
+    from engine.evaluation.systems import System
+    from engine.evaluation.tables import comparison_table
+
+    facts = RunFacts(60.0, 6.0, lost=((1.5, 30.0), (0.0, 30.0)), anchor_stopped=1)
+    report = SystemReport(
+        System("a", "vibevoice"), "d", MetricConfig(), "n", (RecordingResult("m1", facts, Scores()),)
+    )
+    assert report.lost() == {"seconds": 1.5, "fraction": 0.025, "anchor_stopped": 1}
+    assert RunFacts.from_dict(facts.to_dict()) == facts
+    row = comparison_table([report], baseline=None).splitlines()[2]
+    assert "| 1.5 s (2.5 %); anchor stopped in 1 chunk(s) |" in row
+
+
 def test_eviction_variants_at_one_chunk_size_are_drawn_apart_not_on_top_of_each_other():
     from engine.evaluation.plots import marker_x
 
