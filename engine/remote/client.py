@@ -109,7 +109,7 @@ class RemoteClient:
                 if waited + busy.seconds > MAX_BUSY_WAIT:
                     raise busy.error from None
                 again = f"the server is busy: trying again in {busy.seconds:g} s"
-                report(Progress(Stage.LOAD, 0, len(flac), again))
+                report(Progress(Stage.LOAD, 0, recording.duration, again))
                 _wait(busy.seconds, cancel)
                 waited += busy.seconds
 
@@ -122,7 +122,8 @@ class RemoteClient:
         watcher = _CancelWatcher(connection, cancel)
         lines: list[dict] = []  # received so far: kept in the error when the server goes away
         try:
-            response = self._sent(connection, boundary, head, flac, tail, report, cancel)
+            told = _uploaded(report, recording.duration)
+            response = self._sent(connection, boundary, head, flac, tail, told, cancel)
             if response.status != 200:
                 error = RemoteError(_error_text(response.read(), response.status), response.status)
                 delay = _retry_after(response.getheader("Retry-After"))
@@ -173,7 +174,7 @@ class RemoteClient:
 
     def _follow(self, response: http.client.HTTPResponse, duration: float, report: ProgressFn,
                 cancel: threading.Event | None, lines: list[dict]) -> Transcript:  # fmt: skip
-        chunks = 0
+        chunks, seen = 0, set()  # chunks the server plans, chunks whose lines arrived
         for event in _events(response, cancel):
             kind = event.get("type")
             if kind == "murmur.progress":
@@ -182,8 +183,9 @@ class RemoteClient:
                 chunks = int(event["total"]) if stage is Stage.INFER else chunks
             elif kind == "transcript.text.delta":
                 lines.extend(event["lines"])
+                seen.update(int(li["chunk"]) for li in event["lines"])
                 partial = _partial(event["lines"], duration)
-                report(Progress(Stage.INFER, len(lines), max(chunks, 1), partial=partial))
+                report(Progress(Stage.INFER, len(seen), max(chunks, len(seen)), partial=partial))
             elif kind == "transcript.text.done":
                 return transcript_from_dict(event["murmur"])
             elif kind == "error":
@@ -272,6 +274,17 @@ def _partial(lines: list[dict], duration: float) -> ChunkResult:
     """A chunk's final lines as a chunk result; its chunk starts at 0 so its times are absolute."""
     segments = tuple(Segment(li["start"], li["end"], li["text"], li.get("chunk_speaker")) for li in lines)
     return ChunkResult(chunk=Chunk(index=int(lines[0]["chunk"]), start=0.0, end=duration), segments=segments)
+
+
+def _uploaded(report: ProgressFn, seconds: float) -> ProgressFn:
+    """`report` with the upload's bytes told as the share of the recording's seconds sent, as the
+    load stage of a local run counts (never bytes shown as a clock)."""
+
+    def told(progress: Progress) -> None:
+        share = progress.completed / progress.total if progress.total else 1.0
+        report(Progress(Stage.LOAD, share * seconds, seconds, progress.detail))
+
+    return told
 
 
 def _arrived(lines: list[dict]) -> str:

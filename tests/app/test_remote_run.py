@@ -70,7 +70,9 @@ def test_transcribe_cancel_and_retranscribe_a_selection_on_the_server(make_windo
 
     # cancel: the job on the server is cancelled too, the window is unchanged
     seen: list[tuple[str, str]] = []
+    shown: list[object] = []
     window.session.progress.connect(lambda p: seen.append((p.stage.value, p.detail)))
+    window.session.progress.connect(shown.append)
     assert window.transcribe()
     wait_until(lambda: any(stage == "vad" for stage, _ in seen), timeout=120)
     window.session.cancel()
@@ -87,6 +89,11 @@ def test_transcribe_cancel_and_retranscribe_a_selection_on_the_server(make_windo
     assert transcript.text == local_text
     assert live  # lines appeared while the server worked
     assert ("load", "uploading") in seen  # the upload has its own progress
+    duration = window.session.audio.recording.duration
+    for p in shown:  # the panel reads "Decoding audio — 1:02 of 2:04", "chunk 3 of 5": never bytes or lines
+        assert 0 <= p.completed <= p.total, p
+        if p.stage.value == "load":
+            assert p.total <= duration + 1, f"upload progress in bytes, not seconds: {p}"
     assert window.model.meta.model == f"faster-whisper tiny.en at {served.url}"
 
     # re-transcribe a selection: the lines of that range come back from the server, one undoable step
