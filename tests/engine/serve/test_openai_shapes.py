@@ -238,30 +238,35 @@ def test_form_fields_become_the_request_and_the_jobs_decode_choices():
     assert translation_request({}).fmt == "json" and translation_request({}).speaker_labels is False
 
 
-@pytest.mark.parametrize(("fields", "param"), [
-    ({"response_format": ["docx"]}, "response_format"),
-    ({"response_format": ["verbose_json"], "timestamp_granularities": ["char"]}, "timestamp_granularities"),
-    ({"timestamp_granularities": ["segment"]}, "timestamp_granularities"),
-    ({"temperature": ["warm"]}, "temperature"),
-    ({"temperature": ["1.01"]}, "temperature"),
-    ({"temperature": ["-0.1"]}, "temperature"),
-    ({"temperature": ["nan"]}, "temperature"),
-    ({"num_speakers": ["many"]}, "num_speakers"),
-    ({"num_speakers": ["40"]}, "num_speakers"),
-    ({"stream": ["maybe"]}, "stream"),
-    ({"include[]": ["logprobs"]}, "include"),
-    ({"known_speaker_names[]": ["a"]}, "known_speaker_names"),
-    ({"chunking_strategy": ["server_vad"]}, "chunking_strategy"),
-    ({"langauge": ["en"]}, "langauge"),
+@pytest.mark.parametrize(("fields", "param", "message"), [
+    ({"response_format": ["docx"]}, "response_format",
+     "response_format must be one of json, verbose_json, text, srt, vtt"),
+    ({"response_format": ["verbose_json"], "timestamp_granularities": ["char"]}, "timestamp_granularities",
+     "timestamp_granularities may hold 'segment' and 'word'"),
+    ({"timestamp_granularities": ["segment"]}, "timestamp_granularities",
+     "timestamp_granularities requires response_format verbose_json"),
+    ({"temperature": ["warm" * 9]}, "temperature", f"temperature must be a number, not {('warm' * 5)!r}"),
+    ({"temperature": ["1.01"]}, "temperature", "temperature must be between 0 and 1"),
+    ({"temperature": ["-0.1"]}, "temperature", "temperature must be between 0 and 1"),
+    ({"temperature": ["nan"]}, "temperature", "temperature must be between 0 and 1"),
+    ({"num_speakers": ["many"]}, "num_speakers", "num_speakers must be a whole number"),
+    ({"num_speakers": ["40"]}, "num_speakers", "num_speakers must be between 1 and 32"),
+    ({"stream": ["maybe" * 5]}, "stream", f"stream must be true or false, not {('maybe' * 4)!r}"),
+    ({"include[]": ["logprobs"]}, "include", "include is not supported: log probabilities are not offered "
+                                             "by this server"),
+    ({"known_speaker_names[]": ["a"]}, "known_speaker_names",
+     "known_speaker_names is not supported: known speakers are not offered through the OpenAI API here"),
+    ({"chunking_strategy": ["server_vad"]}, "chunking_strategy",
+     "chunking_strategy may only be 'auto' (voice activity)"),
+    ({"langauge": ["en"]}, "langauge", "Unrecognized request argument supplied: langauge"),
 ])  # fmt: skip
-def test_each_bad_field_is_refused_by_name(fields, param):
+def test_each_bad_field_is_refused_by_name(fields, param, message):
     from engine.serve.openai_errors import ApiError
 
     with pytest.raises(ApiError) as refused:
         transcription_request(fields)
-    assert (refused.value.status, refused.value.param) == (400, param) and param in refused.value.message
-    codes = ("invalid_value", "unsupported_value", "unsupported_parameter", "unknown_parameter")
-    assert refused.value.code in codes
+    assert (refused.value.status, refused.value.param, refused.value.message) == (400, param, message)
+    assert str(refused.value) == message
 
 
 def test_a_bad_value_is_invalid_value_and_an_unoffered_one_unsupported_value():
@@ -274,6 +279,15 @@ def test_a_bad_value_is_invalid_value_and_an_unoffered_one_unsupported_value():
         codes[name] = refused.value.code
     assert codes == {"temperature": "invalid_value", "response_format": "unsupported_value",
                      "include": "unsupported_parameter"}  # fmt: skip
+
+
+def test_empty_fields_are_the_defaults_and_flags_read_as_people_write_them():
+    empty = transcription_request({"temperature": [""], "num_speakers": [""], "stream": [""],
+                                   "language": [""], "prompt": [""], "chunking_strategy": [""]})  # fmt: skip
+    assert empty.options == JobOptions() and empty.stream is False
+    for word, meaning in (("TRUE", True), ("1", True), ("yes", True), ("False", False), ("0", False),
+                          ("no", False)):  # fmt: skip
+        assert transcription_request({"diarize": [word]}).options.diarize is meaning
 
 
 def test_translations_take_no_language_or_stream():
@@ -497,6 +511,18 @@ def test_bad_uploads_are_400_or_413_naming_the_file(tmp_path, audio):
     small, _ = app_client(tmp_path, config={"max_audio_hours": 0.001})
     too_long = post(small, audio)  # 12 s against 3.6 s
     assert too_long.status_code == 413 and error_of(too_long)["param"] == "file"
+    plain, _ = app_client(tmp_path, config={"max_upload_mb": 0.01})
+
+    def chunked():  # no Content-Length: the limit holds while the body streams in
+        yield b'--b0\r\nContent-Disposition: form-data; name="file"; filename="a.flac"\r\n\r\n'
+        yield audio
+        yield b"\r\n--b0--\r\n"
+
+    streamed = plain.post("/v1/audio/transcriptions", content=chunked(),
+                          headers={"Content-Type": "multipart/form-data; boundary=b0"})  # fmt: skip
+    assert streamed.status_code == 413 and error_of(streamed) == {
+        "message": "the file is larger than this server's limit of 0.00999928 MB",
+        "type": "invalid_request_error", "param": "file", "code": None}  # fmt: skip
     plain, _ = app_client(tmp_path)
     not_audio = post(plain, b"this is not audio")
     assert not_audio.status_code == 400 and error_of(not_audio)["param"] == "file"
