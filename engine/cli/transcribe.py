@@ -40,6 +40,17 @@ __all__ = ["add_arguments", "backend_options", "deliver", "render_transcript", "
 DEFAULT_FORMATS = "srt,vtt,txt,json,docx"
 
 
+
+def channel_arg(value: str) -> str:
+    """`--channel`'s value, checked as it is parsed (argparse reports a bad one at once)."""
+    from engine.audio.channels import parse_channel
+
+    try:
+        parse_channel(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="audio or video files")
     p.add_argument("--backend", choices=sorted(BACKENDS), default="whisper", help="default: whisper")
@@ -74,6 +85,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=int,
         metavar="N",
         help="which audio stream of a file with several (from 0; default: the one marked default)",
+    )
+    p.add_argument(
+        "--channel",
+        default="mix",
+        type=channel_arg,
+        metavar="WHICH",
+        help="which channel to transcribe: mix (the mean of all, default), left, right or a number "
+        "from 0 (e.g. a recorder with one microphone per channel)",
     )
     vv = p.add_argument_group("vibevoice options")
     vv.add_argument("--dtype", choices=vibevoice.DTYPES, help="weights' dtype (default: auto)")
@@ -128,6 +147,7 @@ def _transcribe_all(args: argparse.Namespace, plan: Plan, cancel: threading.Even
         single_pass=args.mode == "single",
         speakers=speaker_config(args),
         audio_stream=args.audio_stream,
+        channel=args.channel,
     )
     if cancel.is_set():
         raise Cancelled()
