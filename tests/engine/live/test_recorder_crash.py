@@ -68,7 +68,7 @@ def test_killed_recording_decodes_up_to_the_last_flush_and_recovers(clip: Path, 
     assert len(partial) == 1, "the cut-short recording is found by its marker"
     samples, rate = decoded_seconds(partial[0].audio)
     kept = len(samples) / rate
-    assert kept >= flushed  # everything flushed before the kill is kept
+    assert kept >= flushed - 0.001  # everything flushed before the kill is kept
     source, _ = sf.read(clip, dtype="float32", frames=len(samples))
     assert np.max(np.abs(samples - source)) < 2 / 32768  # the very audio, 16-bit
 
