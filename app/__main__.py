@@ -1,9 +1,11 @@
 """`murmur-app [FILE]`: start the desktop app, optionally opening a recording or a project.
 
 Sets up the application (names, style, icon), a crash handler that logs and shows unexpected
-errors instead of closing the window, offers to restore unsaved work left by a session that
-crashed, then opens FILE if one was given: only after the user has answered, and only once a
-restored recording has loaded, so the file never silently replaces restored work.
+errors instead of closing the window, offers to restore unsaved work left by sessions that
+crashed (each autosave in turn; No deletes only the one asked about; those that cannot be restored
+are set aside and reported once), then opens FILE if one was given: only after the user has
+answered, and only once a restored recording has loaded, so the file never silently replaces
+restored work.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def offer_recovery(window: MainWindow) -> None:
     saved and how many there are: Yes restores it (the others are kept and offered at the next
     start), No deletes only the one it was asked about. Autosaves that cannot be restored are
     moved aside and reported once."""
-    set_aside = window.projects.recovery.set_aside()
+    set_aside = window.projects.set_aside()
     pending = window.projects.pending()
     for number, recovery in enumerate(pending, 1):
         answer = QMessageBox.question(

@@ -5,8 +5,11 @@ and back. Saving and autosaving take an immutable snapshot on the GUI thread (mi
 write it on `ProjectWriter`'s thread, so neither stalls the window however long the transcript.
 Saving marks the undo stack clean (again modified if the write fails); opening resets it. Every
 `autosave_ms` (30 s by default) unsaved edits are written to this session's recovery file, which
-a clean save or a clean exit removes; `pending()` lists files left by sessions that crashed. An
-audio file that moved is found next to the project, or the user is asked to locate it.
+a clean save or a clean exit removes; `pending()` lists files left by sessions that crashed and
+`set_aside()` moves those that cannot be restored out of the way. An audio file that moved is found
+next to the project, or the user is asked to locate it; if it is not found, the link is kept as it
+was, so a save does not lose it. A project with bytes that are not UTF-8 is opened, if the user
+agrees, as far as it reads (marked unsaved).
 
 The controller sees the window only through `ProjectHost`, the few things it needs (the session,
 the model and its undo stack, the settings, the discard question, a parent for dialogs), so the
@@ -283,6 +286,10 @@ class ProjectController(QObject):
 
     def pending(self) -> list[Recovery]:
         return self.recovery.pending()
+
+    def set_aside(self) -> list[tuple[Path, str]]:
+        """Move ended sessions' autosaves that cannot be restored aside: (where each is, why)."""
+        return self.recovery.set_aside()
 
     def restore(self, recovery: Recovery) -> None:
         ref = recovery.project.audio
