@@ -6,8 +6,8 @@ runtime links, matplotlib's font cache, onnxruntime's device id, Ray's auth toke
 (pytest's own `tmp_path` folders too), `RAY_TMPDIR`, `TRITON_CACHE_DIR`, `MPLCONFIGDIR`,
 `TORCHINDUCTOR_CACHE_DIR`. It notes what the real home and temp folder held. `left_behind()` lists
 what is new there since, and what tests left in the session's temp folder (a test's own
-`tmp_path` aside); `close()` removes the session's folder. Subprocesses inherit the environment,
-so they are covered too.
+`tmp_path` aside); `close()` removes the session's folder and puts the environment back.
+Subprocesses inherit the environment, so they are covered too.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ class Sandbox:
     temp: Path  # the real temp folder
     home_before: frozenset[Path]
     temp_before: frozenset[Path]
+    environ_before: tuple[tuple[str, str | None], ...]  # what `start` replaced, put back by `close`
 
     @classmethod
     def start(cls) -> Sandbox:
@@ -59,11 +60,12 @@ class Sandbox:
             "XDG_RUNTIME_DIR": "run", "TMPDIR": "tmp", "RAY_TMPDIR": "ray", "TRITON_CACHE_DIR": "triton",
             "MPLCONFIGDIR": "home/.config/matplotlib", "TORCHINDUCTOR_CACHE_DIR": "torchinductor",
         }  # fmt: skip
+        environ_before = tuple((name, os.environ.get(name)) for name in folders)
         for name, sub in folders.items():
             (root / sub).mkdir(parents=True, exist_ok=True, mode=0o700)
             os.environ[name] = str(root / sub)
         tempfile.tempdir = None  # gettempdir() reads TMPDIR again
-        return cls(root, home, temp, home_before, temp_before)
+        return cls(root, home, temp, home_before, temp_before, environ_before)
 
     def left_behind(self) -> list[str]:
         """What the session left: new in the real home or temp folder, and in its own temp folder."""
@@ -78,4 +80,12 @@ class Sandbox:
         return sorted(str(p) for p in new if p.parent not in new)  # a new folder, not all it holds
 
     def close(self) -> None:
+        """Remove the session's folder and put the environment back (a process may run pytest
+        again, as mutmut does)."""
+        for name, value in self.environ_before:
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        tempfile.tempdir = None
         shutil.rmtree(self.root, ignore_errors=True)
