@@ -4,10 +4,11 @@
 beside the user's files: `HOME` and the XDG folders (Qt's dialog state, PulseAudio's cookie and
 runtime links, matplotlib's font cache, onnxruntime's device id, Ray's auth token), `TMPDIR`
 (pytest's own `tmp_path` folders too), `RAY_TMPDIR`, `TRITON_CACHE_DIR`, `MPLCONFIGDIR`,
-`TORCHINDUCTOR_CACHE_DIR`. It notes what the real home and temp folder held. `left_behind()` lists
-what is new there since, and what tests left in the session's temp folder (a test's own
-`tmp_path` aside); `close()` removes the session's folder and puts the environment back.
-Subprocesses inherit the environment, so they are covered too.
+`TORCHINDUCTOR_CACHE_DIR`; the model caches (`HF_HOME`, `TORCH_HOME`) stay where they were. It
+notes what the real home and temp folder held. `left_behind()` lists what is new there since, and
+what tests left in the session's temp folder (a test's own `tmp_path` aside); `close()` removes
+the session's folder and puts the environment back. Subprocesses inherit the environment, so they
+are covered too.
 """
 
 from __future__ import annotations
@@ -60,7 +61,11 @@ class Sandbox:
             "XDG_RUNTIME_DIR": "run", "TMPDIR": "tmp", "RAY_TMPDIR": "ray", "TRITON_CACHE_DIR": "triton",
             "MPLCONFIGDIR": "home/.config/matplotlib", "TORCHINDUCTOR_CACHE_DIR": "torchinductor",
         }  # fmt: skip
-        environ_before = tuple((name, os.environ.get(name)) for name in folders)
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache")
+        caches = {"HF_HOME": cache / "huggingface", "TORCH_HOME": cache / "torch"}
+        environ_before = tuple((name, os.environ.get(name)) for name in [*folders, *caches])
+        for name, real in caches.items():  # model caches stay the user's: tests read them, offline
+            os.environ.setdefault(name, str(real))
         for name, sub in folders.items():
             (root / sub).mkdir(parents=True, exist_ok=True, mode=0o700)
             os.environ[name] = str(root / sub)
