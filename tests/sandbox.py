@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+PREFIX = "murmur-tests-"  # a session's sandbox (this one, or another session's running alongside)
 PYTEST_TEMP = "pytest-of-"  # pytest's own tmp_path folders, removed with the session's folder
 LIBRARY_TEMP = frozenset({".ses"})  # onnxruntime's session stamp, written into the temp folder at import
 HOME_DEPTH = 2  # ~/.cache/x is a new entry; what is inside an entry that existed is not listed
@@ -54,7 +55,7 @@ class Sandbox:
     def start(cls) -> Sandbox:
         home, temp = Path.home(), Path(tempfile.gettempdir())
         home_before, temp_before = frozenset(entries(home, HOME_DEPTH)), frozenset(entries(temp, 1))
-        root = Path(tempfile.mkdtemp(prefix="murmur-tests-"))
+        root = Path(tempfile.mkdtemp(prefix=PREFIX))
         folders = {
             "HOME": "home", "XDG_CONFIG_HOME": "home/.config", "XDG_CACHE_HOME": "home/.cache",
             "XDG_DATA_HOME": "home/.local/share", "XDG_STATE_HOME": "home/.local/state",
@@ -75,7 +76,7 @@ class Sandbox:
     def left_behind(self) -> list[str]:
         """What the session left: new in the real home or temp folder, and in its own temp folder."""
         new_home = entries(self.home, HOME_DEPTH) - self.home_before
-        new_temp = {p for p in entries(self.temp, 1) - self.temp_before if p != self.root}
+        new_temp = {p for p in entries(self.temp, 1) - self.temp_before if not p.name.startswith(PREFIX)}
         own_temp = {
             p
             for p in entries(self.root / "tmp", 1)
