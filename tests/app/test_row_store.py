@@ -127,6 +127,7 @@ def test_a_state_restores_the_rows_exactly_before_and_after_a_shift():
     assert s.all() == (line(0), line(1, "S2"), line(2))
     s.restore(after)
     assert s.fold(2) is True  # the restored offsets are lagging again: 3 rows
+    assert s.fold(1) is False  # …and no more than 3
     assert s.all() == (shifted_line(0, 2.5), shifted_line(1, 2.5, "S2"), shifted_line(2, 2.5))
 
 

@@ -79,3 +79,11 @@ def test_lanes_run_at_most_that_many_at_once_with_one_more_queued():
     assert peak == lanes, f"{peak} ran at once with {lanes} lanes"
     assert taken_at_first == lanes + 2  # the lanes, one queued, and one more once the first is done
     assert all(name.startswith("whisper-lane") for name in names)
+
+
+def test_a_quota_under_one_core_is_one_core(tmp_path, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    cpu_max = tmp_path / "cpu.max"
+    cpu_max.write_text("50000 100000\n")  # half a core
+    assert available_cores(cpu_max) == 1
