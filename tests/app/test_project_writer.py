@@ -32,9 +32,14 @@ def test_how_a_write_ended_reaches_the_gui_thread_by_itself(qapp, qtbot):
     def fail() -> None:
         raise OSError(28, "No space left on device")
 
-    writer.submit(fail, lambda e: told.append((e, threading.current_thread() is threading.main_thread())))
-    qtbot.waitUntil(lambda: bool(told), timeout=10_000)  # nobody calls wait(): the event loop delivers
-    error, on_gui_thread = told[0]
+    def note(error: object) -> None:
+        told.append((error, threading.current_thread() is threading.main_thread()))
+
+    writer.submit(lambda: None, note)  # a save that worked, then an autosave that did not
+    writer.submit(fail, note)
+    qtbot.waitUntil(lambda: len(told) == 2, timeout=10_000)  # nobody calls wait(): the event loop delivers
+    assert told[0] == (None, True)
+    error, on_gui_thread = told[1]
     assert isinstance(error, OSError) and error.strerror == "No space left on device" and on_gui_thread
     assert not writer.busy
     writer.shutdown()
