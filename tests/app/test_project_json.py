@@ -33,6 +33,7 @@ def test_a_20000_line_save_is_written_in_blocks_not_line_by_line():
     write_json(stream, big_project(20_000))
     total = sum(stream.sizes)
     assert len(stream.sizes) <= total // BLOCK + 2, "written in pieces smaller than a block"
+    assert len(stream.sizes) >= total // BLOCK, "held back and written in fewer, larger pieces"
     assert all(BLOCK <= size < 2 * BLOCK for size in stream.sizes[:-1])  # never the whole text at once
     data = json.loads(stream.getvalue())
     assert len(data["transcript"]["utterances"]) == 20_000
@@ -45,3 +46,22 @@ def test_each_line_of_speech_is_one_line_of_the_file():
     lines = stream.getvalue().decode().splitlines()
     speech = [line.strip().rstrip(",") for line in lines if '"text"' in line]
     assert [json.loads(line)["text"] for line in speech] == [f"Line {i} of a long meeting." for i in range(3)]
+
+
+def test_the_layout_is_one_key_per_line_at_the_top_two_levels_and_one_item_per_line_in_lists():
+    stream = CountingStream()
+    data = {
+        "format": "murmur-project",
+        "audio": {"path": "/a.wav", "stream": None},
+        "transcript": {"utterances": iter([{"text": "Hi.", "start": 0.5}]), "meta": {"x": [1, 2]}},
+        "speakers": [],
+        "speech": iter([[0.0, 1.5], [2.0, 3.0]]),
+        "settings": {},
+    }
+    write_json(stream, data)
+    assert stream.getvalue().decode() == (
+        '{\n "format": "murmur-project",\n "audio": {\n  "path": "/a.wav",\n  "stream": null\n },\n'
+        ' "transcript": {\n  "utterances": [\n   {"text": "Hi.", "start": 0.5}\n  ],\n'
+        '  "meta": {"x": [1, 2]}\n },\n "speakers": [],\n "speech": [\n  [0.0, 1.5],\n  [2.0, 3.0]\n ],\n'
+        ' "settings": {}\n}\n'
+    )
