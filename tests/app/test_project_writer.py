@@ -21,7 +21,8 @@ def test_writes_run_and_report_in_the_order_submitted(qapp, qtbot):
     writer.wait()
     assert ran == ["save", "discard autosave", "autosave"]
     assert told == [("save", None), ("discard autosave", None), ("autosave", None)]
-    assert not writer.busy
+    qtbot.wait(200)  # the queued reports arrive after wait() delivered them: each is told once
+    assert len(told) == 3 and not writer.busy
     writer.shutdown()
 
 
