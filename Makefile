@@ -38,7 +38,7 @@ demo: setup
 	$(BIN)/murmur transcribe resources/demo/meeting.flac --out out/demo --format srt,vtt,txt,json,docx,rttm,seglst
 
 test: setup
-	$(BIN)/python -m pytest -q -m "not slow and not gpu"
+	MURMUR_LEAK_CHECK=fail $(BIN)/python -m pytest -q -m "not slow and not gpu"
 
 test-all: setup
 	$(BIN)/python -m pytest -q

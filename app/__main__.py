@@ -1,9 +1,11 @@
 """`murmur-app [FILE]`: start the desktop app, optionally opening a recording or a project.
 
 Sets up the application (names, style, icon), a crash handler that logs and shows unexpected
-errors instead of closing the window, offers to restore unsaved work left by a session that
-crashed, then opens FILE if one was given: only after the user has answered, and only once a
-restored recording has loaded, so the file never silently replaces restored work.
+errors instead of closing the window, offers to restore unsaved work left by sessions that
+crashed (each autosave in turn; No deletes only the one asked about; those that cannot be restored
+are set aside and reported once), then opens FILE if one was given: only after the user has
+answered, and only once a restored recording has loaded, so the file never silently replaces
+restored work.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.main_window import MainWindow
+from app.project_recovery import Recovery
 from app.resources import icon
 from app.theme import THEMES, desktop_scheme
 
@@ -43,22 +46,45 @@ def install_crash_handler(window: MainWindow) -> None:
 
 
 def offer_recovery(window: MainWindow) -> None:
+    """Offer each crashed session's autosave in turn, newest first, each named with when it was
+    saved and how many there are: Yes restores it (the others are kept and offered at the next
+    start), No deletes only the one it was asked about. Autosaves that cannot be restored are
+    moved aside and reported once."""
+    set_aside = window.projects.set_aside()
     pending = window.projects.pending()
-    if not pending:
-        return
-    newest = pending[0]
-    audio = Path(newest.project.audio.path).name if newest.project.audio else "no recording"
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(newest.saved_at))
-    answer = QMessageBox.question(
-        window, "Restore unsaved work?",
-        f"Murmur closed unexpectedly with unsaved edits ({audio}, autosaved {when}).\n"
-        "Restore them?",
-    )  # fmt: skip
-    if answer == QMessageBox.StandardButton.Yes:
-        window.projects.restore(newest)
-    else:
-        for recovery in pending:
-            recovery.path.unlink(missing_ok=True)
+    for number, recovery in enumerate(pending, 1):
+        answer = QMessageBox.question(
+            window, "Restore unsaved work?", restore_question(recovery, number, len(pending))
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            window.projects.restore(recovery)
+            if number < len(pending):
+                window.show_message(
+                    f"{len(pending) - number} more autosave(s) kept; they are offered at the next start"
+                )
+            break
+        recovery.path.unlink(missing_ok=True)
+    if set_aside:
+        named = "\n".join(f"  {path.name}: {reason}" for path, reason in set_aside)
+        window.show_error(
+            "An autosave cannot be restored",
+            f"These autosaves cannot be restored by this "
+            f"Murmur and were moved to {set_aside[0][0].parent}, where they are kept:\n{named}",
+        )
+
+
+def restore_question(recovery: Recovery, number: int, count: int) -> str:
+    audio = Path(recovery.project.audio.path).name if recovery.project.audio else "no recording"
+    project = (
+        f", project {recovery.project_path.name or recovery.project_path}" if recovery.project_path else ""
+    )
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(recovery.saved_at))
+    which = f" ({number} of {count})" if count > 1 else ""
+    lines = recovery.project.transcript.utterances if recovery.project.transcript else ()
+    return (
+        f"Murmur closed unexpectedly with unsaved edits{which}: {audio}{project}, {len(lines)} lines, "
+        f"autosaved {when}.\nRestore them? No deletes this autosave."
+    )
 
 
 def start_up(window: MainWindow, file: Path | None) -> None:

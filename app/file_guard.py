@@ -1,15 +1,19 @@
-"""Two guards that keep the user's work: a project file changed on disk since this window read it,
-and an autosave folder that cannot be written (no Qt).
+"""Guards that keep the user's work: a project file changed on disk since this window read it, a
+project path that cannot take a save, and an autosave folder that cannot be written (no Qt).
 
 - `DiskStamp.of(path)` is what a file looked like (modification time in ns, size) when this window
   last read or wrote it; `stamp.changed(path)` says whether something else has written it since
   (another window, another program). A file that is gone counts as unchanged: saving recreates it.
+- `save_problem(path)` says why a project cannot be saved at `path` (no file name, as `/`; a
+  folder there; a file where a folder should be; a folder that cannot be written), or None: the
+  window then asks where to save instead of failing.
 - `AutosaveNotice.first(folder, error)` gives the message that crash protection is off the first
   time autosave fails in a session, and None after that: the user is told once, not every 30 s.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +34,19 @@ class DiskStamp:
     def changed(self, path: Path) -> bool:
         now = DiskStamp.of(path)
         return now is not None and now != self
+
+
+def save_problem(path: Path) -> str | None:
+    """Why a project cannot be written at `path`; None when it can be tried (folders still missing
+    are made by the save)."""
+    if not path.name or path.is_dir():
+        return f"{path} is a folder"
+    existing = next((p for p in path.parents if p.exists()), path.parent)
+    if not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return f"{existing if not path.exists() else path} cannot be written"
+    return None
 
 
 class AutosaveNotice:

@@ -10,14 +10,12 @@ then a file of the same name beside the project. Files are written atomically, i
 (`app.project_json`: one line of speech per line of text, so a background save never holds the
 interpreter long).
 
-Recovery: `RecoveryStore(folder)` keeps one autosave file per running session (the project plus
-the saving process id and the project's own path). A file left behind by a process that is no
-longer running means edits were not saved: `pending()` lists those so they can be restored.
-Recovery metadata (pid, saved_at) is cosmetic: a pid that no process can have means the session
-is gone, and a saved_at that is not a plausible time is replaced by the file's own time, so the
-edits are always offered.
+Autosaves and their recovery: `app.project_recovery`.
 
-A project is validated completely before any of it is used: a wrongly typed field anywhere
+A file is read as UTF-8 with or without a byte-order mark; bytes that are not UTF-8 raise
+`ProjectTextError` naming line, column and byte offset (`app.project_text`) and carrying the
+project as read with them replaced, so the caller can offer it; JSON that does not parse is named
+by line and column. A project is validated completely before any of it is used: a wrongly typed field anywhere
 (settings included), JSON nested too deep to read, a file over `MAX_PROJECT_BYTES` or a
 transcript over `MAX_UTTERANCES` lines raise `ProjectError` with a message naming the file and
 the field or the limit, and so do times that are NaN, infinite or absurdly large
@@ -27,16 +25,13 @@ to a palette colour no other speaker uses.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import math
 import os
-import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app import project_text
 from app.project_fields import audio_fields, pair, settings_from, speakers_from, typed
 from app.project_json import write_json
 from app.speakers import SpeakerBook
@@ -47,14 +42,20 @@ from engine.types import Chunk, SpeechSegment, Transcript
 FORMAT = "murmur-project"
 VERSION = 1
 SUFFIX = ".murmur"
-RECOVERY_SUFFIX = ".murmur-recovery"
 MAX_PROJECT_BYTES = 512 * 2**20  # a 24-hour transcript with word times takes well under 100 MB
 MAX_UTTERANCES = 100_000  # far above a day of speech; more would leave the window unusable
-_MAX_PID = 2**22  # above any process id a system hands out
 
 
 class ProjectError(MurmurError):
     """A project file could not be read."""
+
+
+class ProjectTextError(ProjectError):
+    """A project file holds bytes that are not UTF-8; `salvage` is the project read without them."""
+
+    def __init__(self, message: str, salvage: Project) -> None:
+        super().__init__(message)
+        self.salvage = salvage
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +104,9 @@ def to_dict(project: Project, project_path: Path | None) -> dict[str, Any]:
     from engine.export.json_format import transcript_dict
 
     audio = project.audio
-    if audio is not None and project_path is not None:
+    if audio is not None and project_path is not None and Path(audio.path).is_file():
         audio = audio_ref(Path(audio.path), project_path, audio.duration, audio.stream)
+    # a recording that is not where the link says keeps the link as it was: it may come back
     transcript = project.transcript
     return {
         "format": FORMAT,
@@ -160,22 +162,23 @@ def check_project_times(project: Project) -> None:
 
 def save_project(project: Project, path: Path) -> None:
     """Write `project` to `path` atomically (relative audio path computed for `path`)."""
-    _write_json(path, to_dict(project, path))
+    write_json_file(path, to_dict(project, path))
 
 
 def load_project(path: Path) -> Project:
-    return _read_project(path)[1]
+    return read_project(path)[1]
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
+def write_json_file(path: Path, data: dict[str, Any]) -> None:
     from engine.export.atomic import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, lambda stream: write_json(stream, data))
 
 
-def _read_project(path: Path) -> tuple[dict[str, Any], Project]:
-    """The file's JSON and the project it holds (parsed once)."""
+def read_project(path: Path) -> tuple[dict[str, Any], Project]:
+    """The file's JSON and the project it holds (parsed once). Bytes that are not UTF-8 raise
+    `ProjectTextError`, naming where they are and carrying the project read without them."""
     try:
         size = path.stat().st_size
         if size > MAX_PROJECT_BYTES:
@@ -183,11 +186,25 @@ def _read_project(path: Path) -> tuple[dict[str, Any], Project]:
                 f"{path.name} is {size / 2**20:,.0f} MB; Murmur opens projects of at most "
                 f"{MAX_PROJECT_BYTES // 2**20} MB"
             )
-        data = json.loads(path.read_text(encoding="utf-8"))
+        decoded = project_text.decode(path.read_bytes())
     except OSError as exc:
         raise ProjectError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ProjectError(f"{path.name} is not a Murmur project: it is not valid JSON") from exc
+    damage = f"{path.name} has {project_text.describe(decoded)}" if decoded.bad else ""
+    try:
+        data, project = _parse(path, decoded.text)
+    except ProjectError as exc:
+        raise ProjectError(f"{damage}; {exc}" if damage else str(exc)) from exc
+    if damage:
+        raise ProjectTextError(damage, project)
+    return data, project
+
+
+def _parse(path: Path, text: str) -> tuple[dict[str, Any], Project]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = project_text.json_position(exc)
+        raise ProjectError(f"{path.name} is not a Murmur project: it is not valid JSON ({where})") from exc
     except RecursionError as exc:
         raise ProjectError(f"{path.name} is not a Murmur project: its JSON is nested too deep") from exc
     try:
@@ -198,82 +215,3 @@ def _read_project(path: Path) -> tuple[dict[str, Any], Project]:
         raise ProjectError(f"{path.name} is not a valid Murmur project: a time is out of range") from exc
     except (ValueError, KeyError, TypeError, TranscriptFormatError) as exc:
         raise ProjectError(f"{path.name} is not a valid Murmur project: {exc}") from exc
-
-
-@dataclass(frozen=True, slots=True)
-class Recovery:
-    """An autosave left behind by a session that ended without saving."""
-
-    path: Path
-    saved_at: float  # seconds since the epoch
-    project_path: Path | None  # where the project was saved before, if it ever was
-    project: Project
-
-
-class RecoveryStore:
-    """Autosave files of live sessions in `folder`; each session writes only its own file."""
-
-    def __init__(self, folder: Path, pid: int | None = None) -> None:
-        self.folder = folder
-        self.pid = os.getpid() if pid is None else pid
-        self.path = folder / f"session-{self.pid}-{int(time.time() * 1000)}{RECOVERY_SUFFIX}"
-
-    def write(self, project: Project, project_path: Path | None) -> None:
-        data = to_dict(project, None)
-        data["recovery"] = {
-            "pid": self.pid,
-            "saved_at": time.time(),
-            "project_path": None if project_path is None else str(project_path),
-        }
-        _write_json(self.path, data)
-
-    def discard(self) -> None:
-        with contextlib.suppress(OSError):  # a folder that cannot be written holds no autosave
-            self.path.unlink(missing_ok=True)
-
-    def pending(self) -> list[Recovery]:
-        """Autosaves of sessions that are no longer running, newest first (unreadable ones skipped)."""
-        found = []
-        for path in sorted(self.folder.glob(f"*{RECOVERY_SUFFIX}")):
-            try:
-                data, project = _read_project(path)
-            except ProjectError:
-                continue
-            meta = data.get("recovery") if isinstance(data.get("recovery"), dict) else {}
-            if path == self.path or _process_alive(meta.get("pid")):
-                continue
-            where = meta.get("project_path")
-            found.append(Recovery(path, _saved_at(meta.get("saved_at"), path), _path_or_none(where), project))
-        return sorted(found, key=lambda r: r.saved_at, reverse=True)
-
-
-def _saved_at(value: Any, path: Path) -> float:
-    """When a recovery file was saved: its own record if plausible, else the file's time."""
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    if ok and 0 < value <= time.time() + 86_400:
-        return float(value)
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
-
-
-def _path_or_none(value: Any) -> Path | None:
-    return Path(value) if isinstance(value, str) and value else None
-
-
-def _process_alive(pid: Any) -> bool:
-    """Whether the process that wrote a recovery file still runs (an impossible pid: it does not)."""
-    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid < _MAX_PID:
-        return False
-    if pid == os.getpid():
-        return True
-    if sys.platform == "win32":  # os.kill would terminate the process there
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True
-    return True

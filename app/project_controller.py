@@ -5,8 +5,11 @@ and back. Saving and autosaving take an immutable snapshot on the GUI thread (mi
 write it on `ProjectWriter`'s thread, so neither stalls the window however long the transcript.
 Saving marks the undo stack clean (again modified if the write fails); opening resets it. Every
 `autosave_ms` (30 s by default) unsaved edits are written to this session's recovery file, which
-a clean save or a clean exit removes; `pending()` lists files left by sessions that crashed. An
-audio file that moved is found next to the project, or the user is asked to locate it.
+a clean save or a clean exit removes; `pending()` lists files left by sessions that crashed and
+`set_aside()` moves those that cannot be restored out of the way. An audio file that moved is found
+next to the project, or the user is asked to locate it; if it is not found, the link is kept as it
+was, so a save does not lose it. A project with bytes that are not UTF-8 is opened, if the user
+agrees, as far as it reads (marked unsaved).
 
 The controller sees the window only through `ProjectHost`, the few things it needs (the session,
 the model and its undo stack, the settings, the discard question, a parent for dialogs), so the
@@ -24,19 +27,19 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
-from app.file_guard import AutosaveNotice, DiskStamp
+from app.file_guard import AutosaveNotice, DiskStamp, save_problem
 from app.project import (
     SUFFIX,
     AudioRef,
     Project,
     ProjectError,
-    Recovery,
-    RecoveryStore,
+    ProjectTextError,
     audio_ref,
     load_project,
     resolve_audio,
     save_project,
 )
+from app.project_recovery import Recovery, RecoveryStore
 from app.project_writer import ProjectWriter
 from app.settings import TranscribeSettings
 from app.speakers import book_from_transcript
@@ -79,6 +82,7 @@ class ProjectController(QObject):
         self.timer.timeout.connect(self.autosave)
         self.timer.start()
         self._replace_on_load: Path | None = None
+        self._unfound: AudioRef | None = None  # the link to a recording the open project could not find
         self._stamp: DiskStamp | None = None  # the project file as this window last read or wrote it
         self._autosave_notice = AutosaveNotice()
         window.session.audio_ready.connect(self._on_audio)
@@ -109,7 +113,7 @@ class ProjectController(QObject):
         meta = Transcript(utterances=(), duration=audio.recording.duration, source=str(audio.path))
         w.model.set_document((), (), meta)
         w.undo_stack.clear()
-        self.path = None
+        self.path, self._unfound = None, None
         self.writer.submit(self.recovery.discard)
         self.path_changed.emit()
 
@@ -127,8 +131,9 @@ class ProjectController(QObject):
         stream = audio.stream if audio is not None else w.session.pending_stream
         prepared = w.session.prepared
         transcript = w.model.transcript_later() if w.model.rowCount() or w.model.meta.chunks else None
+        ref = self._unfound if path is None else audio_ref(path, self.path, duration, stream)
         project = Project(
-            audio=None if path is None else audio_ref(path, self.path, duration, stream),
+            audio=ref,
             speakers=w.model.book,
             settings=w.settings.to_dict(),
             speech=tuple(prepared.speech) if prepared is not None else (),
@@ -141,7 +146,7 @@ class ProjectController(QObject):
         thread; the window counts as saved at once and is marked modified again if the write
         fails (with an error). False when there is nowhere to save."""
         path = path or self.path
-        if path is None:
+        if path is None or not path.name:
             return False
         if path.suffix != SUFFIX:
             path = path.with_name(path.name + SUFFIX)
@@ -160,6 +165,11 @@ class ProjectController(QObject):
         self.path_changed.emit()
         return True
 
+    def save_in_place_problem(self) -> str | None:
+        """Why Save cannot write the project's own file (None: it can); the window asks where
+        to save instead. A recovered project's path may be `/` or a folder since made read-only."""
+        return "the project has not been saved yet" if self.path is None else save_problem(self.path)
+
     def _saved(self, path: Path, previous: Path | None, error: Exception | None) -> None:
         if error is None:
             self._stamp = DiskStamp.of(path)  # what this window wrote is what it last saw
@@ -170,7 +180,8 @@ class ProjectController(QObject):
         self.window.undo_stack.resetClean()  # nothing was saved: the edits are unsaved again
         self.path_changed.emit()
         reason = error.strerror if isinstance(error, OSError) and error.strerror else error
-        self.error.emit("Could not save the project", f"{path}: {reason}")
+        self.error.emit("Could not save the project", f"{path}: {reason}\n\nYour edits are still open; "
+                        "use File ▸ Save As… to save them elsewhere.")  # fmt: skip
 
     def _confirm_overwrite(self, path: Path) -> bool:
         """Ask before saving over a project file something else changed since it was opened."""
@@ -188,8 +199,13 @@ class ProjectController(QObject):
         w = self.window
         if w.ask_before_closing and not w.undo_stack.isClean() and not w.confirm_discard("opening a project"):
             return False
+        repaired = False
         try:
             project = load_project(path)
+        except ProjectTextError as exc:
+            if not self._open_damaged(str(exc)):
+                return False
+            project, repaired = exc.salvage, True
         except ProjectError as exc:
             self.error.emit("Cannot open this project", str(exc))
             return False
@@ -197,6 +213,8 @@ class ProjectController(QObject):
         self.path, self._stamp = path, DiskStamp.of(path)  # bound to the file only once shown
         self.window.undo_stack.clear()
         self.window.undo_stack.setClean()
+        if repaired:
+            self.window.undo_stack.resetClean()  # the file on disk still holds the damage until saved
         self._autosaved_index = 0
         self.path_changed.emit()
         return True
@@ -209,6 +227,16 @@ class ProjectController(QObject):
         self._autosaved_index = 0
         self.path_changed.emit()
 
+    def _open_damaged(self, damage: str) -> bool:
+        """Ask whether to open a project as far as it can be read (the file stays as it is)."""
+        buttons = QMessageBox.StandardButton
+        answer = QMessageBox.question(
+            self.window.dialog_parent(), "Open what can be read?",
+            f"{damage}.\n\nOpen the project with those bytes shown as \ufffd? The file is not "
+            "changed until you save it.", buttons.Open | buttons.Cancel, buttons.Open,
+        )  # fmt: skip
+        return answer == buttons.Open
+
     def apply(self, project: Project, audio: Path | None) -> None:
         """Show `project` in the window and start loading its recording (when there is one)."""
         w = self.window
@@ -220,10 +248,12 @@ class ProjectController(QObject):
             w.model.set_document(transcript.utterances, book, transcript)
         else:
             w.model.set_document((), project.speakers, w.model.meta)
+        self._unfound = None
         if audio is not None:
             stream = project.audio.stream if project.audio is not None else None
             w.session.open_audio(audio, w.settings, project.speech or None, project.chunks, stream)
         elif project.audio is not None:
+            self._unfound = project.audio  # saved as it was, so the link is not lost
             self.error.emit("Recording not found", f"{project.audio.path} could not be found. The transcript "
                             "is open; open the recording again to see the waveform and play it.")  # fmt: skip
 
@@ -264,6 +294,10 @@ class ProjectController(QObject):
 
     def pending(self) -> list[Recovery]:
         return self.recovery.pending()
+
+    def set_aside(self) -> list[tuple[Path, str]]:
+        """Move ended sessions' autosaves that cannot be restored aside: (where each is, why)."""
+        return self.recovery.set_aside()
 
     def restore(self, recovery: Recovery) -> None:
         ref = recovery.project.audio

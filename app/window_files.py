@@ -131,11 +131,19 @@ class FileCommands:
         self.recent.show_files(self.store.add_recent_file(str(path)))
 
     def save(self) -> bool:
-        return self.projects.save() if self.projects.path else self.save_as()
+        """Save to the project's own file; ask where (Save As) when it has none or it cannot be written."""
+        problem = self.projects.save_in_place_problem()
+        if problem is None:
+            return self.projects.save()
+        if self.projects.path is not None:
+            self.show_message(f"Cannot save to {self.projects.path} ({problem}); choose where to save")
+        return self.save_as()
 
     def save_as(self) -> bool:
-        audio = self.session.audio
+        audio, own = self.session.audio, self.projects.path
         suggestion = audio.path.with_suffix(SUFFIX) if audio else Path.home() / f"transcript{SUFFIX}"
+        if own is not None and own.name and own.parent.is_dir():
+            suggestion = own
         path, _ = QFileDialog.getSaveFileName(
             self, "Save project", str(suggestion), f"Murmur project (*{SUFFIX})"
         )

@@ -52,6 +52,17 @@ def terms(value: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(str(t).strip() for t in items if str(t).strip()))
 
 
+def channel_arg(value: str) -> str:
+    """`--channel`'s value, checked as it is parsed (argparse reports a bad one at once)."""
+    from engine.audio.channels import parse_channel
+
+    try:
+        parse_channel(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
 def language_code(value: str) -> str:
     """A spoken-language choice as `WhisperConfig.language` takes it: a code (en, de…) or "auto"."""
     code = value.strip().lower()
@@ -137,6 +148,9 @@ OPTIONS: tuple[Option, ...] = (
            "decoding breaks (0, the default: greedy)", float, metavar="T", backends=("whisper",)),
     Option("--task", "backend.task", "whisper: transcribe (default) or translate into English "
            "(multilingual models only)", choices=("transcribe", "translate"), backends=("whisper",)),
+    Option("--channel", "pipeline.channel", "which channel to transcribe: mix (the mean of all, default), "
+           "left, right or a number from 0 (e.g. a recorder with one microphone per channel)", channel_arg,
+           metavar="WHICH", surfaces=EVERY),
     Option("--context", "backend.context", 'names and terms to expect, comma separated: "Alice, Kubernetes"',
            terms, label="Names and terms", tooltip="Names, jargon and acronyms the recording contains, "
            "comma separated; they help the model spell them."),

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from engine.audio.channels import parse_channel
 from engine.audio.chunking import ChunkingConfig, energy_quietest, plan_chunks
 from engine.audio.io import load_audio
 from engine.audio.vad import PauseDetector, SileroVad, SpeechDetector, VadConfig
@@ -60,8 +61,10 @@ class PipelineConfig:
     speakers: SpeakerConfig = field(default_factory=SpeakerConfig)
     speakers_alongside: bool = True  # diarize while the backend runs (backends without speakers)
     audio_stream: int | None = None  # which audio stream of a file (from 0); None: the default one
+    channel: str | int = "mix"  # "mix" (their mean), "left", "right" or a channel number from 0
 
     def __post_init__(self) -> None:
+        parse_channel(self.channel)  # ValueError naming what is allowed
         stream = self.audio_stream
         if stream is not None and not (isinstance(stream, int) and stream >= 0):
             raise ValueError(f"the audio stream is a number from 0, got {self.audio_stream!r}")
@@ -174,7 +177,9 @@ class Pipeline:
         on_progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
     ) -> Recording:
-        return load_recording(path, self.backend.sample_rate, self.config.audio_stream, on_progress, cancel)
+        return load_recording(
+            path, self.backend.sample_rate, self.config.audio_stream, on_progress, cancel, self.config.channel
+        )
 
     def transcribe(
         self,
@@ -270,14 +275,17 @@ def load_recording(
     stream: int | None = None,
     on_progress: ProgressCallback | None = None,
     cancel: threading.Event | None = None,
+    channel: str | int = "mix",
 ) -> Recording:
-    """Decode `stream` of a file (None: its default stream) at `sample_rate`, reporting LOAD."""
+    """Decode `stream` of a file (None: its default stream; `channel`, or the mix of its channels)
+    at `sample_rate`, reporting LOAD."""
     report = on_progress or (lambda p: None)
     report(Progress(Stage.LOAD, 0, 1))
     return load_audio(
         Path(path),
         sample_rate,
         stream=stream,
+        channel=channel,
         progress=lambda done, total: report(Progress(Stage.LOAD, done, total)),
         cancel=cancel,
     )

@@ -5,7 +5,8 @@ Contract:
   `BLOCK_FRAMES` samples, every block at the *first* frame's rate: a stream whose rate changes
   midway (two MP3s joined byte-wise, 44.1 kHz then 16 kHz) is resampled to it, so nothing after
   the join is lost or played at the wrong speed. Damaged packets are skipped (at most
-  `MAX_BAD_PACKETS`), as players do.
+  `MAX_BAD_PACKETS`), as players do. A file FFmpeg cannot read on past some point (a chained Ogg
+  whose next part changes the rate, a cut-off file) is decoded up to it, with a warning.
 - Which stream: `stream` (an index among the file's *audio* streams, from 0) when given; else the
   one marked default, else the first. A file with several audio streams gets a warning naming
   them all and the one used (`--audio-stream N` chooses another). A stream index the file lacks
@@ -22,7 +23,17 @@ from pathlib import Path
 import av
 import numpy as np
 
-from engine.audio.blocks import Blocks, Header, damaged, downmix, plausible_seconds, unreadable
+from engine.audio.blocks import (
+    Blocks,
+    Header,
+    Mix,
+    clock,
+    damaged,
+    downmix,
+    plausible_seconds,
+    reason,
+    unreadable,
+)
 from engine.errors import AudioDecodeError
 
 log = logging.getLogger("engine.audio.io")
@@ -88,7 +99,9 @@ def default_index(container: av.container.InputContainer) -> int:
     return next((i for i, flag in enumerate(flags) if flag), 0)
 
 
-def av_blocks(path: Path, supported: frozenset[str], stream_index: int | None = None) -> Blocks:
+def av_blocks(
+    path: Path, supported: frozenset[str], stream_index: int | None = None, mix: Mix = downmix
+) -> Blocks:
     """The chosen audio stream, downmixed, in blocks of about `BLOCK_FRAMES` samples."""
     with av_open(path, supported) as container:
         stream = audio_stream(container, path, stream_index)
@@ -98,7 +111,7 @@ def av_blocks(path: Path, supported: frozenset[str], stream_index: int | None = 
         count = 0
         for frame in _frames(container, stream, path):
             header = header or Header(frame.sample_rate, av_duration(container, stream), exact)
-            pending.append(downmix(frame.to_ndarray()))
+            pending.append(mix(frame.to_ndarray()))
             count += frame.samples
             if count >= BLOCK_FRAMES:
                 yield header, np.concatenate(pending)
@@ -160,17 +173,25 @@ class _Uniform:
 def _packets(
     container: av.container.InputContainer, stream: av.AudioStream, path: Path
 ) -> Iterator[av.Packet]:
-    """The audio stream's packets; a demuxing failure (e.g. a cut-off file) is a damaged file."""
+    """The audio stream's packets. A demuxing failure before any packet is a damaged file; after
+    some (a cut-off file, a chained Ogg whose next part changes the rate, which FFmpeg cannot
+    follow) what came before is kept, with a warning naming where and why it stopped."""
     packets = container.demux(stream)
-    at = 0.0
+    at, any_packet = 0.0, False
     while True:
         try:
             packet = next(packets)
         except StopIteration:
             return
         except av.FFmpegError as exc:
-            raise damaged(path, at, exc) from exc
-        at = _packet_time(packet) or at
+            if not any_packet:
+                raise damaged(path, at, exc) from exc
+            log.warning(
+                "'%s' cannot be read past %s (%s); what comes before was decoded",
+                path.name, clock(at), reason(exc),
+            )  # fmt: skip
+            return
+        at, any_packet = _packet_time(packet) or at, True
         yield packet
 
 

@@ -9,7 +9,7 @@ when a header's duration is not a plausible number).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -30,6 +30,7 @@ class Header(NamedTuple):
 
 
 Blocks = Iterator[tuple[Header, np.ndarray]]  # mono float32 blocks at the source rate
+Mix = Callable[[np.ndarray], np.ndarray]  # (channels, frames) → (frames,), float32
 
 
 def plausible_seconds(seconds: float) -> float:

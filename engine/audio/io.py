@@ -4,9 +4,13 @@ Contract:
 - `load_audio(path, sample_rate, stream=None)` returns float32 mono samples at `sample_rate`,
   `source=path`. Channels are averaged; rates are converted with `engine.audio.resample`
   (anti-aliased, no delay). NaN and infinite samples (float files can hold them) become 0 before
-  resampling; how many there were is logged as a warning naming the file. Samples are clipped to
-  [-1, 1], except that a file whose samples go far beyond (peak above `LOUD_PEAK`, e.g. a float
-  WAV scaled by 10^6) is scaled down to peak 1 instead, with a warning.
+  resampling; how many there were is logged as a warning naming the file. One rule for samples
+  beyond full scale: a file whose peak exceeds `OVER_PEAK` (a float WAV at 3.9 or at 10^6 alike)
+  is scaled down to peak 1 with a warning, never clipped; below it (the overshoot resampling
+  adds to a full-scale file) samples are clipped to [-1, 1].
+- `channel`: "mix" or None (the mean of the channels), "left", "right" or a channel number
+  (`engine.audio.channels`). When the mean cancels out (opposite-phase stereo: silence where
+  each channel has speech) the loudest channel is decoded instead, with a warning.
 - WAV/FLAC/AIFF and the like are decoded with soundfile (`engine.audio.sf_source`); MP3 and Ogg
   (whose length libsndfile takes from the first header, so two files joined byte-wise or a chained
   Ogg would lose all but the first) and everything else (m4a, mp4, webm, opus, mkv, video...)
@@ -39,7 +43,8 @@ import numpy as np
 import soundfile as sf
 
 from engine.audio.av_source import audio_stream, av_blocks, av_duration, av_open, default_index, stream_labels
-from engine.audio.blocks import Blocks, clock, damaged
+from engine.audio.blocks import Blocks, Mix, clock, damaged
+from engine.audio.channels import Mixer, parse_channel
 from engine.audio.resample import StreamingResampler, output_length
 from engine.audio.sf_source import sf_blocks
 from engine.errors import AudioDecodeError, Cancelled
@@ -58,7 +63,7 @@ SUPPORTED_EXTENSIONS = SOUNDFILE_EXTENSIONS | frozenset(
      ".3gp", ".amr", ".ac3", ".flv", ".mpg", ".mpeg", ".ts"}
 )
 # fmt: on
-LOUD_PEAK = 4.0  # samples beyond ±this are a scaling mistake, not loud speech: normalise
+OVER_PEAK = 1.01  # peaks beyond ±this are out of scale: scaled down with a warning (≤: resampling overshoot)
 _MAX_PREALLOC_S = 12 * 3600.0  # never trust a header for more than this much up-front memory
 _SHORTFALL_S, _SHORTFALL_FRACTION = 1.0, 0.02  # decoded this much less than an exact header: warn
 _BACKEND_ERRORS = (av.FFmpegError, sf.SoundFileError)
@@ -69,23 +74,42 @@ def load_audio(
     sample_rate: int,
     *,
     stream: int | None = None,
+    channel: int | str | None = None,
     progress: ProgressFn | None = None,
     cancel: threading.Event | None = None,
 ) -> Recording:
-    """Decode `path` (audio stream `stream`, or the default one) to mono float32 at `sample_rate` Hz."""
+    """Decode `path` (audio stream `stream`, or the default one; channel `channel`, or their mix)
+    to mono float32 at `sample_rate` Hz."""
     if int(sample_rate) != sample_rate or sample_rate <= 0:
         raise ValueError(f"sample_rate must be a positive whole number of Hz, got {sample_rate!r}")
     if stream is not None and (int(stream) != stream or stream < 0):
         raise ValueError(f"audio stream must be a stream number from 0, got {stream!r}")
+    chosen = parse_channel(channel)
     path = Path(path)
     _check_file(path)
     _check_cancel(cancel)
-    blocks = _open_blocks(path, stream)
+    mixer = Mixer(path, chosen)
+    samples = _decode(path, stream, mixer, int(sample_rate), progress, cancel)
+    loudest = mixer.cancelling() if chosen is None else None
+    if loudest is not None:
+        log.warning(
+            "'%s': its channels cancel out when mixed (opposite phase: one side wired inverted?), which "
+            "leaves silence; transcribing channel %d alone instead (choose with --channel left|right|N)",
+            path.name, loudest,
+        )  # fmt: skip
+        samples = _decode(path, stream, Mixer(path, loudest), int(sample_rate), progress, cancel)
+    return Recording(samples, int(sample_rate), source=path)
+
+
+def _decode(
+    path: Path, stream: int | None, mix: Mix, sample_rate: int, progress: ProgressFn | None,
+    cancel: threading.Event | None,
+) -> np.ndarray:  # fmt: skip
+    blocks = _open_blocks(path, stream, mix)
     try:
-        samples = _resample_blocks(path, blocks, int(sample_rate), progress, cancel)
+        return _resample_blocks(path, blocks, sample_rate, progress, cancel)
     finally:
         blocks.close()
-    return Recording(samples, int(sample_rate), source=path)
 
 
 def probe_duration(path: str | Path) -> float:
@@ -185,13 +209,13 @@ def _resample_blocks(
             "'%s': %d samples were not numbers (NaN or infinite) and were replaced with silence",
             path.name, repaired,
         )  # fmt: skip
-    if out.peak > LOUD_PEAK:
+    if out.peak > OVER_PEAK:
         log.warning(
-            "'%s': samples reach ±%.3g, far beyond the ±1 of audio (a scaling mistake?); "
+            "'%s': samples reach ±%.3g, beyond the ±1 of audio (a float file out of scale?); "
             "the recording was scaled down to fit instead of being clipped",
             path.name, out.peak,
         )  # fmt: skip
-    return out.finish(LOUD_PEAK)
+    return out.finish(OVER_PEAK)
 
 
 def _repair(block: np.ndarray) -> int:
@@ -203,12 +227,12 @@ def _repair(block: np.ndarray) -> int:
     return count
 
 
-def _open_blocks(path: Path, stream: int | None) -> Blocks:
+def _open_blocks(path: Path, stream: int | None, mix: Mix) -> Blocks:
     """Pick a decoder: soundfile for the formats libsndfile reads whole, FFmpeg (PyAV) for the rest,
     and for any file when an audio stream is chosen."""
-    ffmpeg = functools.partial(av_blocks, supported=SUPPORTED_EXTENSIONS)
+    ffmpeg = functools.partial(av_blocks, supported=SUPPORTED_EXTENSIONS, mix=mix)
     if stream is None and path.suffix.lower() in SOUNDFILE_EXTENSIONS - FIRST_HEADER_ONLY:
-        return sf_blocks(path, ffmpeg)
+        return sf_blocks(path, ffmpeg, mix)
     return ffmpeg(path, stream_index=stream)
 
 

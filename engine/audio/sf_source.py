@@ -2,7 +2,8 @@
 `engine.audio.blocks`).
 
 Contract:
-- `sf_blocks(path, fallback)` yields the file downmixed in blocks of `BLOCK_FRAMES` frames; a file
+- `sf_blocks(path, fallback, mix)` yields the file made mono by `mix` (the mean of the channels
+  by default; `engine.audio.channels.Mixer`) in blocks of `BLOCK_FRAMES` frames; a file
   libsndfile cannot open (mislabelled, or a codec it lacks) is handed to `fallback` (FFmpeg).
 - A WAV whose data ends before the length its header states (a cut-off recording, or a header
   claiming ten times more) is decoded as far as it goes, with a warning "only X of Y".
@@ -20,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from engine.audio.blocks import Blocks, Header, clock, damaged, downmix
+from engine.audio.blocks import Blocks, Header, Mix, clock, damaged, downmix
 from engine.errors import AudioDecodeError
 
 log = logging.getLogger("engine.audio.io")
@@ -30,7 +31,7 @@ _SHORT_S, _SHORT_FRACTION = 1.0, 0.02  # a WAV this much shorter than its header
 _UNKNOWN_SIZES = (0, 0xFFFFFFFF, 0x7FFFFFFF)  # what streaming writers put in a size they cannot know
 
 
-def sf_blocks(path: Path, fallback: Callable[[Path], Blocks]) -> Blocks:
+def sf_blocks(path: Path, fallback: Callable[[Path], Blocks], mix: Mix = downmix) -> Blocks:
     try:
         handle = sf.SoundFile(str(path))
     except (sf.SoundFileError, RuntimeError, ValueError):
@@ -50,7 +51,7 @@ def sf_blocks(path: Path, fallback: Callable[[Path], Blocks]) -> Blocks:
             if len(block) == 0:
                 break
             done += len(block)
-            yield header, downmix(block.T)
+            yield header, mix(block.T)
             if len(block) < BLOCK_FRAMES:
                 break
     _warn_if_short(path, done, rate)

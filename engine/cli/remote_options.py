@@ -34,4 +34,5 @@ def remote_pipeline(args: argparse.Namespace) -> Transcriber | None:
 
     fields = {"num_speakers": str(args.speakers)} if getattr(args, "speakers", None) else {}
     key = args.api_key or os.environ.get(KEY_ENV)
-    return RemotePipeline(args.remote, key, fields, getattr(args, "audio_stream", None))
+    stream, channel = getattr(args, "audio_stream", None), getattr(args, "channel", "mix")
+    return RemotePipeline(args.remote, key, fields, stream, channel)

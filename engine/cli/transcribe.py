@@ -39,6 +39,7 @@ __all__ = ["add_arguments", "deliver", "render_transcript", "run"]
 DEFAULT_FORMATS = "srt,vtt,txt,json,docx"
 
 
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="audio or video files")
     add_option_arguments(p, "transcribe")

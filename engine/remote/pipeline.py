@@ -40,9 +40,11 @@ class RemotePipeline:
         api_key: str | None = None,
         fields: dict[str, str] | None = None,
         audio_stream: int | None = None,
+        channel: str | int = "mix",
     ) -> None:
         self.client = RemoteClient(url, api_key)
         self.audio_stream = audio_stream  # which audio stream of a file goes up (None: its default)
+        self.channel = channel  # which of its channels ("mix": their mean; engine.audio.channels)
         self.backend = RemoteBackend(self.client.url)
         self.fields = dict(fields or {})  # extra form fields, e.g. {"num_speakers": "2"}
 
@@ -65,7 +67,7 @@ class RemotePipeline:
         on_progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
     ) -> Recording:
-        return load_recording(path, UPLOAD_RATE, self.audio_stream, on_progress, cancel)
+        return load_recording(path, UPLOAD_RATE, self.audio_stream, on_progress, cancel, self.channel)
 
     def prepare(
         self,

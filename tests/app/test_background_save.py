@@ -84,3 +84,15 @@ def test_a_save_right_after_shifting_all_times_writes_one_shifted_line_of_speech
         assert u["start"] == old.start + 1.5
         assert [w["start"] for w in u["words"]] == [w.start + 1.5 for w in old.words]
     assert load_project(path).transcript.utterances == window.model.utterances
+
+
+def test_a_save_the_writer_cannot_encode_reaches_the_window(demo_window, qtbot, tmp_path):
+    # a ValueError on the writer's thread (here: a path the system refuses) is reported like a full
+    # disk: a dialog, and the edits still unsaved
+    window = demo_window
+    commands.edit_text(window.model, 0, "Precious edit.")
+    assert window.projects.save(tmp_path / "bad\0name.murmur")
+    qtbot.waitUntil(lambda: isinstance(window.last_dialog, QMessageBox), timeout=10_000)
+    assert window.last_dialog.windowTitle() == "Could not save the project"
+    assert "null" in window.last_dialog.text()
+    assert window.isWindowModified() and window.projects.path is None

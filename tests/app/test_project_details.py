@@ -17,10 +17,10 @@ from app.project import (
     AudioRef,
     Project,
     ProjectError,
-    RecoveryStore,
     load_project,
     save_project,
 )
+from app.project_recovery import RecoveryStore
 from engine.types import Chunk, SpeechSegment, Transcript, Utterance
 
 

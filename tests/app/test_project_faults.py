@@ -19,7 +19,8 @@ import app.__main__ as app_main
 from app import commands
 from app import speakers as sp
 from app.main_window import MainWindow
-from app.project import Project, ProjectError, RecoveryStore, load_project, save_project
+from app.project import Project, ProjectError, load_project, save_project
+from app.project_recovery import RecoveryStore
 from engine.types import Speaker, Transcript, Utterance
 
 Buttons = QMessageBox.StandardButton

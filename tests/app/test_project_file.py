@@ -13,12 +13,12 @@ import pytest
 from app.project import (
     Project,
     ProjectError,
-    RecoveryStore,
     audio_ref,
     load_project,
     resolve_audio,
     save_project,
 )
+from app.project_recovery import RecoveryStore
 from app.speakers import SpeakerInfo
 from engine.types import Chunk, Speaker, SpeechSegment, Transcript, Utterance, Word
 

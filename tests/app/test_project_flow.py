@@ -13,7 +13,7 @@ import pytest
 from qt_helpers import DEMO, make_store, open_demo, show_transcript, wait_until
 
 from app import commands
-from app.project import RecoveryStore
+from app.project_recovery import RecoveryStore
 from app.settings import TranscribeSettings
 from app.widgets.export_dialog import ExportDialog
 from engine.export import read_json

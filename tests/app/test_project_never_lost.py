@@ -20,11 +20,11 @@ from app.project import (
     MAX_UTTERANCES,
     Project,
     ProjectError,
-    RecoveryStore,
     load_project,
     resolve_audio,
     save_project,
 )
+from app.project_recovery import RecoveryStore
 from engine.types import Speaker, Transcript, Utterance
 
 Buttons = QMessageBox.StandardButton

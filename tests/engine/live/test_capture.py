@@ -12,7 +12,7 @@ import soundfile as sf
 from engine.errors import RecordingError
 from engine.live.capture import CaptureStream
 from engine.live.flac_writer import marker_path
-from engine.live.sources import NO_MICROPHONE, FileSource, MicSource, list_devices
+from engine.live.sources import BLOCK_SECONDS, NO_MICROPHONE, FileSource, MicSource, list_devices
 
 
 def record(source: FileSource, path: Path, **kwargs: object) -> CaptureStream:
@@ -34,17 +34,41 @@ def test_the_file_holds_exactly_the_audio_that_arrived(clip: Path, tmp_path: Pat
     assert blocks == sorted(blocks) and blocks[0] == 0.0  # listeners see every block, in order
 
 
+class Counted(FileSource):
+    """A file source that counts the seconds it has delivered."""
+
+    delivered = 0.0
+
+    def start(self, deliver, fail) -> None:
+        def counting(block: np.ndarray) -> None:
+            self.delivered += len(block) / self.sample_rate
+            deliver(block)
+
+        super().start(counting, fail)
+
+
+def wait_for(condition, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
 def test_paused_audio_is_not_recorded(clip: Path, tmp_path: Path) -> None:
-    stream = CaptureStream(FileSource(clip, speed=4), tmp_path / "r.flac")
+    source = Counted(clip, speed=4)
+    stream = CaptureStream(source, tmp_path / "r.flac")
     stream.start()
-    time.sleep(1.0)
+    wait_for(lambda: source.delivered >= 2.0)
     stream.pause()
-    time.sleep(2.0)
+    paused_at = source.delivered
+    wait_for(lambda: source.delivered >= paused_at + 8.0)  # eight seconds of the clip while paused
     assert stream.paused
     stream.resume()
-    assert stream.ended.wait(60)
+    skipped = source.delivered - paused_at
+    assert stream.ended.wait(120)
     stream.stop()
-    assert sf.info(tmp_path / "r.flac").duration < 26.0 - 4 * 2.0 + 1.0  # ~8 s of the clip skipped
+    recorded = sf.info(tmp_path / "r.flac").duration
+    assert recorded == pytest.approx(source.delivered - skipped, abs=2 * BLOCK_SECONDS)  # a block in flight
 
 
 def test_a_source_failing_mid_recording_keeps_what_was_recorded(clip: Path, tmp_path: Path) -> None:

@@ -118,19 +118,18 @@ def ask(behaviour: Behaviour, **options: object) -> list:
 
 
 def test_an_endless_reply_fails_the_chunk_once_past_a_cap_tied_to_its_token_budget():
-    started = time.monotonic()
+    # without the cap the client reads all 200 MB the server sends and fails otherwise
     with pytest.raises(ServerError, match=r"sent more than [\d,]+ bytes for the chunk at 0:00–0:04") as err:
         ask(endless)
     assert "\n" not in str(err.value)
-    assert time.monotonic() - started < 10
     assert reply_cap(256) < 1_000_000  # a 4 s chunk's budget: well under a megabyte is kept
 
 
 def test_a_server_dripping_bytes_is_cut_off_at_the_request_deadline():
-    started = time.monotonic()
+    # one deadline for the request, not one per byte: per byte, the drip (a byte every 0.1 s)
+    # would never time out, and the client would fail only when the server gives up a minute later
     with pytest.raises(ServerError, match=r"no answer within 1 s"):
         ask(drip, server_timeout=1.0)
-    assert time.monotonic() - started < 4  # one deadline for the request, not one per byte
 
 
 def test_a_looping_reply_is_cut_after_its_first_repeat():

@@ -1,5 +1,6 @@
 """`--backend vibevoice` without its checkpoint and without a reachable hub fails at once, with the
-working download command (`hf download`), before any audio is decoded and without hub retries."""
+working download command (`hf download`), before any audio is decoded. How long it takes (no hub
+retries: they took 32 s) is measured by `bench/failure_times.py`, not asserted here."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -31,15 +31,12 @@ def test_an_unreachable_hub_is_one_line_at_once_with_the_hf_download_command(tmp
         "HF_HOME": str(tmp_path / "hf"),
         "HF_ENDPOINT": f"http://127.0.0.1:{closed_port()}",
     }
-    started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "engine", "transcribe", str(audio), "--backend", "vibevoice", "-q"],
         env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
-    seconds = time.monotonic() - started
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 1
     assert len(lines) == 1, done.stderr
     assert "the hub cannot be reached" in lines[0]
     assert "`hf download microsoft/VibeVoice-ASR-HF --local-dir ~/models/VibeVoice-ASR-HF`" in lines[0]
-    assert seconds < 60  # imports only: no hub retries (they took 32 s before)

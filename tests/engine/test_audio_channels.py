@@ -1,0 +1,166 @@
+"""Stereo a user records carelessly, and audio out of scale or cut short, is transcribed: channels
+that cancel out when mixed (one side wired inverted) are noticed and the loudest one used, any
+channel can be chosen (`--channel`), peaks above full scale follow one rule, and a chained Ogg
+whose second part changes the rate gives its first part with a warning."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from engine.audio.channels import parse_channel
+from engine.audio.io import load_audio
+from engine.errors import AudioDecodeError
+from engine.pipeline import PipelineConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "resources" / "demo" / "meeting.flac"
+RATE = 16_000
+
+
+def sine(hz: float, seconds: float = 3.0, level: float = 0.5) -> np.ndarray:
+    t = np.arange(int(seconds * RATE)) / RATE
+    return (level * np.sin(2 * np.pi * hz * t)).astype(np.float32)
+
+
+def pitch(samples: np.ndarray) -> float:
+    spectrum = np.abs(np.fft.rfft(samples * np.hanning(len(samples))))
+    return float(np.argmax(spectrum) * RATE / len(samples))
+
+
+def rms(samples: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(np.square(samples, dtype=np.float64))))
+
+
+def stereo(path: Path, left: np.ndarray, right: np.ndarray, subtype: str = "PCM_16") -> Path:
+    sf.write(path, np.stack([left, right], axis=1), RATE, subtype=subtype)
+    return path
+
+
+# ------------------------------------------------------------------ channels that cancel out
+
+
+@pytest.mark.parametrize("ext", ["wav", "flac"])
+def test_opposite_phase_stereo_is_noticed_and_one_channel_is_transcribed(tmp_path: Path, caplog, ext: str):
+    voice = sine(440)
+    path = stereo(tmp_path / f"inverted.{ext}", voice, -voice)
+    with caplog.at_level(logging.WARNING):
+        recording = load_audio(path, RATE)
+    assert rms(recording.samples) == pytest.approx(rms(voice), rel=0.02), "the mix of the two is silence"
+    assert "cancel out when mixed" in caplog.text and "--channel" in caplog.text
+
+
+def test_a_speaker_on_each_side_is_mixed_without_a_warning(tmp_path: Path, caplog):
+    path = stereo(tmp_path / "two.wav", sine(440), sine(660, level=0.05))  # one near, one far
+    with caplog.at_level(logging.WARNING):
+        recording = load_audio(path, RATE)
+    assert caplog.text == ""
+    assert rms(recording.samples) == pytest.approx(rms((sine(440) + sine(660, level=0.05)) / 2), rel=0.02)
+
+
+@pytest.mark.parametrize("level", [0.0, 1e-4])
+def test_silent_stereo_is_not_called_cancelling(tmp_path: Path, caplog, level: float):
+    hiss = sine(440, level=level)  # digital silence, or an inverted hiss far below speech
+    with caplog.at_level(logging.WARNING):
+        load_audio(stereo(tmp_path / "silent.wav", hiss, -hiss, subtype="FLOAT"), RATE)
+    assert "cancel" not in caplog.text
+
+
+@pytest.mark.parametrize(("channel", "hz"), [("left", 440), ("right", 660), (1, 660), ("0", 440)])
+def test_a_channel_can_be_chosen(tmp_path: Path, channel, hz: int):
+    path = stereo(tmp_path / "two.wav", sine(440), sine(660))
+    assert pitch(load_audio(path, RATE, channel=channel).samples) == pytest.approx(hz, abs=2)
+
+
+def test_a_channel_the_file_lacks_is_refused_with_what_it_has(tmp_path: Path):
+    path = stereo(tmp_path / "two.wav", sine(440), sine(660))
+    with pytest.raises(AudioDecodeError, match=r"has 2 channels \(0–1\); it has no channel 2"):
+        load_audio(path, RATE, channel=2)
+
+
+@pytest.mark.parametrize("bad", ["middle", "-1", -1, 1.5, True, ""])
+def test_a_channel_that_is_no_channel_is_refused(bad):
+    with pytest.raises(ValueError, match="mix, left, right or a number from 0"):
+        parse_channel(bad)
+    with pytest.raises(ValueError, match="mix, left, right or a number from 0"):
+        PipelineConfig(channel=bad)
+
+
+def test_the_cli_transcribes_opposite_phase_stereo_and_says_why(tmp_path: Path):
+    voice, _ = sf.read(DEMO, dtype="float32", frames=12 * RATE)
+    path = stereo(tmp_path / "inverted.wav", voice, -voice)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    cmd = [
+        sys.executable,
+        "-m",
+        "engine",
+        "transcribe",
+        str(path),
+        "--out",
+        str(tmp_path),
+        "--format",
+        "json",
+    ]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "cancel out when mixed" in done.stderr
+    words = " ".join(u["text"] for u in json.loads((tmp_path / "inverted.json").read_text())["utterances"])
+    assert len(words.split()) >= 5, "the transcript is empty"
+    bad = subprocess.run([*cmd, "--channel", "middle"], env=env, capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2 and "--channel" in bad.stderr and "mix, left, right" in bad.stderr
+
+
+# ------------------------------------------------------------------ above full scale: one rule
+
+
+@pytest.mark.parametrize("peak", [1.5, 3.9, 4.1, 1e6])
+def test_peaks_above_full_scale_are_scaled_down_with_a_warning_whatever_their_height(
+    tmp_path: Path, caplog, peak: float
+):
+    wave = sine(440, level=0.5)
+    wave[RATE] = peak  # one spike above full scale in a float file
+    path = tmp_path / "over.wav"
+    sf.write(path, wave, RATE, subtype="FLOAT")
+    with caplog.at_level(logging.WARNING):
+        recording = load_audio(path, RATE)
+    assert "beyond the ±1" in caplog.text
+    assert np.abs(recording.samples).max() == pytest.approx(1.0, abs=1e-6)
+    assert rms(recording.samples) == pytest.approx(rms(wave) / peak, rel=0.01)  # scaled, not clipped
+
+
+def test_a_full_scale_file_is_neither_scaled_nor_warned_about(tmp_path: Path, caplog):
+    path = tmp_path / "full.wav"
+    sf.write(path, sine(440, level=1.0), RATE, subtype="FLOAT")
+    with caplog.at_level(logging.WARNING):
+        recording = load_audio(path, RATE)
+    assert caplog.text == ""
+    assert np.abs(recording.samples).max() == pytest.approx(1.0, abs=1e-3)
+
+
+# ------------------------------------------------------------------ a chained Ogg that changes rate
+
+
+def test_a_chained_ogg_whose_second_part_changes_rate_gives_its_first_part_with_a_warning(
+    tmp_path: Path, caplog
+):
+    def ogg(path: Path, hz: int, rate: int) -> bytes:
+        subprocess.run(["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i",
+                        f"sine=frequency={hz}:duration=5:sample_rate={rate}", "-c:a", "libvorbis", str(path)],
+                       check=True, timeout=60)  # fmt: skip
+        return path.read_bytes()
+
+    chained = tmp_path / "chained.ogg"
+    chained.write_bytes(ogg(tmp_path / "a.ogg", 440, 44_100) + ogg(tmp_path / "b.ogg", 660, 16_000))
+    with caplog.at_level(logging.WARNING):
+        recording = load_audio(chained, RATE)
+    assert recording.duration == pytest.approx(5.0, abs=0.2)
+    assert pitch(recording.slice(1.0, 4.0)) == pytest.approx(440, abs=5)
+    assert "'chained.ogg' cannot be read past 0:00:0" in caplog.text
