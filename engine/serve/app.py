@@ -86,16 +86,15 @@ def create_app(server: Any) -> FastAPI:
             check_key(server, request)
         return PlainTextResponse(render_metrics(server), media_type="text/plain; version=0.0.4")
 
-    async def admit(request: Request) -> Upload:
+    def check(request: Request) -> None:
         check_key(server, request)
         check_room(server, request)
-        return await receive(server, request)
 
     async def start(upload: Upload, options: JobOptions) -> Job:
         duration = await asyncio.to_thread(checked_duration, upload, server.config.max_audio_seconds)
         return server.registry.submit(upload.path, duration, options)
 
-    add_audio_routes(app, server, admit, start)
+    add_audio_routes(app, server, check, lambda request: receive(server, request), start)
     return app
 
 

@@ -1,8 +1,8 @@
 """`POST /v1/audio/transcriptions` and `POST /v1/audio/translations`: a job per upload, its answer.
 
-Both read the upload (`app.receive`), holding one of the server's places from before its first
-byte until its job starts (`Server.places`: parked uploads are bounded like running jobs), check
-its fields (`engine.serve.params`) and what the model can do with them (`engine.serve.decoding`:
+Both check the key and the room (`app.check_key`, `app.check_room`), read the upload
+(`app.receive`) holding one of the server's places from before its first byte until its job
+starts (`Server.places`: parked uploads are bounded like running jobs), check its fields (`engine.serve.params`) and what the model can do with them (`engine.serve.decoding`:
 a 400 naming the parameter it cannot honour), measure its length and start a job. Then:
 
 - `stream=true` with json or verbose_json: Server-Sent Events (`engine.serve.events`), then
@@ -39,24 +39,29 @@ from engine.serve.openai_errors import bad_parameter, busy, error_body
 from engine.serve.params import AudioRequest, transcription_request, translation_request
 
 POLL = 0.05  # seconds between looks at a job
-Admit = Callable[[Request], Any]  # checks a request's key and room, reads its upload (app.py)
+Check = Callable[[Request], None]  # a request's key and the server's room, before its body (app.py)
+Receive = Callable[[Request], Any]  # reads its upload (app.py)
 
 
-def add_audio_routes(app: FastAPI, server: Any, admit: Admit, start: Callable[..., Any]) -> None:
+def add_audio_routes(
+    app: FastAPI, server: Any, check: Check, receive: Receive, start: Callable[..., Any]
+) -> None:
     @app.post("/v1/audio/transcriptions")
     async def transcriptions(request: Request) -> Response:
-        return await _serve(server, request, admit, start, transcription_request)
+        return await _serve(server, request, (check, receive), start, transcription_request)
 
     @app.post("/v1/audio/translations")
     async def translations(request: Request) -> Response:
-        return await _serve(server, request, admit, start, translation_request)
+        return await _serve(server, request, (check, receive), start, translation_request)
 
 
-async def _serve(server: Any, request: Request, admit: Admit, start: Callable[..., Any],
+async def _serve(server: Any, request: Request, admit: tuple[Check, Receive], start: Callable[..., Any],
                  read: Callable[[dict[str, list[str]]], AudioRequest]) -> Response:  # fmt: skip
+    check, receive = admit
+    check(request)  # the key, then room: a client without the key never holds a place
     try:
         with server.places.arriving():  # an upload holds a job's place from before its first byte
-            upload = await admit(request)
+            upload = await receive(request)
             try:
                 asked = read(upload.fields)
                 try:

@@ -20,6 +20,7 @@ from engine.serve.app import create_app
 from engine.serve.config import ServeConfig
 from engine.serve.jobs import Job, JobOptions, JobRegistry, QueueFull
 from engine.serve.server import Server
+from engine.serve.whisper_batch import WhisperBatcher
 from engine.speakers import SpeakerConfig
 from tests.engine.serve.conftest import ROOT, write_flac
 
@@ -87,7 +88,8 @@ def test_every_job_shares_the_one_model_and_voice_detector_and_streams_from_the_
     assert first.backend is second.backend is server.backend
     assert first.detector is second.detector is server.detector  # one VAD model, not one per job
     assert server.backend.config.ramp  # batches grow 1, 2, 4…: a stream's first lines after one chunk
-    assert server.shared is None and server.model == "faster-whisper tiny.en"
+    assert isinstance(server.shared, WhisperBatcher) and server.model == "faster-whisper tiny.en"
+    assert first.backend.batcher is server.shared  # every job's clips go to the one batcher
 
 
 def test_a_finished_job_is_counted_out_and_its_audio_counted_in(client, server, speech):
@@ -111,7 +113,8 @@ def test_the_last_place_is_taken_and_one_more_is_429_be_it_job_or_upload(client,
             answer = post(client, speech)
             assert answer.status_code == 429 and answer.headers["retry-after"] == "5"
             busy = "the server is busy with 2 jobs and uploads; try again shortly"
-            assert answer.json()["error"] == {"message": busy, "type": "rate_limit_error"}
+            assert answer.json()["error"] == {"message": busy, "type": "requests", "param": None,
+                                              "code": "rate_limit_exceeded"}  # fmt: skip
             with pytest.raises(QueueFull), server.places.arriving():
                 pass
         assert server.places.taken == 1
@@ -252,6 +255,8 @@ def test_metrics_text_for_an_operator():
         "# TYPE murmur_uploads_arriving gauge\nmurmur_uploads_arriving 0\n"
         "# HELP murmur_audio_seconds_total audio seconds of finished jobs\n"
         "# TYPE murmur_audio_seconds_total counter\nmurmur_audio_seconds_total 12.25\n"
+        "# HELP murmur_realtime_sessions live-audio WebSocket sessions open\n"
+        "# TYPE murmur_realtime_sessions gauge\nmurmur_realtime_sessions 0\n"
         "# HELP murmur_jobs_total jobs that ended, by how\n# TYPE murmur_jobs_total counter\n"
         'murmur_jobs_total{state="cancelled"} 0\nmurmur_jobs_total{state="done"} 2\n'
         'murmur_jobs_total{state="failed"} 1\n'

@@ -20,6 +20,7 @@ from engine.serve.events import ClientStream
 from engine.serve.formats import bare_word, render_response, verbose
 from engine.serve.jobs import Job, JobOptions, QueueFull
 from engine.serve.params import transcription_request, translation_request
+from engine.serve.server import Places
 from engine.types import DecodeChoices, Speaker, Transcript, Utterance, Word
 
 pytest.importorskip("fastapi")
@@ -96,6 +97,10 @@ class AppServer:
     ready: bool = True
     shared: Any = None
     started: float = 0.0
+    places: Places = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.places = Places(self.registry, self.config.max_queued_jobs)  # type: ignore[arg-type]
 
     @property
     def model(self) -> str:
@@ -388,7 +393,7 @@ def test_a_transcription_answers_in_the_asked_format_with_the_jobs_choices(tmp_p
     assert answer.status_code == 200 and answer.json() == {
         "text": "Hello there. How are you?", "usage": {"type": "duration", "seconds": 13}}  # fmt: skip
     assert server.registry.options[0] == JobOptions(diarize=False, decoding=DecodeChoices(
-        language="en", prompt="Alice", temperature=0.2))  # fmt: skip
+        language="en", prompt="Alice", temperature=0.2), filename="a.flac")  # fmt: skip
     srt = post(client, audio, response_format="srt", stream="true")
     assert srt.headers["content-type"].startswith("application/x-subrip") and "Alice" not in srt.text
     assert "Alice:" in post(client, audio, response_format="srt", speaker_labels="true").text
@@ -496,7 +501,7 @@ def test_a_full_server_says_429_with_retry_after_and_a_loading_one_503(tmp_path,
     server.registry.submit(tmp_path / "held.flac", 1.0, JobOptions())
     busy = post(client, audio)
     assert busy.status_code == 429 and int(busy.headers["Retry-After"]) == 5
-    assert error_of(busy) == {"message": "the server is busy with 1 jobs; try again shortly",
+    assert error_of(busy) == {"message": "the server is busy with 1 jobs and uploads; try again shortly",
                               "type": "requests", "param": None, "code": "rate_limit_exceeded"}  # fmt: skip
     server.registry.jobs[0].cancel()
     loading, server = app_client(tmp_path, ready=False)
