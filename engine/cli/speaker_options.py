@@ -7,6 +7,8 @@ from typing import Any
 
 
 def add_speaker_arguments(p: argparse.ArgumentParser) -> None:
+    from engine.speakers import DEFAULT_VOICES
+
     sp = p.add_argument_group("speakers (see docs/speakers.md)")
     sp.add_argument(
         "--diarizer",
@@ -30,6 +32,11 @@ def add_speaker_arguments(p: argparse.ArgumentParser) -> None:
         "on the whole chunk) or boundary (the paper's permutation between adjacent chunks, from "
         "the diarization where they meet)",
     )  # fmt: skip
+    sp.add_argument(
+        "--voices", nargs="?", const=DEFAULT_VOICES, metavar="PATH",
+        help="name speakers whose voices you remembered (murmur voices add), from the default voice "
+        "library or the one at PATH; put it after the files, or write --voices=PATH",
+    )  # fmt: skip
 
 
 def speaker_config(args: argparse.Namespace) -> Any:
@@ -44,4 +51,5 @@ def speaker_config(args: argparse.Namespace) -> Any:
         pyannote=args.pyannote,
         hf_token=args.hf_token,
         stitching=getattr(args, "speaker_stitching", "one-to-one"),
+        voices=getattr(args, "voices", None),
     )
