@@ -28,7 +28,7 @@ import numpy as np
 from engine.audio.resample import resample
 from engine.errors import check_cancel
 from engine.speakers.embedding import EMBEDDING_DIM, SAMPLE_RATE, SpeakerEncoder
-from engine.types import Recording, Speaker, Transcript
+from engine.types import Recording, Transcript
 from engine.voices.library import VoiceLibrary, VoiceLibraryError
 from engine.voices.matching import MatchConfig, match_speakers
 from engine.voices.samples import EmbeddingModel, KnownVoice, VoiceSample
@@ -145,8 +145,3 @@ def enrolment_samples(
         for part, v in zip(parts, vectors, strict=True)
         if v is not None
     ]
-
-
-def scored_speaker(speaker: Speaker) -> str:
-    """How a speaker reads in a listing: "Alice (0.91)" when recognised, else its name."""
-    return speaker.name if speaker.score is None else f"{speaker.name} ({speaker.score:.2f})"

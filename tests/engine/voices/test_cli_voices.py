@@ -127,3 +127,18 @@ def test_remembering_names_the_speakers_there_are_and_the_missing_recording(meet
                   "--voices", str(tmp_path / "v.sqlite"))  # fmt: skip
     assert lost.returncode == 1 and "give it with --recording FILE" in lost.stderr
     assert not (tmp_path / "v.sqlite").exists()
+
+
+def test_a_voice_can_be_remembered_from_a_recording_of_that_person_alone(meetings, tmp_path):
+    made = run("-m", "engine.synth", str(tmp_path / "alone"), "--speakers", "1", "--minutes", "1",
+               env=meetings["env"], cwd=tmp_path)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    library = tmp_path / "v.sqlite"
+    added = murmur(meetings, "voices", "add", "Alice", "--audio", str(tmp_path / "alone.flac"),
+                   "--voices", str(library))  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.startswith("remembered Alice: ") and " samples from alone.flac" in added.stdout
+    listed = murmur(meetings, "voices", "list", "--voices", str(library))
+    assert (
+        listed.stdout.startswith("Alice: ") and "from alone.flac (resemblyzer-ge2e 1; added " in listed.stdout
+    )
