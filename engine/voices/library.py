@@ -53,6 +53,26 @@ _SCHEMA = (
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 
+# every statement the library runs, named once
+_ALL_PEOPLE = "SELECT id, name, added FROM people ORDER BY name"
+_ALL_SAMPLES = (
+    "SELECT person, model, model_version, dim, vector, recording, start, end, added "
+    "FROM embeddings ORDER BY id"
+)
+_PERSON = "SELECT id, name FROM people WHERE name = ?"
+_NEW_PERSON = "INSERT INTO people (name, added) VALUES (?, ?)"
+_NEW_SAMPLE = (
+    "INSERT INTO embeddings (person, model, model_version, dim, vector, recording, start, end, added) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_NAME_TAKEN = "SELECT name FROM people WHERE name = ? AND id != ?"
+_RENAME = "UPDATE people SET name = ? WHERE id = ?"
+_MODELS_OF = "SELECT DISTINCT model, model_version, dim FROM embeddings WHERE person = ?"
+_MOVE_SAMPLES = "UPDATE embeddings SET person = ? WHERE person = ?"
+_DELETE_SAMPLES = "DELETE FROM embeddings WHERE person = ?"
+_DELETE_PERSON = "DELETE FROM people WHERE id = ?"
+_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
+
 
 class VoiceLibraryError(MurmurError):
     """The voice library could not be read or changed; the file was left as it was."""
@@ -75,11 +95,8 @@ class VoiceLibrary:
         if not self.exists():
             return ()
         with self._connect(write=False) as db:
-            people = db.execute("SELECT id, name, added FROM people ORDER BY name").fetchall()
-            rows = db.execute(
-                "SELECT person, model, model_version, dim, vector, recording, start, end, added "
-                "FROM embeddings ORDER BY id"
-            ).fetchall()
+            people = db.execute(_ALL_PEOPLE).fetchall()
+            rows = db.execute(_ALL_SAMPLES).fetchall()
         samples: dict[int, list[VoiceSample]] = {pid: [] for pid, _, _ in people}
         try:
             for person, *sample in rows:
@@ -95,15 +112,14 @@ class VoiceLibrary:
             raise ValueError(f"no voice samples to store for {name}")
         now = _now()
         with self._connect(write=True) as db:
-            row = db.execute("SELECT id, name FROM people WHERE name = ?", (name,)).fetchone()
+            row = db.execute(_PERSON, (name,)).fetchone()
             if row is None:
-                person = db.execute("INSERT INTO people (name, added) VALUES (?, ?)", (name, now)).lastrowid
+                person = db.execute(_NEW_PERSON, (name, now)).lastrowid
             else:
                 person, name = row
-                _check_models(db, person, name, samples)
+                _check_models(db, person, name, {s.model for s in samples})
             db.executemany(
-                "INSERT INTO embeddings (person, model, model_version, dim, vector, recording, start, "
-                "end, added) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _NEW_SAMPLE,
                 [(person, s.model.name, s.model.version, s.model.dim, s.vector.astype("<f4").tobytes(),
                   s.recording, s.start, s.end, now) for s in samples],
             )  # fmt: skip
@@ -120,12 +136,12 @@ class VoiceLibrary:
         new = check_name(new)
         with self._connect(write=True) as db:
             person = _person(db, old, self.path)
-            clash = db.execute("SELECT name FROM people WHERE name = ? AND id != ?", (new, person)).fetchone()
+            clash = db.execute(_NAME_TAKEN, (new, person)).fetchone()
             if clash is not None:
                 raise VoiceLibraryError(
                     f"there is already a voice called {clash[0]!r}; merge the two instead"
                 )
-            db.execute("UPDATE people SET name = ? WHERE id = ?", (new, person))
+            db.execute(_RENAME, (new, person))
 
     def merge(self, source: str, target: str) -> None:
         """Move every sample of `source` to `target`, then remove `source`."""
@@ -133,19 +149,16 @@ class VoiceLibrary:
             moving, keeping = _person(db, source, self.path), _person(db, target, self.path)
             if moving == keeping:
                 raise VoiceLibraryError(f"{source!r} and {target!r} are the same voice")
-            incoming = [_sample(*r, "") for r in db.execute(
-                "SELECT model, model_version, dim, vector, recording, start, end FROM embeddings "
-                "WHERE person = ?", (moving,))]  # fmt: skip
-            _check_models(db, keeping, target, incoming)
-            db.execute("UPDATE embeddings SET person = ? WHERE person = ?", (keeping, moving))
-            db.execute("DELETE FROM people WHERE id = ?", (moving,))
+            _check_models(db, keeping, target, _models(db, moving))
+            db.execute(_MOVE_SAMPLES, (keeping, moving))
+            db.execute(_DELETE_PERSON, (moving,))
 
     def remove(self, name: str) -> None:
         """Delete the person and every embedding of their voice."""
         with self._connect(write=True) as db:
             person = _person(db, name, self.path)
-            db.execute("DELETE FROM embeddings WHERE person = ?", (person,))
-            db.execute("DELETE FROM people WHERE id = ?", (person,))
+            db.execute(_DELETE_SAMPLES, (person,))
+            db.execute(_DELETE_PERSON, (person,))
 
     @contextmanager
     def _connect(self, write: bool) -> Iterator[sqlite3.Connection]:
@@ -176,12 +189,12 @@ class VoiceLibrary:
 
     def _error(self, exc: sqlite3.Error) -> VoiceLibraryError:
         text = str(exc).lower()
-        if "locked" in text or "busy" in text:
+        if "locked" in text:
             return VoiceLibraryError(
                 f"the voice library {self.path} is in use by another program; try again when it is done "
                 "(nothing was changed)"
             )
-        if "not a database" in text or "malformed" in text or "corrupt" in text:
+        if "not a database" in text or "malformed" in text:
             return VoiceLibraryError(
                 f"{self.path} is not a readable voice library (damaged, or another kind of file); it was "
                 "left as it is: move it aside to start a new library, or use --voices PATH for another"
@@ -199,7 +212,7 @@ def _open(path: Path, write: bool, timeout: float) -> sqlite3.Connection:
 
 def _check_schema(db: sqlite3.Connection, path: Path, create: bool) -> None:
     version = db.execute("PRAGMA user_version").fetchone()[0]
-    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = {r[0] for r in db.execute(_TABLES)}
     if version == 0 and not tables and create:
         for statement in _SCHEMA:
             db.execute(statement)
@@ -214,17 +227,20 @@ def _check_schema(db: sqlite3.Connection, path: Path, create: bool) -> None:
 
 
 def _person(db: sqlite3.Connection, name: str, path: Path) -> int:
-    row = db.execute("SELECT id FROM people WHERE name = ?", (name.strip(),)).fetchone()
+    row = db.execute(_PERSON, (name.strip(),)).fetchone()
     if row is None:
         raise VoiceLibraryError(f"no voice called {name.strip()!r} in {path}")
     return int(row[0])
 
 
-def _check_models(db: sqlite3.Connection, person: int, name: str, samples: Sequence[VoiceSample]) -> None:
+def _models(db: sqlite3.Connection, person: int) -> set[EmbeddingModel]:
+    return {EmbeddingModel(*row) for row in db.execute(_MODELS_OF, (person,))}
+
+
+def _check_models(db: sqlite3.Connection, person: int, name: str, incoming: set[EmbeddingModel]) -> None:
     """Refuse samples whose model differs from the person's stored ones: never comparable."""
-    stored = db.execute("SELECT model, model_version, dim FROM embeddings WHERE person = ?", (person,))
-    have = {EmbeddingModel(*row) for row in stored}
-    foreign = {s.model for s in samples} - have
+    have = _models(db, person)
+    foreign = incoming - have
     if have and foreign:
         raise VoiceLibraryError(
             f"{name}'s voice was stored with the speaker model {', '.join(sorted(map(str, have)))}; "

@@ -82,8 +82,10 @@ def test_renaming_keeps_the_samples_and_never_takes_another_persons_name(library
     assert [(v.name, len(v.samples)) for v in library.voices()] == [("Alicia", 1), ("Bob", 1)]
     with pytest.raises(VoiceLibraryError, match="already a voice called 'Bob'; merge"):
         library.rename("alicia", "bob")
-    with pytest.raises(VoiceLibraryError, match="no voice called 'Carol'"):
+    with pytest.raises(VoiceLibraryError, match=f"no voice called 'Carol' in {library.path}$"):
         library.rename("Carol", "Caroline")
+    with pytest.raises(VoiceLibraryError, match=f"no voice called 'Carol' in {library.path}$"):
+        library.remove(" Carol ")
     assert [v.name for v in library.voices()] == ["Alicia", "Bob"]
 
 
@@ -94,6 +96,10 @@ def test_merging_moves_every_sample_to_the_target_and_removes_the_source(library
     assert [(v.name, len(v.samples)) for v in library.voices()] == [("Alice", 3)]
     with pytest.raises(VoiceLibraryError, match="same voice"):
         library.merge("Alice", "alice")
+    for source, target in (("Bob", "Alice"), ("Alice", "Bob")):
+        with pytest.raises(VoiceLibraryError, match=f"no voice called 'Bob' in {library.path}$"):
+            library.merge(source, target)
+    assert [(v.name, len(v.samples)) for v in library.voices()] == [("Alice", 3)]
 
 
 def test_samples_of_another_embedding_model_are_refused_with_both_models_named(library):
@@ -101,8 +107,11 @@ def test_samples_of_another_embedding_model_are_refused_with_both_models_named(l
     with pytest.raises(VoiceLibraryError, match=r"stored with the speaker model resemblyzer-ge2e 1; "
                        r"embeddings of ecapa 2 cannot be compared"):  # fmt: skip
         library.add("Alice", [sample(2, OTHER)])
+    third = EmbeddingModel("wavlm", "1", 8)
+    with pytest.raises(VoiceLibraryError, match=r"embeddings of ecapa 2, wavlm 1 cannot be compared"):
+        library.add("Alice", [sample(2, OTHER), sample(4, third)])
     library.add("Bob", [sample(3, OTHER)])
-    with pytest.raises(VoiceLibraryError, match="cannot be compared"):
+    with pytest.raises(VoiceLibraryError, match=r"^Alice's voice was stored with .* Remove Alice and add"):
         library.merge("Bob", "Alice")
     assert [(v.name, len(v.samples)) for v in library.voices()] == [("Alice", 1), ("Bob", 1)]
 
@@ -118,9 +127,14 @@ def test_a_damaged_file_gives_a_clear_error_and_is_left_as_it_was(library):
     library.path.parent.mkdir()
     junk = bytes(range(256)) * 20
     library.path.write_bytes(junk)
+    message = (
+        f"{library.path} is not a readable voice library (damaged, or another kind of file); it was left "
+        "as it is: move it aside to start a new library, or use --voices PATH for another"
+    )
     for attempt in (library.voices, lambda: library.add("Alice", [sample(1)]), lambda: library.remove("x")):
-        with pytest.raises(VoiceLibraryError, match=r"is not a readable voice library .* left as it is"):
+        with pytest.raises(VoiceLibraryError) as refused:
             attempt()
+        assert str(refused.value) == message
     assert library.path.read_bytes() == junk
 
 
@@ -129,9 +143,15 @@ def test_a_library_damaged_inside_keeps_its_bytes_when_a_change_is_refused(libra
     data = bytearray(library.path.read_bytes())
     data[100:4096] = b"\xff" * (4096 - 100)  # the schema page
     library.path.write_bytes(bytes(data))
-    with pytest.raises(VoiceLibraryError):
+    with pytest.raises(VoiceLibraryError, match="is not a readable voice library"):
         library.add("Bob", [sample(2)])
     assert library.path.read_bytes() == bytes(data)
+
+
+def test_a_library_that_cannot_be_opened_says_where_and_why(library):
+    library.path.mkdir(parents=True)  # a folder where the file should be
+    with pytest.raises(VoiceLibraryError, match=f"^cannot use the voice library {library.path}: .+"):
+        library.add("Alice", [sample(1)])
 
 
 def test_another_programs_database_is_not_taken_for_a_library(library):
@@ -170,8 +190,12 @@ def test_a_library_another_process_holds_locked_fails_clearly_and_loses_nothing(
     )  # fmt: skip
     try:
         assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(VoiceLibraryError, match="in use by another program"):
+        with pytest.raises(VoiceLibraryError) as refused:
             library.add("Bob", [sample(2)])
+        assert str(refused.value) == (
+            f"the voice library {library.path} is in use by another program; try again when it is done "
+            "(nothing was changed)"
+        )
         with pytest.raises(VoiceLibraryError, match="in use by another program"):
             library.voices()
     finally:
@@ -190,3 +214,5 @@ def test_the_default_library_lives_in_the_users_data_folder():
     mac = default_library_path({"HOME": "/h"}, "darwin")
     assert str(mac) == "/h/Library/Application Support/murmur/voices.sqlite"
     assert str(default_library_path({"APPDATA": "C:/A", "HOME": "/h"}, "win32")).startswith("C:/A/murmur")
+    windows = default_library_path({"HOME": "/h"}, "win32")
+    assert str(windows) == "/h/AppData/Roaming/murmur/voices.sqlite"

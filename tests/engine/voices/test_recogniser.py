@@ -5,15 +5,19 @@ voice is never named again, and a library of another embedding model is refused.
 from __future__ import annotations
 
 import sqlite3
+import threading
+from pathlib import Path
 
 import pytest
 
+from engine.errors import Cancelled, ModelLoadError
 from engine.export.json_format import transcript_dict, transcript_from_dict
 from engine.pipeline import default_speakers
+from engine.speakers.embedding import SpeakerEncoder
 from engine.synth import ROSTER, MeetingConfig, SyntheticMeeting, build_meeting
-from engine.types import Transcript, Utterance
+from engine.types import Recording, SpeechSegment, Transcript, Utterance
 from engine.voices import MatchConfig, VoiceEmbedder, VoiceLibrary, VoiceLibraryError, VoiceRecogniser
-from engine.voices.enrol import samples_from_transcript
+from engine.voices.enrol import find_speaker, samples_from_audio, samples_from_transcript
 
 PEOPLE = {p.id: p for p in ROSTER}
 
@@ -76,6 +80,7 @@ def test_enrolled_people_are_named_in_another_recording_and_strangers_are_not(li
     assert names(named) == {alice: "Alice", carol: "Carol", frank: f"Speaker {frank[1:]}",
                             henry: f"Speaker {henry[1:]}"}  # fmt: skip
     scores = {s.id: s.score for s in named.speakers}
+    assert round(scores[alice], 4) == scores[alice] != round(scores[alice], 3)  # four decimals kept
     assert scores[alice] > MatchConfig().threshold and scores[carol] > MatchConfig().threshold
     assert scores[frank] is None and scores[henry] is None
     assert transcript_from_dict(transcript_dict(named)).speakers == named.speakers  # the JSON keeps scores
@@ -134,3 +139,54 @@ def test_too_little_of_a_voice_is_not_remembered(monday, embedder):
     short = Transcript((Utterance(first.start, first.start + 2.9, "", "S1"),), found.speakers[:1])
     with pytest.raises(ValueError, match="too little to remember"):
         samples_from_transcript(short, "Speaker 1", monday.recording(), embedder)
+
+
+def test_a_voice_remembered_from_a_recording_of_that_person_alone_is_named(tmp_path, tuesday, embedder):
+    alone = meeting(5, "alice")
+    recording = Recording(alone.samples, alone.sample_rate, source=Path("/clips/alice.flac"))
+    speech = [SpeechSegment(u.start, u.end) for u in alone.turns]
+    samples = samples_from_audio(recording, speech, embedder)
+    assert len(samples) >= 2 and {s.recording for s in samples} == {"alice.flac"}
+    assert samples[0].start == round(speech[0].start, 3) and samples[-1].end == round(speech[-1].end, 3)
+    library = VoiceLibrary(tmp_path / "voices.sqlite")
+    library.add("Alice", samples)
+    named = VoiceRecogniser(library, embedder).name(as_found(tuesday), tuesday.recording())
+    assert [s.name for s in named.speakers if s.score is not None] == ["Alice"]
+    assert names(named)[who(tuesday, "alice")] == "Alice"
+
+
+def test_people_of_another_model_are_skipped_with_a_warning_and_the_others_named(
+    library, tuesday, embedder, caplog
+):
+    with sqlite3.connect(library.path) as db:
+        db.execute(
+            "UPDATE embeddings SET model = 'ecapa' "
+            "WHERE person = (SELECT id FROM people WHERE name = 'Carol')"
+        )
+    named = VoiceRecogniser(library, embedder).name(as_found(tuesday), tuesday.recording())
+    assert [s.name for s in named.speakers if s.score is not None] == ["Alice"]
+    assert "not compared (stored with another speaker model): Carol" in caplog.text
+
+
+def test_recognition_stops_when_cancelled(library, tuesday, embedder):
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(Cancelled):
+        VoiceRecogniser(library, embedder).name(as_found(tuesday), tuesday.recording(), cancel)
+
+
+def test_a_missing_speaker_encoder_is_reported_when_loading(library):
+    broken = VoiceEmbedder(SpeakerEncoder(weights=library.path.with_name("missing.onnx")))
+    with pytest.raises(ModelLoadError, match="could not load the speaker encoder"):
+        VoiceRecogniser(library, broken).load()
+
+
+def test_a_speaker_is_found_by_name_or_id_in_any_letter_case(monday):
+    found = as_found(monday)
+    assert find_speaker(found, " speaker 2 ").id == "S2" and find_speaker(found, "s3").name == "Speaker 3"
+    with pytest.raises(
+        ValueError,
+        match=r"^no speaker 'Bob' in this transcript \(its speakers: 'Speaker 1', 'Speaker 2', "
+        r"'Speaker 3'\)$",
+    ):
+        find_speaker(found, "Bob")

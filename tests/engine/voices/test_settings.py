@@ -11,6 +11,8 @@ from engine.cli.speaker_options import speaker_config
 from engine.errors import TranscriptFormatError
 from engine.export.json_format import transcript_dict, transcript_from_dict
 from engine.speakers import DEFAULT_VOICES, SpeakerConfig
+from engine.speakers.embedded import EmbeddedDiarizer
+from engine.speakers.embedding import SpeakerEncoder
 from engine.types import Speaker, Transcript, Utterance
 from engine.voices import create_recogniser, library_path
 
@@ -30,6 +32,14 @@ def test_the_setting_names_the_library_file(monkeypatch, tmp_path):
     recogniser = create_recogniser(SpeakerConfig(voices="team.sqlite"))
     assert recogniser is not None and recogniser.library.path.name == "team.sqlite"
     assert not (tmp_path / "murmur").exists()
+
+
+def test_recognition_shares_the_embedded_diarizers_encoder_and_has_its_own_otherwise():
+    diarizer = EmbeddedDiarizer()
+    shared = create_recogniser(SpeakerConfig(voices="v.sqlite"), diarizer)
+    assert shared.embedder.encoder is diarizer.encoder
+    own = create_recogniser(SpeakerConfig(voices="v.sqlite", diarizer="pyannote"), object())
+    assert isinstance(own.embedder.encoder, SpeakerEncoder) and own.embedder.model.name == "resemblyzer-ge2e"
 
 
 @pytest.mark.parametrize("settings", [{"voices": "  "}, {"voices": "v.sqlite", "diarizer": "none"}])
