@@ -54,10 +54,10 @@ LOOKALIKES = (_BY_ID["dave"], _BY_ID["grace"])
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """One found speaker of a recording: who it really is, and its two best library scores."""
+    """One found speaker of a recording: who it really is, and its embedding (None: too little speech)."""
 
-    identity: str  # the reference speaker covering most of its speech
-    share: float  # of the identity's speech this found speaker covers
+    identity: str  # the person whose speech it covers most
+    covers: dict[str, float]  # seconds of each person's speech it covers
     embedding: np.ndarray | None
 
 
@@ -91,16 +91,14 @@ def diarized(m: SyntheticMeeting, how: str, diarizer: EmbeddedDiarizer, vad: Sil
     return Transcript(tuple(turns), default_speakers(tuple(turns)), m.duration)
 
 
-def identities(m: SyntheticMeeting, transcript: Transcript) -> dict[str, tuple[str, float]]:
-    """Found speaker id → (the person it mostly is, the share of that person's speech it covers)."""
+def identities(m: SyntheticMeeting, transcript: Transcript) -> dict[str, tuple[str, dict[str, float]]]:
+    """Found speaker id → (the person it mostly is, seconds of each person's speech it covers)."""
     out = {}
     for s in transcript.speakers:
         mine = [(u.start, u.end) for u in transcript.utterances if u.speaker == s.id]
         overlap = {p.id: _overlap(mine, [(u.start, u.end) for u in m.turns if u.speaker == p.id])
                    for p in m.participants}  # fmt: skip
-        who = max(overlap, key=lambda k: overlap[k])
-        total = sum(u.end - u.start for u in m.turns if u.speaker == who)
-        out[s.id] = (who, overlap[who] / max(total, 1e-9))
+        out[s.id] = (max(overlap, key=lambda k: overlap[k]), overlap)
     return out
 
 
@@ -117,7 +115,7 @@ def enrol(
             mine = [sid for sid, (p, _) in who.items() if p == person.id]
             if not mine:
                 continue
-            main = max(mine, key=lambda sid: who[sid][1])
+            main = max(mine, key=lambda sid: who[sid][1][person.id])
             samples = enrolment_samples(
                 m.recording(), own_spans(transcript.utterances, main), m.config.session_id, embedder
             )
@@ -129,7 +127,7 @@ def found_speakers(
     m: SyntheticMeeting, transcript: Transcript, embedder: VoiceEmbedder, min_seconds: float
 ) -> dict[str, Found]:
     who = identities(m, transcript)
-    out = {}
+    out: dict[str, Found] = {}
     for s in transcript.speakers:
         spans = own_spans(transcript.utterances, s.id)
         vector = None
@@ -146,13 +144,13 @@ def score(
     names = match_speakers(
         {k: f.embedding for k, f in found.items() if f.embedding is not None}, centroids, config
     )
-    main: dict[str, str] = {}
-    for sid, f in sorted(found.items(), key=lambda kv: kv[1].share):
-        main[f.identity] = sid  # the found speaker covering most of the person's speech wins
+    people = next(iter(found.values())).covers if found else {}
+    # each person's main speaker: the found speaker covering most of their speech
+    main = {p: max(found, key=lambda sid: found[sid].covers[p]) for p in people}
     enrolled = {p.id for p in ENROLLED}  # anyone else is a stranger
     counts = [0, 0, 0, 0, 0]
     for person, sid in main.items():
-        given = names[sid].name if sid in names else None
+        given = names[sid].name if sid in names and found[sid].covers[person] > 0 else None
         if person in enrolled:
             counts[0] += 1
             counts[1] += given == person
