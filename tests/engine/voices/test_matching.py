@@ -28,12 +28,12 @@ STRANGE = unit(0, 0, 0, 1)
 
 
 def test_a_speaker_is_named_at_the_threshold_and_not_just_below_it():
-    config = MatchConfig(threshold=0.9, margin=0.0)
-    at = towards(ALICE, STRANGE, 0.9001)
-    below = towards(ALICE, STRANGE, 0.8999)
-    named = match_speakers({"S1": at, "S2": below}, {"Alice": ALICE}, config)
-    assert list(named) == ["S1"] and named["S1"].name == "Alice"
-    assert named["S1"].score == pytest.approx(0.9001, abs=1e-4) and named["S1"].runner_up is None
+    speaker = towards(ALICE, STRANGE, 0.9)
+    score = float(ALICE @ speaker)
+    named = match_speakers({"S1": speaker}, {"Alice": ALICE}, MatchConfig(threshold=score, margin=0.0))
+    assert named["S1"].name == "Alice" and named["S1"].score == score and named["S1"].runner_up is None
+    just_above = MatchConfig(threshold=score + 1e-6, margin=0.0)
+    assert match_speakers({"S1": speaker}, {"Alice": ALICE}, just_above) == {}
 
 
 def test_a_speaker_too_close_to_two_people_stays_unnamed():
@@ -45,6 +45,16 @@ def test_a_speaker_too_close_to_two_people_stays_unnamed():
     assert named["S2"].runner_up == pytest.approx(float(clear @ BOB))
 
 
+def test_a_lead_of_exactly_the_margin_is_enough():
+    speaker = unit(1.0, 0.5, 0, 0)
+    lead = float(ALICE @ speaker) - float(BOB @ speaker)
+    voices = {"Alice": ALICE, "Bob": BOB}
+    assert (
+        match_speakers({"S1": speaker}, voices, MatchConfig(threshold=0.0, margin=lead))["S1"].name == "Alice"
+    )
+    assert match_speakers({"S1": speaker}, voices, MatchConfig(threshold=0.0, margin=lead + 1e-6)) == {}
+
+
 def test_the_margin_is_measured_against_the_second_best_not_the_worst():
     config = MatchConfig(threshold=0.5, margin=0.1)
     speaker = unit(1.0, 0.9, 0.0, 0)  # Bob second best (lead 0.07), Carol far behind
@@ -53,9 +63,14 @@ def test_the_margin_is_measured_against_the_second_best_not_the_worst():
 
 def test_one_person_names_only_the_speaker_most_like_them():
     config = MatchConfig(threshold=0.8, margin=0.0)
-    first, second = towards(ALICE, STRANGE, 0.95), towards(ALICE, BOB, 0.97)
-    named = match_speakers({"S1": first, "S2": second, "S3": BOB}, {"Alice": ALICE, "Bob": BOB}, config)
-    assert {k: m.name for k, m in named.items()} == {"S2": "Alice", "S3": "Bob"}
+    closer, further = towards(ALICE, STRANGE, 0.97), towards(ALICE, BOB, 0.95)
+    voices = {"Alice": ALICE, "Bob": BOB}
+    named = match_speakers({"S1": closer, "S2": further, "S3": BOB}, voices, config)
+    assert {k: m.name for k, m in named.items()} == {"S1": "Alice", "S3": "Bob"}
+    named = match_speakers({"S2": further, "S1": closer}, voices, config)
+    assert {k: m.name for k, m in named.items()} == {"S1": "Alice"}
+    tie = match_speakers({"S1": closer, "S2": closer.copy()}, voices, config)  # equal: the first listed
+    assert {k: m.name for k, m in tie.items()} == {"S1": "Alice"}
 
 
 def test_nothing_is_named_without_known_voices_or_speakers():
@@ -87,6 +102,7 @@ def test_the_longest_stretches_are_embedded_first_up_to_the_limit_in_time_order(
     spans = [(0.0, 1.0), (2.0, 7.0), (8.0, 10.0), (11.0, 14.0)]
     assert longest_first(spans, 7.0) == [(2.0, 7.0), (11.0, 14.0)]
     assert longest_first(spans, 5.0) == [(2.0, 7.0)]
+    assert longest_first(spans, 5.5) == [(2.0, 7.0), (11.0, 14.0)]
     assert longest_first(spans, 100.0) == spans
 
 

@@ -128,8 +128,12 @@ def test_a_library_of_another_embedding_model_is_refused_with_a_clear_message(li
 
 def test_recognition_without_a_library_says_how_to_make_one_and_creates_nothing(tmp_path, embedder):
     recogniser = VoiceRecogniser(VoiceLibrary(tmp_path / "none" / "voices.sqlite"), embedder)
-    with pytest.raises(VoiceLibraryError, match=r"no voice library at .* \(murmur voices add"):
+    with pytest.raises(VoiceLibraryError) as missing:
         recogniser.load()
+    assert str(missing.value) == (
+        f"there is no voice library at {recogniser.library.path} yet: remember a voice first "
+        '(murmur voices add NAME --from TRANSCRIPT.json --speaker "Speaker 2")'
+    )
     assert not (tmp_path / "none").exists()
 
 
@@ -190,3 +194,5 @@ def test_a_speaker_is_found_by_name_or_id_in_any_letter_case(monday):
         r"'Speaker 3'\)$",
     ):
         find_speaker(found, "Bob")
+    with pytest.raises(ValueError, match=r"\(its speakers: none\)$"):
+        find_speaker(Transcript(()), "Bob")

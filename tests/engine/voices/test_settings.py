@@ -38,8 +38,11 @@ def test_recognition_shares_the_embedded_diarizers_encoder_and_has_its_own_other
     diarizer = EmbeddedDiarizer()
     shared = create_recogniser(SpeakerConfig(voices="v.sqlite"), diarizer)
     assert shared.embedder.encoder is diarizer.encoder
-    own = create_recogniser(SpeakerConfig(voices="v.sqlite", diarizer="pyannote"), object())
-    assert isinstance(own.embedder.encoder, SpeakerEncoder) and own.embedder.model.name == "resemblyzer-ge2e"
+    for other in (object(), type("Other", (), {"encoder": "a pyannote model"})()):
+        own = create_recogniser(SpeakerConfig(voices="v.sqlite", diarizer="pyannote"), other)
+        assert (
+            isinstance(own.embedder.encoder, SpeakerEncoder) and own.embedder.model.name == "resemblyzer-ge2e"
+        )
 
 
 @pytest.mark.parametrize("settings", [{"voices": "  "}, {"voices": "v.sqlite", "diarizer": "none"}])
