@@ -22,6 +22,7 @@ from typing import Any
 
 from engine.backends.vibevoice.config import ACOUSTIC_MODES, ATTENTIONS, BUDGETS, DTYPES, ENGINES
 from engine.decode.eviction import POLICIES, PRESETS, SPEECH_CAPS
+from engine.speakers import DEFAULT_VOICES
 
 SYSTEM = ("transcribe", "serve", "eval")  # the surfaces that describe one system of any backend
 LIVE = ("record", "watch")  # the surfaces that run whisper on what is recorded or dropped
@@ -88,6 +89,7 @@ class Option:
     tooltip: str = ""  # the dialog's tooltip (default: the help)
     key: str = ""  # the argparse dest and saved-settings name (default: the flag's name)
     value: Callable[[Any], Any] | None = None  # the field's value from the parsed one (default: as is)
+    bare: Any = None  # the value of the flag given without one (None: the flag needs a value)
 
     @property
     def name(self) -> str:
@@ -205,6 +207,9 @@ OPTIONS: tuple[Option, ...] = (
     _speakers("--diarizer", "diarizer", "who speaks when: embedded (default, offline), pyannote (needs its "
               "weights), none", choices=("embedded", "pyannote", "none"), label="Speaker finder",
               tooltip="Who speaks when: embedded (offline, built in), pyannote (needs its weights) or none."),
+    _speakers("--voices", "voices", "name speakers whose voices you remembered (murmur voices add), from the "
+              "default voice library or the one at PATH; put it after the files, or write --voices=PATH",
+              metavar="PATH", bare=DEFAULT_VOICES),
     _speakers("--speakers", "num_speakers", "the number of speakers, if known", kind=int, metavar="N",
               label="Speakers", tooltip="How many people speak, if you know it."),
     _speakers("--min-speakers", "min_speakers", "at least N speakers", kind=int, metavar="N",

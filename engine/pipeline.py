@@ -11,6 +11,8 @@ the diarizer (`PipelineConfig.speakers` chooses it; "none" skips the SPEAKERS st
 backend that labels no speakers (whisper) the diarizer runs in a second thread while the backend
 decodes (`speakers_alongside`): the result is the same, the wall time shorter when a core is free;
 meanwhile numpy's BLAS keeps to one thread, so the two stay within the decoder's thread budget.
+With `SpeakerConfig.voices` set, the final speakers are then named after known voices
+(`engine.voices`), whichever backend and diarizer found them; the library is checked before inference.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from engine.types import (
     Transcript,
     Utterance,
 )
+from engine.voices import create_recogniser
 
 ProgressCallback = Callable[[Progress], None]
 
@@ -96,6 +99,7 @@ class Pipeline:
         self.detector = detector or SileroVad(self.config.vad)
         # a given diarizer object wins; otherwise the one the config names (None for "none")
         self.diarizer = diarizer if diarizer is not None else create_diarizer(self.config.speakers)
+        self.voices = create_recogniser(self.config.speakers, self.diarizer)
 
     @classmethod
     def create(
@@ -190,6 +194,8 @@ class Pipeline:
         report = on_progress or (lambda p: None)
         if self.diarizer is not None:  # a missing speaker model fails now, not after inference
             self.diarizer.load()
+        if self.voices is not None:  # so does an unreadable voice library
+            self.voices.load()
         # 4) inference, chunk by chunk as the backend finishes them; the diarization of a backend
         #    that labels no speakers needs only the audio, so it runs alongside (same result)
         side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speakers")
@@ -222,6 +228,9 @@ class Pipeline:
         report(Progress(Stage.STITCH, 1, 1))
         removed = removals(results, utterances, self.config.stitch)
         transcript = self._transcript(prepared, utterances)
+        if self.voices is not None:
+            report(Progress(Stage.SPEAKERS, 0, 1, "recognising known voices"))
+            transcript = self.voices.name(transcript, prepared.recording, cancel)
         return replace(transcript, language=spoken_language(results), removed=removed)
 
     def _diarize_alongside(

@@ -144,10 +144,13 @@ class ChunkResult:
 
 @dataclass(frozen=True, slots=True)
 class Speaker:
-    """A global speaker: a stable id and an editable display name."""
+    """A global speaker: a stable id and an editable display name. `score` is the cosine similarity
+    to the known voice the name was recognised from (`engine.voices`); None for a name not
+    recognised that way (a default label, or one a person gave)."""
 
     id: str
     name: str
+    score: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

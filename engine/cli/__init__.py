@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("engine.cli.serve", "serve transcription over HTTP (OpenAI-compatible), batching every client"),
     "record": ("engine.cli.record", "record from a microphone to FLAC, transcribing live with --live"),
     "watch": ("engine.cli.watch", "transcribe every new recording that appears in a folder, once"),
+    "voices": ("engine.cli.voices", "remember voices by name, so transcripts name those speakers"),
 }
 
 

@@ -32,6 +32,8 @@ def _add(group: Any, option: Option) -> None:
     extra: dict[str, Any] = {"choices": option.choices} if option.choices else {"type": option.kind}
     if option.metavar:
         extra["metavar"] = option.metavar
+    if option.bare is not None:
+        extra |= {"nargs": "?", "const": option.bare}
     group.add_argument(option.flag, dest=option.name, help=option.help, **extra)
 
 

@@ -4,7 +4,8 @@
 Layout: an object with `"format": "murmur-transcript"`, `"version": 1`, the transcript's scalar
 fields (source, model, language, duration), `removed` (what the clean-up steps removed:
 {boundary_words, merge_words, rollback_tokens, salvage_tokens}; optional on reading), then the
-lists `speakers` ({id, name}), `chunks` ({index, start, end, speech: [[start, end], ...]}) and
+lists `speakers` ({id, name}, plus `score` for a
+name recognised from a known voice), `chunks` ({index, start, end, speech: [[start, end], ...]}) and
 `utterances` ({start, end, text, speaker, words: [{start, end, text, probability}, ...]}), one
 item per line. Floats are written in shortest
 round-trip form; NaN or infinite times are refused with ValueError. Export options do not apply.
@@ -50,7 +51,7 @@ def transcript_dict(t: Transcript, *, lazy: bool = False) -> dict[str, Any]:
     that build each item as it is read, so a writer can encode and drop one item at a time."""
     out = _head(t)
     out["removed"] = asdict(t.removed)
-    out["speakers"] = [{"id": s.id, "name": s.name} for s in t.speakers]
+    out["speakers"] = [_speaker_dict(s) for s in t.speakers]
     chunks, utterances = map(_chunk_dict, t.chunks), map(_utterance_dict, t.utterances)
     out["chunks"] = chunks if lazy else list(chunks)
     out["utterances"] = utterances if lazy else list(utterances)
@@ -67,7 +68,7 @@ def _lines(t: Transcript) -> Iterator[str]:
     for key, value in _head(t).items():
         yield f"  {_dumps(key)}: {_dumps(value)},"
     yield f'  "removed": {_dumps(asdict(t.removed))},'
-    yield from _list_lines("speakers", [{"id": s.id, "name": s.name} for s in t.speakers], last=False)
+    yield from _list_lines("speakers", [_speaker_dict(s) for s in t.speakers], last=False)
     yield from _list_lines("chunks", map(_chunk_dict, t.chunks), last=False)
     yield from _list_lines("utterances", map(_utterance_dict, t.utterances), last=True)
     yield "}"
@@ -86,6 +87,11 @@ def _list_lines(key: str, items: Iterator[dict] | list[dict], *, last: bool) -> 
         row = following
     yield f"    {_dumps(row)}"
     yield f"  ]{close}"
+
+
+def _speaker_dict(s: Speaker) -> dict[str, Any]:
+    known = {} if s.score is None else {"score": s.score}
+    return {"id": s.id, "name": s.name} | known
 
 
 def _chunk_dict(c: Chunk) -> dict[str, Any]:
@@ -148,7 +154,11 @@ def _removed(obj: dict) -> Removed:
 
 
 def _speaker(obj: dict, where: str) -> Speaker:
-    return Speaker(id=_get(obj, "id", "text", where), name=_get(obj, "name", "text", where))
+    return Speaker(
+        id=_get(obj, "id", "text", where),
+        name=_get(obj, "name", "text", where),
+        score=_get(obj, "score", "number", where, default=None, nullable=True),
+    )
 
 
 def _chunk(obj: dict, where: str) -> Chunk:

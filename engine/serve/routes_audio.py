@@ -2,8 +2,9 @@
 
 Both check the key and the room (`app.check_key`, `app.check_room`), read the upload
 (`app.receive`) holding one of the server's places from before its first byte until its job
-starts (`Server.places`: parked uploads are bounded like running jobs), check its fields (`engine.serve.params`) and what the model can do with them (`engine.serve.decoding`:
-a 400 naming the parameter it cannot honour), measure its length and start a job. Then:
+starts (`Server.places`: parked uploads are bounded like running jobs), check its fields
+(`engine.serve.params`) and what the model can do with them (`engine.serve.decoding`: a 400
+naming the parameter it cannot honour), measure its length and start a job. Then:
 
 - `stream=true` with json or verbose_json: Server-Sent Events (`engine.serve.events`), then
   `[DONE]`, with a comment line after each `heartbeat_seconds` without events; with text, srt or

@@ -16,6 +16,7 @@ from engine.speakers.diarization import Diarizer, SpeakerCount
 
 DIARIZER_NAMES = ("embedded", "pyannote", "none")
 STITCHINGS = ("one-to-one", "boundary")  # cross-chunk speakers: reconcile.py, or the paper's boundary.py
+DEFAULT_VOICES = ":default:"  # `SpeakerConfig.voices`: the voice library in the user's data folder
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +30,8 @@ class SpeakerConfig:
     pyannote: str | None = None  # pyannote pipeline: local folder or hub id (None: the default id)
     hf_token: str | None = None  # hub token for pyannote (None: HF_TOKEN from the environment)
     stitching: str = "one-to-one"  # how chunk-local speakers become global ones (STITCHINGS)
+    # name speakers after known voices (engine.voices): a library file, DEFAULT_VOICES, or None (off)
+    voices: str | None = None
 
     def __post_init__(self) -> None:
         if self.diarizer not in DIARIZER_NAMES:
@@ -39,6 +42,10 @@ class SpeakerConfig:
             choices = ", ".join(STITCHINGS)
             raise ValueError(f"unknown speaker stitching {self.stitching!r}; choose one of: {choices}")
         SpeakerCount(self.num_speakers, self.min_speakers, self.max_speakers)  # validates the numbers
+        if self.voices is not None and not self.voices.strip():
+            raise ValueError("the voice library path is empty")
+        if self.voices is not None and self.diarizer == "none":
+            raise ValueError("naming known voices needs a diarizer; --diarizer none finds no speakers")
 
     @property
     def count(self) -> SpeakerCount | None:

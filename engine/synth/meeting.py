@@ -2,7 +2,9 @@
 
 `build_meeting(MeetingConfig(...))` returns a `SyntheticMeeting`: mono float32 audio at the
 requested rate, the participants (readable ids such as `alice`, each with a distinct espeak
-voice) and the turns as `engine.types.Utterance`s with exact word times in absolute seconds.
+voice; the first `speakers` of `ROSTER` unless the config names a `cast`, so the same voices can
+meet again in other recordings) and the turns as `engine.types.Utterance`s with exact word times
+in absolute seconds.
 
 How a meeting is laid out: every participant speaks once before anyone speaks twice; later turns
 go to another participant in proportion to a seeded talkativeness. A turn is 1–4 sentences or,
@@ -71,10 +73,15 @@ class MeetingConfig:
     rt60_s: float | None = None  # None: no reverberation
     sample_rate: int = 16000
     session_id: str = "meeting"
+    cast: tuple[Participant, ...] = ()  # who speaks; empty: the first `speakers` of ROSTER
 
     def __post_init__(self) -> None:
         if not 1 <= self.speakers <= len(ROSTER):
             raise ValueError(f"a meeting has 1–{len(ROSTER)} speakers, got {self.speakers}")
+        if self.cast and len(self.cast) != self.speakers:
+            raise ValueError(f"a cast of {len(self.cast)} for a meeting of {self.speakers} speakers")
+        if len({p.id for p in self.cast}) != len(self.cast):
+            raise ValueError("every participant of a cast needs their own id")
         if self.seed < 0:
             raise ValueError(f"seed must be zero or positive, got {self.seed}")
         if not MIN_DURATION_S <= self.duration_s <= MAX_DURATION_S:
@@ -155,7 +162,7 @@ def build_meeting(config: MeetingConfig) -> SyntheticMeeting:
     A fresh synthesiser speaks every turn, so the result depends on `config` alone.
     """
     rng = np.random.default_rng(config.seed)
-    cast = ROSTER[: config.speakers]
+    cast = config.cast or ROSTER[: config.speakers]
     with Espeak() as espeak:
         placed = _Layout(config, cast, Script(load_corpus(), rng), espeak, rng).run()
         rate = espeak.sample_rate

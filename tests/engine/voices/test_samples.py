@@ -1,0 +1,56 @@
+"""What a voice sample may hold, and a person's centroid per embedding model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.voices import EmbeddingModel, KnownVoice, VoiceSample
+
+GE2E = EmbeddingModel("resemblyzer-ge2e", "1", 3)
+OTHER = EmbeddingModel("resemblyzer-ge2e", "2", 3)
+
+
+def test_a_sample_is_stored_at_unit_length():
+    s = VoiceSample(np.array([3.0, 0.0, 4.0]), GE2E, "a.flac", 0.0, 5.0)
+    np.testing.assert_allclose(s.vector, [0.6, 0.0, 0.8], rtol=1e-6)
+    assert s.vector.dtype == np.float32
+
+
+@pytest.mark.parametrize(
+    ("vector", "start", "end"),
+    [
+        ([1.0, 0.0], 0.0, 1.0),  # another dimension than the model's
+        ([0.0, 0.0, 0.0], 0.0, 1.0),  # no direction
+        ([np.nan, 1.0, 0.0], 0.0, 1.0),
+        ([1.0, 0.0, 0.0], 2.0, 1.0),  # ends before it starts
+        ([1.0, 0.0, 0.0], -1.0, 1.0),
+        ([1.0, 0.0, 0.0], 1.0, None),  # half a time range
+    ],
+)
+def test_impossible_samples_are_refused(vector, start, end):
+    with pytest.raises(ValueError):
+        VoiceSample(np.array(vector), GE2E, "a.flac", start, end)
+
+
+def test_a_sample_without_a_time_range_is_allowed():
+    assert VoiceSample(np.array([1.0, 0.0, 0.0]), GE2E).start is None
+
+
+@pytest.mark.parametrize(("name", "version", "dim"), [("", "1", 3), ("m", "", 3), ("m", "1", 0)])
+def test_an_embedding_model_needs_a_name_a_version_and_a_dimension(name, version, dim):
+    with pytest.raises(ValueError):
+        EmbeddingModel(name, version, dim)
+
+
+def test_a_centroid_averages_only_the_samples_of_the_model_asked_for():
+    voice = KnownVoice("Alice", (
+        VoiceSample(np.array([1.0, 0.0, 0.0]), GE2E),
+        VoiceSample(np.array([0.0, 1.0, 0.0]), GE2E),
+        VoiceSample(np.array([0.0, 0.0, 1.0]), OTHER),
+    ))  # fmt: skip
+    np.testing.assert_allclose(voice.centroid(GE2E), [2**-0.5, 2**-0.5, 0.0], rtol=1e-6)
+    np.testing.assert_allclose(voice.centroid(OTHER), [0.0, 0.0, 1.0])
+    assert voice.centroid(EmbeddingModel("x", "1", 3)) is None
+    assert voice.models() == (GE2E, OTHER)
+    assert str(OTHER) == "resemblyzer-ge2e 2"
