@@ -1,6 +1,6 @@
 """Rows admitted per eviction policy at equal KV bytes, on real decoding, and the plan beside it.
 
-The trained tiny VibeVoice checkpoint (`engine/backends/vibevoice/tiny.py`, built on first use and
+The trained tiny VibeVoice checkpoint (`engine/testing/tiny.py`, built on first use and
 cached) transcribes real audio through the backend's own request building, timestamp reader and
 Murmur's engine: its clips (6–8 s, the replies it was trained to write) and the demo meeting
 (`resources/demo/meeting.flac`, cut into chunks of the clips' length: a longer recording it was not
@@ -39,12 +39,12 @@ from engine.backends.vibevoice.decoders import create_decoder  # noqa: E402
 from engine.backends.vibevoice.inputs import build_request  # noqa: E402
 from engine.backends.vibevoice.loading import load_model  # noqa: E402
 from engine.backends.vibevoice.parsing import parse_reply  # noqa: E402
-from engine.backends.vibevoice.tiny import read_clips, tiny_trained_model  # noqa: E402
 from engine.decode.admission import rows_within  # noqa: E402
 from engine.decode.eviction import EvictionConfig, make_policy  # noqa: E402
 from engine.decode.kv_store import round_up  # noqa: E402
 from engine.decode.loop_guard import LoopGuardConfig  # noqa: E402
 from engine.evaluation.metrics import word_error  # noqa: E402
+from engine.testing.tiny import read_clips, tiny_trained_model  # noqa: E402
 from engine.types import Chunk  # noqa: E402
 
 POLICIES = {  # windows at the tiny scale: 45–60 speech tokens, replies of 60–100 tokens

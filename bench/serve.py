@@ -42,10 +42,10 @@ sys.path.insert(0, str(ROOT / "tests" / "engine" / "serve"))
 from conftest import server, write_flac  # noqa: E402  (the tests' subprocess helpers)
 
 from engine.audio.io import load_audio  # noqa: E402
-from engine.backends.vibevoice.tiny import TinyShape, save_tiny_checkpoint  # noqa: E402
 from engine.pipeline import Pipeline, PipelineConfig  # noqa: E402
 from engine.remote.client import RemoteClient  # noqa: E402
 from engine.speakers import SpeakerConfig  # noqa: E402
+from engine.testing.tiny import TinyShape, save_tiny_checkpoint  # noqa: E402
 
 CLIENTS = (1, 4, 16)
 SECONDS = 120.0

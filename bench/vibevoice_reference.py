@@ -26,9 +26,9 @@ from engine.backends.vibevoice.config import SAMPLE_RATE, VibeVoiceConfig
 from engine.backends.vibevoice.inputs import build_request
 from engine.backends.vibevoice.loading import LoadedModel, load_model
 from engine.backends.vibevoice.reference import GenerateConfig, GenerateDecoder
-from engine.backends.vibevoice.tiny import read_clips, tiny_trained_model
 from engine.decode.api import DecodeRequest, DecodeResult
 from engine.decode.loop_guard import LoopGuardConfig
+from engine.testing.tiny import read_clips, tiny_trained_model
 
 NEVER = (10**9,)  # an end token no model writes: every request runs to its budget
 NO_LOOPS = LoopGuardConfig(enabled=False, min_tokens=10**9)  # loops are ignored

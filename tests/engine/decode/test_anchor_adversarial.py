@@ -26,10 +26,10 @@ import numpy as np
 import pytest
 
 from engine.backends.vibevoice.anchor import speech_anchor
-from engine.backends.vibevoice.tiny import build_tokenizer, tokenizer_corpus
 from engine.decode.anchor import RowReaders
 from engine.decode.eviction import EvictionConfig
 from engine.decode.layout import SpeechRule, speech_at
+from engine.testing.tiny import build_tokenizer, tokenizer_corpus
 
 RATE = 7.5  # speech tokens per second (VibeVoice)
 CHUNK = 300.0

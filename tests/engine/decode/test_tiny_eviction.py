@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from engine.backends.vibevoice.tiny import read_clips, tiny_trained_model
+from engine.testing.tiny import read_clips, tiny_trained_model
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-from engine.backends.vibevoice.tiny import read_clips, tiny_trained_model
 from engine.cli import main
+from engine.testing.tiny import read_clips, tiny_trained_model
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -39,13 +39,13 @@ def excerpts(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 @pytest.fixture(scope="session")
 def trained_model() -> Path:
-    from engine.backends.vibevoice.tiny import tiny_trained_model
+    from engine.testing.tiny import tiny_trained_model
 
     return tiny_trained_model()
 
 
 @pytest.fixture(scope="session")
 def trained_clips(trained_model: Path):
-    from engine.backends.vibevoice.tiny import read_clips
+    from engine.testing.tiny import read_clips
 
     return read_clips(trained_model)

@@ -150,8 +150,8 @@ def test_the_profiler_refuses_batches_and_bad_mass(model):
 
 
 def test_the_command_profiles_a_saved_checkpoint_prompted_like_the_backend(tmp_path, capsys):
-    from engine.backends.vibevoice.tiny import save_tiny_checkpoint
     from engine.evaluation.sparsity import main
+    from engine.testing.tiny import save_tiny_checkpoint
 
     checkpoint = save_tiny_checkpoint(tmp_path / "tiny")
     demo = Path(__file__).resolve().parents[3] / "resources" / "demo" / "meeting.flac"

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from engine.backends.vibevoice.tiny import read_clips, tiny_trained_model
 from engine.errors import Cancelled
 from engine.pipeline import Pipeline, PipelineConfig
 from engine.recipe import Recipe, recipe_from
 from engine.remote.pipeline import RemotePipeline
 from engine.speakers import SpeakerConfig
+from engine.testing.tiny import read_clips, tiny_trained_model
 from tests.engine.serve.conftest import server, write_flac
 
 openai = pytest.importorskip("openai")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from engine.backends.vibevoice.config import VibeVoiceConfig
-from engine.backends.vibevoice.tiny import TinyShape, read_clips, save_tiny_checkpoint, tiny_trained_model
+from engine.testing.tiny import TinyShape, read_clips, save_tiny_checkpoint, tiny_trained_model
 from engine.types import Segment
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.backends.vibevoice.anchor import speech_anchor, speech_token_rate
-from engine.backends.vibevoice.tiny import read_clips
+from engine.testing.tiny import read_clips
 
 REPLY = (
     '<|im_start|>assistant\n[{"Start":0,"End":1.5,"Speaker":0,"Content":"Good morning, {all} of you."},'

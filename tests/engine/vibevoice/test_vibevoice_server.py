@@ -165,7 +165,7 @@ def test_the_loopback_server_runs_as_a_command_and_serves_the_cli(trained_model,
 
     root = Path(__file__).resolve().parents[3]
     env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1"}
-    command = [sys.executable, "-m", "engine.backends.vibevoice.loopback_server", str(trained_model)]
+    command = [sys.executable, "-m", "engine.testing.loopback_server", str(trained_model)]
     server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
     try:
         first = server.stdout.readline()  # printed once the socket listens

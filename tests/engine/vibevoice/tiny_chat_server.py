@@ -1,5 +1,5 @@
 """The loopback chat server the server tests run against (it lives in the engine, so users can run it)."""
 
-from engine.backends.vibevoice.loopback_server import TinyChatServer
+from engine.testing.loopback_server import TinyChatServer
 
 __all__ = ["TinyChatServer"]

@@ -9,7 +9,7 @@ int is an HTTP error status to send instead, a float is a delay in seconds befor
 It listens on 127.0.0.1 (on `port`, or a free one), refuses bodies over 64 MB, and stops on
 `close()`.
 
-    python -m engine.backends.vibevoice.loopback_server MODEL [--port N]
+    python -m engine.testing.loopback_server MODEL [--port N]
 serves MODEL (a checkpoint folder) until Ctrl-C and prints the URL to pass as `--server`.
 """
 
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    parser = argparse.ArgumentParser(prog="python -m engine.backends.vibevoice.loopback_server")
+    parser = argparse.ArgumentParser(prog="python -m engine.testing.loopback_server")
     parser.add_argument("model", type=Path, help="a VibeVoice-ASR checkpoint folder (HF format)")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     args = parser.parse_args(argv)

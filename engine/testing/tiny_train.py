@@ -28,8 +28,8 @@ from engine.backends.vibevoice.inputs import build_request, encode_latents, segm
 from engine.backends.vibevoice.loading import LoadedModel
 from engine.backends.vibevoice.prompt import IM_END, IM_START, read_prompt_tokens
 from engine.backends.vibevoice.reference import GenerateDecoder
-from engine.backends.vibevoice.tiny_clips import TinyClip
 from engine.synth.references import write_flac
+from engine.testing.tiny_clips import TinyClip
 
 
 @dataclass(frozen=True, slots=True, eq=False)

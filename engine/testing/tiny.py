@@ -218,8 +218,8 @@ def read_clips(folder: Path) -> list[tuple[Path, tuple[Segment, ...]]]:
 
 
 def _build_trained(folder: Path, recipe: TinyRecipe) -> None:
-    from engine.backends.vibevoice.tiny_clips import synthesize_clips
-    from engine.backends.vibevoice.tiny_train import fit_to_targets
+    from engine.testing.tiny_clips import synthesize_clips
+    from engine.testing.tiny_train import fit_to_targets
 
     clips = synthesize_clips(recipe.clips, recipe.clip_seed)
     model, processor = new_tiny_model(recipe.shape, recipe.seed, tuple(c.target for c in clips))
