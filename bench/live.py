@@ -32,13 +32,13 @@ import jiwer
 import numpy as np
 import soundfile as sf
 
-from bench.null_sink import SINK, null_sink
 from engine.backends.whisper import WhisperBackend, WhisperConfig
 from engine.evaluation.normalize import MurmurNormalizer
 from engine.live.session import LiveSession
 from engine.live.transcriber import LiveLine
 from engine.pipeline import Pipeline, PipelineConfig
 from engine.speakers import SpeakerConfig
+from engine.testing.pulse_sink import SINK, pointed_here, running_sink
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "resources" / "demo" / "meeting.flac"
@@ -146,8 +146,8 @@ def main() -> None:
     args = p.parse_args()
     before = os.getloadavg()[0]
     backend = WhisperBackend(WhisperConfig(model=args.model))
-    with tempfile.TemporaryDirectory() as tmp, null_sink() as env:
-        run = run_live(backend, Path(tmp) / "live.flac", env)
+    with tempfile.TemporaryDirectory() as tmp, running_sink() as sink, pointed_here(sink.env):
+        run = run_live(backend, Path(tmp) / "live.flac", sink.env)
         after = os.getloadavg()[0]
         lags, missed = turn_lags(run)
         print(shown_when_waiting(run, lags))

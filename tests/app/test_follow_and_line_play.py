@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.pulse_sink import SinkUnavailable, running_sink
+from engine.testing.pulse_sink import SinkUnavailable, running_sink
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -122,8 +122,8 @@ SCRIPT = textwrap.dedent(r"""
 
 def test_pause_follow_play_line_loop_and_set_times_with_real_keys_on_a_real_stream(tmp_path):
     try:
-        with running_sink() as env:
-            env = {**env, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
+        with running_sink() as sink:
+            env = {**sink.env, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
             command = [sys.executable, "-c", SCRIPT, str(tmp_path)]
             run = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=180)
     except SinkUnavailable as exc:

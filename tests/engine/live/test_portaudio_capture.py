@@ -9,11 +9,9 @@ server mid-recording, as an unplugged device: the error is reported and the file
 
 from __future__ import annotations
 
-import os
-import shutil
+import contextlib
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,39 +22,19 @@ import soundfile as sf
 
 from engine.evaluation.normalize import MurmurNormalizer
 from engine.export import read_json
+from engine.testing.pulse_sink import SINK, SinkUnavailable, running_sink
 from tests.engine.live.conftest import ROOT, reference_text, write_clip
-
-SINK = "murmur_test"
 
 
 @pytest.fixture
 def pulse() -> Iterator[tuple[dict[str, str], subprocess.Popen[str]]]:
     """The environment of a running PulseAudio server with a null sink (skips when none starts)."""
-    missing = [tool for tool in ("pulseaudio", "paplay", "pactl") if shutil.which(tool) is None]
-    if missing:
-        pytest.skip(f"no PulseAudio server installed ({', '.join(missing)} missing; Debian: pulseaudio "
-                    f"pulseaudio-utils)")  # fmt: skip
-    runtime = Path(tempfile.mkdtemp(prefix="pa"))  # short: the socket path has a length limit
-    runtime.chmod(0o700)
-    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "HOME": str(runtime),
-           "PULSE_SERVER": f"unix:{runtime}/pulse/native", "PULSE_SOURCE": f"{SINK}.monitor"}  # fmt: skip
-    server = subprocess.Popen(
-        ["pulseaudio", "-n", "--daemonize=no", "--system=false", "--exit-idle-time=-1", "--disallow-exit",
-         f"--load=module-null-sink sink_name={SINK}", "--load=module-native-protocol-unix"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 15
-        while subprocess.run(["pactl", "info"], env=env, capture_output=True).returncode != 0:
-            if server.poll() is not None or time.monotonic() > deadline:
-                why = server.stderr.read() if server.poll() is not None and server.stderr else "timed out"
-                pytest.skip(f"the PulseAudio server did not start: {why.strip()[-300:]}")
-            time.sleep(0.2)
-        yield env, server
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-        shutil.rmtree(runtime, ignore_errors=True)
+    with contextlib.ExitStack() as stack:
+        try:
+            sink = stack.enter_context(running_sink())
+        except SinkUnavailable as exc:
+            pytest.skip(str(exc))
+        yield sink.env, sink.server
 
 
 def test_the_demo_played_into_the_sink_is_recorded_and_transcribed(pulse, tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ def test_record_live_remote_prints_the_servers_lines_of_what_it_heard(pulse, tmp
     out = tmp_path / "out"
     with server("--diarizer", "none") as served:
         recorder = subprocess.Popen(
-            [sys.executable, "-m", "engine", "record", "--device", "pulse", "--seconds", "11", "--live",
+            [sys.executable, "-m", "engine", "record", "--input-device", "pulse", "--seconds", "11", "--live",
              "--remote", served.url, "--out", str(out), "--no-transcribe"],
             env={**pulse_env, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}, cwd=ROOT,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

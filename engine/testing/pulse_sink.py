@@ -1,10 +1,14 @@
-"""A PulseAudio server without hardware for tests that play or record through real PortAudio.
+"""A PulseAudio server without hardware, for tests and benchmarks that play or record through real
+PortAudio as a user's sound card would.
 
-`running_sink(name)` starts `pulseaudio` with a null sink in a private runtime folder (removed
-afterwards) and yields the environment a subprocess needs to reach it: ALSA's `pulse` plugin as
-the default device (an `.asoundrc` in a private HOME), the sink's monitor as the default source.
-Unlike ALSA's null device, a null sink consumes audio in real time, as a sound card does. Raises
-`SinkUnavailable` (with the reason) where no server can start.
+`running_sink(name)` starts `pulseaudio` with one `module-null-sink` in a private runtime folder (its
+own XDG_RUNTIME_DIR and HOME, removed afterwards) and yields a `Sink`: the environment a process needs
+to reach it (ALSA's `pulse` plugin as the default device through an `.asoundrc` in that HOME, the
+sink's monitor as the default source, the sink for `paplay`) and the server process (a test may kill
+it, as an unplugged device). Unlike ALSA's null device, a null sink consumes audio in real time.
+`pointed_here(env)` points this process at it until the block ends (PortAudio reads its devices once
+per process: set it before the first `import sounddevice`). Raises `SinkUnavailable` with the reason
+where no server can start.
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
+SINK = "murmur_test"
 ASOUNDRC = "pcm.!default { type pulse }\nctl.!default { type pulse }\n"
 
 
@@ -25,11 +31,18 @@ class SinkUnavailable(RuntimeError):
     """No PulseAudio server could be started here."""
 
 
+@dataclass(frozen=True)
+class Sink:
+    env: dict[str, str]
+    server: subprocess.Popen[str]
+
+
 @contextmanager
-def running_sink(name: str = "murmur_test") -> Iterator[dict[str, str]]:
-    missing = [tool for tool in ("pulseaudio", "pactl") if shutil.which(tool) is None]
+def running_sink(name: str = SINK) -> Iterator[Sink]:
+    missing = [tool for tool in ("pulseaudio", "paplay", "pactl") if shutil.which(tool) is None]
     if missing:
-        raise SinkUnavailable(f"no PulseAudio server installed ({', '.join(missing)} missing)")
+        raise SinkUnavailable(f"no PulseAudio server installed ({', '.join(missing)} missing; Debian: "
+                              "pulseaudio pulseaudio-utils)")  # fmt: skip
     runtime = Path(tempfile.mkdtemp(prefix="pa"))  # short: the socket path has a length limit
     runtime.chmod(0o700)
     (runtime / ".asoundrc").write_text(ASOUNDRC)
@@ -48,8 +61,20 @@ def running_sink(name: str = "murmur_test") -> Iterator[dict[str, str]]:
                 why = server.stderr.read() if server.poll() is not None and server.stderr else "timed out"
                 raise SinkUnavailable(f"the PulseAudio server did not start: {why.strip()[-300:]}")
             time.sleep(0.2)
-        yield env
+        yield Sink(env, server)
     finally:
         server.terminate()
         server.wait(timeout=10)
         shutil.rmtree(runtime, ignore_errors=True)
+
+
+@contextmanager
+def pointed_here(env: dict[str, str]) -> Iterator[None]:
+    """This process's environment set to `env` for the block, then put back."""
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
