@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QWidget
 
 from app.file_guard import AutosaveNotice, DiskStamp, save_problem
 from app.project import (
@@ -39,6 +39,7 @@ from app.project import (
     resolve_audio,
     save_project,
 )
+from app.project_questions import open_what_can_be_read, save_over_changes, where_is
 from app.project_recovery import Recovery, RecoveryStore
 from app.project_writer import ProjectWriter
 from app.settings import TranscribeSettings
@@ -151,7 +152,7 @@ class ProjectController(QObject):
         if path.suffix != SUFFIX:
             path = path.with_name(path.name + SUFFIX)
         changed = path == self.path and self._stamp is not None and not self.writer.busy
-        if changed and self._stamp.changed(path) and not self._confirm_overwrite(path):
+        if changed and self._stamp.changed(path) and not save_over_changes(self.window.dialog_parent(), path):
             return False
         project, previous, recovery = self.snapshot(), self.path, self.recovery
 
@@ -183,16 +184,6 @@ class ProjectController(QObject):
         self.error.emit("Could not save the project", f"{path}: {reason}\n\nYour edits are still open; "
                         "use File ▸ Save As… to save them elsewhere.")  # fmt: skip
 
-    def _confirm_overwrite(self, path: Path) -> bool:
-        """Ask before saving over a project file something else changed since it was opened."""
-        buttons = QMessageBox.StandardButton
-        answer = QMessageBox.question(
-            self.window.dialog_parent(), "Project changed on disk",
-            f"{path.name} was changed on disk since you opened it (another window or program). "
-            "Save over those changes?", buttons.Save | buttons.Cancel, buttons.Cancel,
-        )  # fmt: skip
-        return answer == buttons.Save
-
     def open(self, path: Path, audio: Path | None = None) -> bool:
         """Open a project; `audio` overrides where its recording is (relinking). Unsaved edits are
         offered for saving first (False: the user cancelled)."""
@@ -203,7 +194,7 @@ class ProjectController(QObject):
         try:
             project = load_project(path)
         except ProjectTextError as exc:
-            if not self._open_damaged(str(exc)):
+            if not open_what_can_be_read(self.window.dialog_parent(), str(exc)):
                 return False
             project, repaired = exc.salvage, True
         except ProjectError as exc:
@@ -220,22 +211,11 @@ class ProjectController(QObject):
         return True
 
     def detach(self) -> None:
-        """What is shown belongs to no project file yet (a transcript opened for review): Save asks
-        where to put the project; undo starts here."""
+        """What is shown belongs to no project file yet (a transcript opened for review)."""
         self.path, self._stamp = None, None
         self.window.undo_stack.clear()
         self._autosaved_index = 0
         self.path_changed.emit()
-
-    def _open_damaged(self, damage: str) -> bool:
-        """Ask whether to open a project as far as it can be read (the file stays as it is)."""
-        buttons = QMessageBox.StandardButton
-        answer = QMessageBox.question(
-            self.window.dialog_parent(), "Open what can be read?",
-            f"{damage}.\n\nOpen the project with those bytes shown as \ufffd? The file is not "
-            "changed until you save it.", buttons.Open | buttons.Cancel, buttons.Open,
-        )  # fmt: skip
-        return answer == buttons.Open
 
     def apply(self, project: Project, audio: Path | None) -> None:
         """Show `project` in the window and start loading its recording (when there is one)."""
@@ -263,10 +243,7 @@ class ProjectController(QObject):
         return resolve_audio(path, ref) or self.locate_audio(ref)
 
     def locate_audio(self, ref: AudioRef) -> Path | None:
-        name = Path(ref.path).name
-        parent, folder = self.window.dialog_parent(), str(Path(ref.path).parent)
-        chosen, _ = QFileDialog.getOpenFileName(parent, f"Where is {name}?", folder)
-        return Path(chosen) if chosen else None
+        return where_is(self.window.dialog_parent(), ref)
 
     # -- autosave and recovery -------------------------------------------------------------
     def autosave(self) -> bool:

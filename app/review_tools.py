@@ -4,17 +4,15 @@ spell checking (each line editor underlined; the language follows the transcript
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from app.widgets.spell_check import SpellCheck
-
-if TYPE_CHECKING:
-    from app.main_window import MainWindow
 
 FOLLOW_KEY, COLUMNS_KEY = "follow_playhead", "columns"
 
 
-def connect_review_tools(window: MainWindow) -> SpellCheck:
+def connect_review_tools(window: Any) -> SpellCheck:
+    """Wire the tools into `window` (the main window: its actions, sync, store, view and model)."""
     a, sync, store, view = window.actions_by_name, window.sync, window.store, window.transcript_view
     a["loop_line"].toggled.connect(sync.set_looping)
     window.playback_box.follow.setDefaultAction(a["follow"])

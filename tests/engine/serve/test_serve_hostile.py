@@ -219,7 +219,8 @@ def test_warnings_about_the_file_reach_the_client_in_its_own_words(limited, tmp_
     cut = tmp_path / "cut.wav"
     sf.write(cut, np.zeros(16000 * 20, np.float32), 16000, subtype="PCM_16")
     cut.write_bytes(cut.read_bytes()[: 44 + 2 * 16000 * 5])  # the header says 20 s, 5 s are there
-    status, _, body = send(limited, cut.read_bytes(), "call.wav", stream="true")
+    status, _, body = send(limited, cut.read_bytes(), "call.wav", stream="true",
+                           murmur_progress="true")  # Murmur's own events are asked for
     assert status == 200, body
     events = [json.loads(line[6:]) for line in body.decode().splitlines() if line.startswith("data: {")]
     assert {"type": "murmur.warning", "message": "'call.wav' ends before its header says: only 0:00:05 of "
