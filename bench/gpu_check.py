@@ -6,28 +6,25 @@ Each verdict is printed (flushed) the moment it is decided; `--out DIR` writes `
 `table.txt` as it goes, so a run cut short keeps everything decided; `--budget-s` skips the table
 rows that would not fit.
 
-Correctness (PASS/FAIL), each a comparison shown able to fail: (1) float32 engine tokens equal HF
-`generate` on a small random Qwen2 (TF32 off, CUDA graphs on); (2) identical tokens with graphs on
-and off, with eviction, refill and row moves, and (2b) with `speech-anchor` rows in a store that
-must grow in place under captured steps (it must grow); (3) the split-KV Triton kernel against
-float32 SDPA by per-row relative error, bf16, ragged rows with a length-0 row, up to 40k slots
-(CUDA with Triton only), passing only if the same comparison fails with one split dropped on
-purpose (`gpu_kernel_check.py`); (4) per-step logits of the engine against a float32 HF forward
-under teacher forcing on the Qwen2.5-7B shape: per-position relative error within
-`LOGIT_TOLERANCE`, the same comparison one step off failing it, and every argmax disagreement a
-near-tie within bf16 noise. Then the attention kernels that actually ran (one profiled eager
-decode), and the table: every batch's short rows first, then the policy rows, per
-batch: HF `generate`, the engine with graphs on and off over the same steps, then the engine with
-each eviction policy over a whole 300 s chunk; (5) a verdict that the largest batch's rows were
-measured inside the budget. Decode ms/step excludes prefill and graph capture.
-Attention is timed alone with the engine's kernel over distinct per-layer buffers. The roofline is
-(weights + batch × mean visible KV bytes) over the bandwidth of a 1 GiB device copy; the target at
-batch 16 is 1.3× the roofline.
+Correctness (PASS/FAIL), each a comparison shown able to fail: (1) float32 engine tokens equal HF `generate`
+on a small random Qwen2 (TF32 off, CUDA graphs on); (2) identical tokens with graphs on and off, with
+eviction, refill and row moves, and (2b) with `speech-anchor` rows in a store that must grow in place under
+captured steps (it must grow); (3) the split-KV Triton kernel against float32 SDPA by per-row relative
+error, bf16, ragged rows with a length-0 row, up to 40k slots (CUDA with Triton only), passing only if the
+same comparison fails with one split dropped on purpose (`gpu_kernel_check.py`); (4) per-step logits of the
+engine against a float32 HF forward under teacher forcing on the Qwen2.5-7B shape: per-position relative
+error within `LOGIT_TOLERANCE`, the same comparison one step off failing it, and every argmax disagreement a
+near-tie within bf16 noise. Then the attention kernels that actually ran (one profiled eager decode), and
+the table: every batch's short rows first, then the policy rows, per batch: HF `generate`, the engine with
+graphs on and off over the same steps, then the engine with each eviction policy over a whole 300 s chunk;
+(5) a verdict that the largest batch's rows were measured inside the budget. Decode ms/step excludes prefill
+and graph capture. Attention is timed alone with the engine's kernel over distinct per-layer buffers. The
+roofline is (weights + batch × mean visible KV bytes) over the bandwidth of a 1 GiB device copy; the target
+at batch 16 is 1.3× the roofline.
 
     python3 bench/gpu_check.py --out gpu_check_out --budget-s 330   # `make gpu-check-device`
     python3 bench/gpu_check.py --batches 16                         # one batch size (or 64)
     python3 bench/gpu_check.py --dry-run                            # every path but CUDA, CPU
-
 The exit status is 1 when a check fails.
 """
 
