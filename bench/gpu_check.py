@@ -30,14 +30,13 @@ The exit status is 1 when a check fails.
 
 from __future__ import annotations
 
+import argparse
+import copy
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]  # plain `python3`, no install, no PYTHONPATH
-
-import argparse  # noqa: E402
-import copy  # noqa: E402
 import re  # noqa: E402
 import time  # noqa: E402
 
