@@ -1,25 +1,31 @@
-"""The review loop on a three-hour recording: how long the window's GUI thread stalls (offscreen).
+"""How long the window's GUI thread stalls while a reviewer edits, as the user meets it (offscreen,
+real audio): a three-hour transcript played back, edits while the engine transcribes a ten-minute
+file, and edits while recording with live lines.
 
-Builds a synthetic three-hour recording (16 kHz; noise bursts where people speak, near the
-playhead) and transcript (2,001 utterances with word times, six speakers, as in the review), shows
-them in a `MainWindow` with the app's style sheet and its real autosave interval (30 s), then:
+Audio goes through real PortAudio into a PulseAudio null sink (`engine.testing.pulse_sink`; the
+sink consumes audio in real time, as a sound card does), and recording reads the sink's monitor.
+Stalls are measured by `app_stalls`: a 5 ms heartbeat timer on the GUI thread (its largest gap
+minus the interval) and each key's time from the press to the window's next paint. Keys are real
+key events on the real window (`QTest.keyClick`: shortcuts, line editor and all).
 
-- Space-to-sound: from pressing Play to the first audio callback (a real PortAudio stream; on
-  Linux without a sound card, ALSA's null device), and the GUI block of the press itself;
-- the longest GUI stall during `--play-seconds` of playback, and how far the playhead moved;
-- the longest stall from an autosave tick until its file is written, and during Ctrl+S;
-- each edit kind (worst of `--repeat`), Replace All over ≥ 1,000 rows, and its undo.
+1. `3 h transcript`: a synthetic three-hour recording and 2,001 lines (`app_edits`), the app's
+   real autosave interval; Space plays (Space-to-sound: to the first audio callback); while it
+   plays, edit rounds (F2, a word typed, Return; Ctrl+K; Ctrl+J; Ctrl+2; Ctrl+Z); Space pauses (the
+   player aborts the stream), Space plays again; an autosave until written; Ctrl+S until written.
+2. `transcribe 10 min`: the demo meeting five times over (10.4 min) opened through the window,
+   F5 (the app's Transcribe action and worker, whatever runs the engine), and edit rounds and
+   Space/Space until the run lands; one more round after it. The table is read-only while a run
+   writes it, so edits then are refused: the bench counts how many changed the document.
+3. `record with live lines`: Ctrl+Alt+R (the recording bar; the `pulse` device, the sink's
+   monitor), Ctrl+Alt+R again to record while `paplay` plays the demo into the sink; edit rounds
+   on the live lines as they come; Ctrl+Alt+R to stop; rounds while the lines catch up and the
+   final run goes over the file.
 
-Without a sound card (this machine), the audio callbacks run on a thread at real-time pace
-(`PacedStream`); the player's callback and its lock are the app's own.
+Prints per scenario its worst heartbeat stall (and what was going on), each key's worst time to
+show, the load average before and after, and as its last line `worst stall: N ms (WHAT)` over all
+of them. Bulk edits (Replace All, shift all times) are timed by bench/app_edits.py.
 
-A stall is the longest single `processEvents()` (or action plus its `processEvents()`), plus how
-late the GUI thread got back from the short pause after it (waiting for the interpreter while
-another thread holds it, or for a core): the time the window could not react. Prints each with
-the target (≤ 50 ms; Replace All ≤ 250 ms) and ends with `worst stall: N ms (WHAT)`, the largest
-stall outside Replace All.
-
-    QT_QPA_PLATFORM=offscreen PYTHONPATH=. .venv/bin/python bench/app_scale.py
+    QT_QPA_PLATFORM=offscreen PYTHONPATH=. .venv/bin/python bench/app_scale.py [--only transcribe]
 
 (`PYTHONPATH=.`: measure this checkout's `app`, not the one the venv's editable install names.)
 """
@@ -28,11 +34,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -41,62 +46,17 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from app_edits import synthetic_transcript
+from app_live import repeated_demo
+from app_responsiveness import bench_window
+from app_stalls import Edits, Heartbeat, K, M, load, report, spin, spin_until
 
+from engine.testing.pulse_sink import SINK, pointed_here, running_sink
 from engine.types import Chunk, Recording, SpeechSegment, Transcript
 
 RATE = 16_000
 HOURS3 = 3 * 3600.0
 PLAY_FROM = 5400.0  # the middle of the recording
-PAUSE = 0.002  # seconds the measuring loop sleeps between turns of the event loop
-
-
-def null_audio_device(folder: Path) -> bool:
-    """Point ALSA at its null device (before PortAudio starts) where there is no sound card;
-    True when it did."""
-    cards = Path("/proc/asound/cards")
-    if sys.platform != "linux" or (cards.exists() and "no soundcards" not in cards.read_text()):
-        return False
-    (folder / ".asoundrc").write_text("pcm.!default { type null }\nctl.!default { type hw card 0 }\n")
-    os.environ["HOME"] = str(folder)
-    return True
-
-
-class PacedStream:
-    """An output stream that calls back every 512 frames at the recording's pace, on its own
-    thread, as a sound card's PortAudio stream does. ALSA's null device calls back as fast as
-    the CPU allows (hours of audio in seconds), which measures nothing a user meets."""
-
-    def __init__(self, samplerate: float, channels: int, dtype: str, callback: Callable[..., None]) -> None:
-        import threading
-
-        self.rate, self.callback, self.active = samplerate, callback, False
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def start(self) -> None:
-        self.active = True
-        self._thread.start()
-
-    def stop(self) -> None:
-        self.active = False
-        if self._thread.is_alive():
-            self._thread.join()
-
-    def close(self) -> None:
-        self.stop()
-
-    def _run(self) -> None:
-        import sounddevice
-
-        frames, due = 512, time.perf_counter()
-        out = np.zeros((frames, 1), np.float32)  # (frames, channels)
-        while self.active:
-            try:
-                self.callback(out, frames, None, None)
-            except sounddevice.CallbackStop:
-                self.active = False
-                return
-            due += frames / self.rate
-            time.sleep(max(due - time.perf_counter(), 0.0))
+DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo" / "meeting.flac"
 
 
 def synthetic_audio(transcript: Transcript, around: float, seconds: float, seed: int = 3) -> Recording:
@@ -111,203 +71,190 @@ def synthetic_audio(transcript: Transcript, around: float, seconds: float, seed:
     return Recording(samples, RATE, Path("meeting.flac"))
 
 
-class Clock:
-    """Runs the event loop and keeps the longest single block, and the GUI thread's CPU time in
-    it (`cpu`): on a loaded machine the wall time also holds other processes' turns."""
+def show_three_hours(window, rows: int, seconds: float) -> None:
+    """The synthetic recording and transcript in `window`, as a finished run leaves them."""
+    from app import commands
+    from app import speakers as sp
+    from app.envelope import EnvelopePyramid
+    from app.worker import LoadedAudio
+    from engine.pipeline import Prepared
 
-    def __init__(self, app: object) -> None:
-        self.app = app
-        self.cpu = 0.0  # CPU seconds of the longest block of the last measurement
+    transcript = synthetic_transcript(seconds=HOURS3, count=rows, seed=5)
+    recording = synthetic_audio(transcript, PLAY_FROM, seconds)
+    speech = tuple(SpeechSegment(u.start, u.end) for u in transcript.utterances)
+    chunks = tuple(Chunk(i, i * 25.0, min((i + 1) * 25.0, HOURS3)) for i in range(int(HOURS3 // 25)))
+    worker = window.session.runner.worker
+    pyramid = EnvelopePyramid.build(recording.samples, RATE)
+    worker.audio_loaded.emit(LoadedAudio(Path("meeting.flac"), recording, pyramid))
+    worker.prepared.emit(Prepared(recording, speech, chunks))
+    meta = Transcript(transcript.utterances, transcript.speakers, duration=HOURS3, chunks=chunks,
+                      source="meeting.flac")  # fmt: skip
+    commands.set_document(window.model, meta, sp.book_from_transcript(transcript), "Transcribe")
+    window.undo_stack.setClean()
 
-    def _block(
-        self, action: Callable[[], object], after: Callable[[], object] = lambda: None
-    ) -> tuple[float, float]:
-        t0, c0 = time.perf_counter(), time.thread_time()
-        action()
-        self.app.processEvents()  # type: ignore[attr-defined]
-        after()
-        return time.perf_counter() - t0, time.thread_time() - c0
 
-    def act(self, action: Callable[[], object]) -> float:
-        wall, self.cpu = self._block(action)
-        return wall
+def three_hours(folder: Path, beat, args) -> None:
+    from app import commands
 
-    def run(self, seconds: float = 0.0, until: Callable[[], bool] | None = None, limit: float = 120) -> float:
-        """Spin for `seconds`, or until `until()` holds (at most `limit` s); the longest block.
-        A block is one `processEvents()` plus how late the thread got back from its pause after
-        it: waiting there for the interpreter (another thread holding the GIL, a garbage
-        collection on another thread) or for a core is time the window could not react, too."""
-        worst, cpu, start = 0.0, 0.0, time.perf_counter()
-        while True:
-            elapsed = time.perf_counter() - start
-            if (until is None and elapsed >= seconds) or (until is not None and (until() or elapsed > limit)):
-                self.cpu = cpu
-                return worst
-            wall, used = self._block(lambda: None, lambda: time.sleep(PAUSE))
-            if wall - PAUSE > worst:
-                worst, cpu = wall - PAUSE, used
+    window = bench_window(folder, 1280, 800)
+    window.projects.timer.setInterval(30_000)  # the app's own autosave interval
+    show_three_hours(window, args.rows, args.play_seconds)
+    spin(1.0)
+    edits, playback, model = Edits(window, beat), window.playback, window.model
+    if playback.reason is not None or playback.player is None:
+        print(f"[3 h transcript] playback not measured: {playback.reason}")
+        return
+    heard: list[float] = []
+    player = playback.player
+    callback = player._callback
+
+    def first_callback(*a: object) -> None:
+        if not heard:
+            heard.append(time.perf_counter())
+        callback(*a)
+
+    player._callback = first_callback  # type: ignore[method-assign]
+    playback.seek(PLAY_FROM)
+    row = model.nearest_row(PLAY_FROM) or 0
+    window.transcript_view.select_row(row)
+    with beat.measuring("3 h transcript"):
+        pressed = time.perf_counter()
+        edits.press("play (Space)", K.Key_Space)
+        spin_until(lambda: bool(heard), 10)
+        latency = (heard[0] - pressed) * 1000 if heard else float("nan")
+        started, moved_from = time.monotonic(), playback.position
+        while time.monotonic() - started < args.play_seconds:
+            edits.round(model.nearest_row(playback.position) or row)
+            beat.doing = "playing"
+            spin(0.5)
+        moved = playback.position - moved_from
+        edits.press("pause (Space)", K.Key_Space)
+        beat.doing = "paused"
+        spin(0.5)
+        edits.press("play again (Space)", K.Key_Space)
+        beat.doing = "playing"
+        spin(2.0)
+        edits.press("pause (Space)", K.Key_Space)
+        print(f"[3 h transcript] Space-to-sound {latency:.0f} ms; the playhead moved {moved:.1f} s in "
+              f"{args.play_seconds:g} s of edit rounds")  # fmt: skip
+        projects = window.projects
+        ticks: list[float] = []
+        projects.timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+        commands.edit_text(model, 10, model.utterance(10).text + " (edited)")
+        beat.doing = "autosave (tick until written)"
+        spin_until(lambda: bool(ticks), projects.timer.interval() / 1000 + 5)
+        spin_until(lambda: not projects.writer.busy, 30)
+        projects.path = folder / "meeting.murmur"
+        commands.edit_text(model, 12, model.utterance(12).text + " (edited)")
+        edits.press("save (Ctrl+S)", K.Key_S, M.ControlModifier)
+        beat.doing = "save (Ctrl+S, until written)"
+        spin_until(lambda: not projects.writer.busy, 30)
+    window.close()
+
+
+def transcribe_ten_minutes(folder: Path, beat, args) -> None:
+
+    window = bench_window(folder, 1280, 800)
+    path = repeated_demo(folder, 5)
+    edits, session = Edits(window, beat), window.session
+    with beat.measuring("transcribe 10 min"):
+        beat.doing = "opening the file (decode, plan)"
+        window.open_path(path)
+        spin_until(lambda: not session.busy and session.prepared is not None, 600)
+        window.transcript_view.setFocus()
+        edits.press("transcribe (F5)", K.Key_F5)
+        began, rounds = time.monotonic(), 0
+        while session.busy and time.monotonic() - began < 1200:
+            rows = window.model.rowCount()
+            if rows >= 2:
+                edits.round(rounds * 7 % (rows - 1))
+                rounds += 1
+            edits.press("play (Space)", K.Key_Space)
+            beat.doing = "engine transcribing"
+            spin(0.5)
+            edits.press("pause (Space)", K.Key_Space)
+            beat.doing = "engine transcribing"
+            spin(0.5)
+        took = time.monotonic() - began
+        beat.doing = "after the run"
+        edits.round(3)
+    print(f"[transcribe 10 min] {path.name}: {session.prepared.recording.duration:.0f} s transcribed in "
+          f"{took:.0f} s, {window.model.rowCount()} lines; {rounds} edit rounds during the run")  # fmt: skip
+    window.close()
+
+
+def record_live(folder: Path, beat, env: dict[str, str]) -> None:
+
+    window = bench_window(folder, 1280, 800)
+    window.store.set_value("recordings_folder", str(folder / "recordings"))
+    feature, edits, view = window.recording, Edits(window, beat), window.transcript_view
+    finished: list[object] = []
+    window.session.transcribed.connect(finished.append)
+    with beat.measuring("record with live lines"):
+        view.setFocus()
+        edits.press("show the recording bar (Ctrl+Alt+R)", K.Key_R, M.ControlModifier | M.AltModifier)
+        names = [feature.panel.devices.itemText(i) for i in range(feature.panel.devices.count())]
+        chosen = next((n for n in names if n.startswith("pulse")), None)
+        if chosen is None:
+            print(f"[record with live lines] no pulse input device among {names}")
+            return
+        feature.panel.devices.setCurrentText(chosen)
+        edits.press("record (Ctrl+Alt+R)", K.Key_R, M.ControlModifier | M.AltModifier)
+        session = feature.controller.session
+        if session is None:
+            print("[record with live lines] recording did not start")
+            return
+        beat.doing = "loading the live models"
+        spin_until(lambda: session.transcriber is None or session.transcriber.ready, 120)
+        player = subprocess.Popen(["paplay", f"--device={SINK}", str(DEMO)], env=env)
+        rounds = 0
+        while player.poll() is None:
+            if window.model.rowCount() >= 2:
+                edits.round(max(window.model.rowCount() - 2, 0))
+                rounds += 1
+            beat.doing = "recording, live lines arriving"
+            spin(0.5)
+        spin(8.0)  # the last turn's line
+        lines = window.model.rowCount()
+        view.setFocus()
+        edits.press("stop (Ctrl+Alt+R)", K.Key_R, M.ControlModifier | M.AltModifier)
+        deadline = time.monotonic() + 600
+        while not finished and time.monotonic() < deadline:
+            edits.round(1)
+            beat.doing = "catching up, then the final run"
+            spin(1.0)
+    print(f"[record with live lines] {lines} live lines while recording the demo; {rounds} edit rounds "
+          f"while recording; final run {'landed' if finished else 'did not land'}")  # fmt: skip
+    window.close()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=2001)
-    ap.add_argument("--play-seconds", type=float, default=60.0)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--play-seconds", type=float, default=30.0)
+    ap.add_argument("--only", choices=("scale", "transcribe", "record"), default=None)
     args = ap.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="murmur-scale-"))
-    if null_audio_device(folder):
-        import sounddevice
+    before = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="murmur-scale-") as tmp, running_sink() as sink, \
+            pointed_here(sink.env):  # fmt: skip
+        from PySide6.QtWidgets import QApplication
 
-        sounddevice.OutputStream = PacedStream  # type: ignore[misc]
-        print("no sound card: audio callbacks paced in real time on a thread (see PacedStream)")
+        from app.resources import style_sheet
 
-    from PySide6.QtCore import QSettings
-    from PySide6.QtWidgets import QApplication
-
-    from app import commands
-    from app import speakers as sp
-    from app.envelope import EnvelopePyramid
-    from app.main_window import MainWindow
-    from app.resources import style_sheet
-    from app.settings import SettingsStore
-    from app.transcript_model import TEXT
-    from app.worker import LoadedAudio
-    from engine.pipeline import Prepared
-
-    app = QApplication.instance() or QApplication([])
-    app.setStyleSheet(style_sheet())
-    store = SettingsStore(QSettings(str(folder / "s.ini"), QSettings.Format.IniFormat))
-    window = MainWindow(store, folder / "recovery")  # the real autosave interval
-    window.ask_before_closing = False
-    window.resize(1280, 800)
-    window.show()
-    clock = Clock(app)
-    transcript = synthetic_transcript(seconds=HOURS3, count=args.rows, seed=5)
-    recording = synthetic_audio(transcript, PLAY_FROM, args.play_seconds)
-    speech = tuple(SpeechSegment(u.start, u.end) for u in transcript.utterances)
-    chunks = tuple(Chunk(i, i * 25.0, min((i + 1) * 25.0, HOURS3)) for i in range(int(HOURS3 // 25)))
-    worker = window.session.runner.worker
-    worker.audio_loaded.emit(
-        LoadedAudio(Path("meeting.flac"), recording, EnvelopePyramid.build(recording.samples, RATE))
-    )
-    worker.prepared.emit(Prepared(recording, speech, chunks))
-    meta = Transcript(
-        transcript.utterances, transcript.speakers, duration=HOURS3, chunks=chunks, source="meeting.flac"
-    )
-    commands.set_document(window.model, meta, sp.book_from_transcript(transcript), "Transcribe")
-    window.undo_stack.setClean()
-    clock.run(1.0)
-    interval = window.projects.timer.interval()
-    print(
-        f"{window.model.rowCount()} lines over 3:00:00; autosave every {interval / 1000:g} s (the app's own)"
-    )
-    model, view, actions, rng = window.model, window.transcript_view, window.actions_by_name, random.Random(2)
-
-    stalls: dict[str, tuple[float, float]] = {}  # what → (wall, GUI-thread CPU) of its longest block
-
-    def keep(name: str, wall: float) -> None:
-        if wall >= stalls.get(name, (-1.0, 0.0))[0]:
-            stalls[name] = (wall, clock.cpu)
-
-    # -- playback ---------------------------------------------------------------------------
-    reason = window.playback.reason
-    if reason is None and window.playback.player is not None:
-        heard: list[float] = []
-        player = window.playback.player
-        callback = player._callback
-
-        def first_callback(*a: object) -> None:
-            if not heard:
-                heard.append(time.perf_counter())
-            callback(*a)
-
-        player._callback = first_callback  # type: ignore[method-assign]
-        window.playback.seek(PLAY_FROM)
-        view.select_row(model.nearest_row(PLAY_FROM) or 0)
-        clock.run(0.3)
-        pressed = time.perf_counter()
-        keep("play (Space)", clock.act(actions["play"].trigger))
-        clock.run(until=lambda: bool(heard), limit=10)
-        latency = (heard[0] - pressed) if heard else float("nan")
-        keep(f"{args.play_seconds:g} s of playback", clock.run(args.play_seconds))
-        moved = player.position - PLAY_FROM
-        keep("pause (Space)", clock.act(actions["play"].trigger))
-        print(f"Space-to-sound: {latency * 1000:.0f} ms; the playhead moved {moved:.1f} s in "
-              f"{args.play_seconds:g} s")  # fmt: skip
-    else:
-        print(f"playback not measured: {reason}")
-
-    # -- autosave and save ---------------------------------------------------------------------
-    projects = window.projects
-    ticks: list[float] = []
-    projects.timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
-    for row in (10, 11):  # two ticks: the first may come at once, the second a whole interval later
-        commands.edit_text(model, row, model.utterance(row).text + " (edited)")
-        ticks.clear()
-        clock.run(until=lambda: bool(ticks), limit=interval / 1000 + 5)
-        keep("autosave (tick until written)", clock.run(until=lambda: not projects.writer.busy, limit=30))
-    projects.path = folder / "meeting.murmur"
-    commands.edit_text(model, 12, model.utterance(12).text + " (edited)")
-    pressed = time.perf_counter()
-    keep("save (Ctrl+S, until written)", clock.act(actions["save"].trigger))
-    keep("save (Ctrl+S, until written)", clock.run(until=lambda: not projects.writer.busy, limit=30))
-    size = projects.path.stat().st_size / 2**20
-    print(f"Ctrl+S: {size:.1f} MB written in {time.perf_counter() - pressed:.2f} s on the writer's thread")
-
-    # -- edits ----------------------------------------------------------------------------------
-    def worst(name: str, action: Callable[[], object], setup: Callable[[], object] | None = None) -> None:
-        for _ in range(args.repeat):
-            if setup is not None:
-                setup()
-                clock.run(0.1)
-            keep(name, clock.act(action))
-            keep(name, clock.run(0.1))
-
-    def select_random() -> None:
-        view.select_row(rng.randrange(model.rowCount() - 2))
-
-    def text_edit() -> None:
-        row = rng.randrange(model.rowCount())
-        model.setData(model.index(row, TEXT), model.utterance(row).text + " indeed")
-
-    worst("text edit", text_edit)
-    worst("speaker change (Ctrl+2)", actions["speaker_2"].trigger, select_random)
-    worst("split (Ctrl+K)", actions["split"].trigger, select_random)
-    worst("merge (Ctrl+J)", actions["merge"].trigger, select_random)
-    worst("delete a line (Del)", actions["delete_lines"].trigger, select_random)
-    insert = lambda: (actions["insert_line"].trigger(), view.commit_open_editor())  # noqa: E731
-    worst("insert an empty line", insert, select_random)
-    worst("rename a speaker", lambda: commands.rename_speaker(model, "S1", f"Alice {rng.random():.4f}"))
-    worst("undo one edit", window.undo_stack.undo)
-    worst("find next (F3)", actions["find_next"].trigger, lambda: window.find_bar.find_edit.setText("budget"))
-    bulk: dict[str, tuple[float, float]] = {}
-    for name, action in (("shift all times", lambda: window.edit.shift_times("0.5")),
-                         ("undo shift all times", window.undo_stack.undo),
-                         ("merge same-speaker lines", actions["merge_same"].trigger),
-                         ("undo merge same-speaker lines", window.undo_stack.undo)):  # fmt: skip
-        keep(name, clock.act(action))
-        keep(name, clock.run(0.2))
-    bar = window.find_bar
-    bar.find_edit.setText("the")
-    bar.replace_edit.setText("THE")
-    rows = sum(1 for u in model.utterances if "the" in u.text.lower())
-    replacing = {f"Replace All ({rows} rows)": bar.replace_every, "undo Replace All": window.undo_stack.undo}
-    for name, action in replacing.items():
-        wall = clock.act(action)
-        cpu = clock.cpu
-        after = clock.run(0.2)
-        bulk[name] = (wall, cpu) if wall >= after else (after, clock.cpu)
-
-    print(f"{'what':44s} {'worst stall':>12s} {'its CPU':>10s}  target")
-    for table, target in ((stalls, 0.05), (bulk, 0.25)):
-        for name, (wall, cpu) in table.items():
-            verdict = f"{'ok' if wall <= target else 'OVER'} (≤ {target * 1000:g} ms)"
-            print(f"{name:44s} {wall * 1000:9.1f} ms {cpu * 1000:7.1f} ms  {verdict}")
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"load average while measuring: {load:.1f} on {os.cpu_count()} cores")
-    name, (wall, _) = max(stalls.items(), key=lambda kv: kv[1][0])
-    window.close()
-    print(f"worst stall: {wall * 1000:.0f} ms ({name})")
+        app = QApplication.instance() or QApplication([])
+        app.setStyleSheet(style_sheet())
+        print(f"load average before: {load()}")
+        beat, folder = Heartbeat(), Path(tmp)
+        for name, run in (("scale", lambda: three_hours(folder / "a", beat, args)),
+                          ("transcribe", lambda: transcribe_ten_minutes(folder / "b", beat, args)),
+                          ("record", lambda: record_live(folder / "c", beat, sink.env))):  # fmt: skip
+            if args.only in (None, name):
+                (folder / {"scale": "a", "transcribe": "b", "record": "c"}[name]).mkdir()
+                run()
+                app.processEvents()
+        worst, what = report(beat)
+    print(f"load average before: {before[0]:.2f}, after: {load()}")
+    print(f"worst stall: {worst * 1000:.0f} ms ({what})")
 
 
 if __name__ == "__main__":
