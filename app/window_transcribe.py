@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from app.commands import range_bounds
 from app.playback_controller import PlaybackController
 from app.session import Session
 from app.settings import SettingsStore, TranscribeSettings
 from app.transcript_model import TranscriptModel
+from app.widgets.retranscribe_dialog import RetranscribeDialog
 from app.widgets.settings_dialog import SettingsDialog
 from app.widgets.transcript_view import TranscriptView
 from app.widgets.waveform_view import WaveformView
@@ -60,10 +62,10 @@ class TranscribeCommands:
         if span is None or self.session.audio is None:
             self.show_message("Shift+drag on the waveform or select lines to transcribe again")
             return
-        dialog = SettingsDialog(self.settings, self)
-        dialog.setWindowTitle("Transcribe the selection again with…")
+        start, end = range_bounds(self.model, *span)  # what runs: the whole lines the range cuts
+        dialog = RetranscribeDialog(self.settings, start, end, self)
         if dialog.exec():
-            self.retranscribe_with(dialog.settings(), *span)
+            self.retranscribe_with(dialog.settings(), start, end)
 
     def retranscribe_with(self, settings: TranscribeSettings, start: float, end: float) -> bool:
         self.playback.pause()

@@ -93,6 +93,14 @@ def show_three_hours(window, rows: int, seconds: float) -> None:
     window.undo_stack.setClean()
 
 
+def shown_window(folder: Path):
+    """A main window at 1280×800, shown and active (keys reach its shortcuts)."""
+    window = bench_window(folder, 1280, 800)
+    window.activateWindow()
+    spin(0.5)
+    return window
+
+
 def three_hours(folder: Path, beat, args) -> None:
     from app import commands
 
@@ -153,8 +161,7 @@ def three_hours(folder: Path, beat, args) -> None:
 
 
 def transcribe_ten_minutes(folder: Path, beat, args) -> None:
-
-    window = bench_window(folder, 1280, 800)
+    window = shown_window(folder)
     path = repeated_demo(folder, 5)
     edits, session = Edits(window, beat), window.session
     with beat.measuring("transcribe 10 min"):
@@ -162,7 +169,7 @@ def transcribe_ten_minutes(folder: Path, beat, args) -> None:
         window.open_path(path)
         spin_until(lambda: not session.busy and session.prepared is not None, 600)
         window.transcript_view.setFocus()
-        edits.press("transcribe (F5)", K.Key_F5)
+        edits.press("transcribe (F5)", K.Key_F5, took=lambda: session.busy)
         began, rounds = time.monotonic(), 0
         while session.busy and time.monotonic() - began < 1200:
             rows = window.model.rowCount()
@@ -184,48 +191,49 @@ def transcribe_ten_minutes(folder: Path, beat, args) -> None:
 
 
 def record_live(folder: Path, beat, env: dict[str, str]) -> None:
-
-    window = bench_window(folder, 1280, 800)
+    window = shown_window(folder)
     window.store.set_value("recordings_folder", str(folder / "recordings"))
     feature, edits, view = window.recording, Edits(window, beat), window.transcript_view
     finished: list[object] = []
     window.session.transcribed.connect(finished.append)
-    with beat.measuring("record with live lines"):
-        view.setFocus()
-        edits.press("show the recording bar (Ctrl+Alt+R)", K.Key_R, M.ControlModifier | M.AltModifier)
-        names = [feature.panel.devices.itemText(i) for i in range(feature.panel.devices.count())]
-        chosen = next((n for n in names if n.startswith("pulse")), None)
-        if chosen is None:
-            print(f"[record with live lines] no pulse input device among {names}")
-            return
-        feature.panel.devices.setCurrentText(chosen)
-        edits.press("record (Ctrl+Alt+R)", K.Key_R, M.ControlModifier | M.AltModifier)
-        session = feature.controller.session
-        if session is None:
-            print("[record with live lines] recording did not start")
-            return
-        beat.doing = "loading the live models"
-        spin_until(lambda: session.transcriber is None or session.transcriber.ready, 120)
-        player = subprocess.Popen(["paplay", f"--device={SINK}", str(DEMO)], env=env)
-        rounds = 0
-        while player.poll() is None:
-            if window.model.rowCount() >= 2:
-                edits.round(max(window.model.rowCount() - 2, 0))
-                rounds += 1
-            beat.doing = "recording, live lines arriving"
-            spin(0.5)
-        spin(8.0)  # the last turn's line
-        lines = window.model.rowCount()
-        view.setFocus()
-        edits.press("stop (Ctrl+Alt+R)", K.Key_R, M.ControlModifier | M.AltModifier)
-        deadline = time.monotonic() + 600
-        while not finished and time.monotonic() < deadline:
-            edits.round(1)
-            beat.doing = "catching up, then the final run"
-            spin(1.0)
-    print(f"[record with live lines] {lines} live lines while recording the demo; {rounds} edit rounds "
-          f"while recording; final run {'landed' if finished else 'did not land'}")  # fmt: skip
-    window.close()
+    record = (K.Key_R, M.ControlModifier | M.AltModifier)
+    try:
+        with beat.measuring("record with live lines"):
+            edits.press("show the recording bar (Ctrl+Alt+R)", *record, took=feature.dock.isVisible)
+            names = [feature.panel.devices.itemText(i) for i in range(feature.panel.devices.count())]
+            chosen = next((n for n in names if n.startswith("pulse")), None)
+            if chosen is None:
+                print(f"[record with live lines] no pulse input device among {names}")
+                return
+            feature.panel.devices.setCurrentText(chosen)
+            edits.press("record (Ctrl+Alt+R)", *record, took=lambda: feature.controller.active)
+            session = feature.controller.session
+            if session is None:
+                print("[record with live lines] recording did not start")
+                return
+            beat.doing = "loading the live models"
+            spin_until(lambda: session.transcriber is None or session.transcriber.ready, 120)
+            player = subprocess.Popen(["paplay", f"--device={SINK}", str(DEMO)], env=env)
+            rounds = 0
+            while player.poll() is None:
+                if window.model.rowCount() >= 2:
+                    edits.round(max(window.model.rowCount() - 2, 0))
+                    rounds += 1
+                beat.doing = "recording, live lines arriving"
+                spin(0.5)
+            spin(8.0)  # the last turn's line
+            lines = window.model.rowCount()
+            view.setFocus()
+            edits.press("stop (Ctrl+Alt+R)", *record, took=lambda: not feature.controller.active)
+            deadline = time.monotonic() + 600
+            while not finished and time.monotonic() < deadline:
+                edits.round(1)
+                beat.doing = "catching up, then the final run"
+                spin(1.0)
+        print(f"[record with live lines] {lines} live lines while recording the demo; {rounds} edit rounds "
+              f"while recording; final run {'landed' if finished else 'did not land'}")  # fmt: skip
+    finally:
+        window.close()
 
 
 def main() -> None:

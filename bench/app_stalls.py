@@ -9,8 +9,8 @@
   waits in the platform's poll as the running app does), never a busy loop of `processEvents`.
 - `Painted` notes when watched widgets last painted; `Edits.press` sends one key with
   `QTest.keyClick` to a widget of the real window (shortcuts and all) and waits for the next paint
-  of the window after it: that key's time to show. It also says whether the key changed the
-  document (the undo stack moved), so an edit the window refused is counted as refused, not fast.
+  of the window after it: that key's time to show. A key that did not take effect (an edit the
+  window refused: the undo stack did not move) is counted as refused, never as fast.
 - `Edits.round(row)` is the editing a reviewer does on one line with real keys: F2, type a word,
   Return; Ctrl+K (split); Ctrl+J (merge back); Ctrl+2 (speaker); Ctrl+Z (undo).
 """
@@ -51,8 +51,8 @@ def spin_until(condition: Callable[[], bool], limit: float, step: float = 0.02) 
 
 @dataclass
 class Shown:
-    """Per kind of key: the worst time to show, how often pressed, how often it changed the
-    document, how often nothing was repainted within `SHOW_LIMIT` (a refusal already on show)."""
+    """Per kind of key: the worst time to show, how often pressed, how often it took effect, how
+    often it took effect but nothing was repainted within `SHOW_LIMIT`."""
 
     worst: dict[str, float] = field(default_factory=dict)
     pressed: dict[str, int] = field(default_factory=dict)
@@ -66,7 +66,7 @@ class Shown:
         self.worst[what] = max(self.worst.get(what, 0.0), seconds or 0.0)
         self.pressed[what] = self.pressed.get(what, 0) + 1
         self.applied[what] = self.applied.get(what, 0) + int(applied)
-        self.unseen[what] = self.unseen.get(what, 0) + int(seconds is None)
+        self.unseen[what] = self.unseen.get(what, 0) + int(applied and seconds is None)
 
 
 class Heartbeat(QObject):
@@ -137,32 +137,43 @@ class Edits:
         self.painted = Painted(watched + window.findChildren(QToolBar))  # type: ignore[attr-defined]
 
     def press(
-        self, what: str, key: K, mods: M = M.NoModifier, target: QWidget | None = None, edit: bool = False
-    ) -> bool:
-        """Press `key` on `target` (the transcript view); True when the document changed. An `edit`
-        key's time to show counts as a stall; another's (Ctrl+S: shown once written on the
-        writer's thread) is printed, its stall is the heartbeat's."""
+        self, what: str, key: K, mods: M = M.NoModifier, target: QWidget | None = None, edit: bool = False,
+        took: Callable[[], bool] | None = None,
+    ) -> bool:  # fmt: skip
+        """Press `key` on `target` (the transcript view) and wait for the window's next paint.
+
+        `took()` says, right after the key's handler ran (a key is handled synchronously), whether
+        it took effect (an `edit` key: by default, the undo stack moved). A key that did not is
+        counted as refused and not timed: a refusal already on show repaints nothing, and the next
+        paint (a live line) would say nothing about the key. An `edit` key's time to show counts
+        as a stall; another's (Ctrl+S: shown once written) is printed, its stall is the
+        heartbeat's. True when it took effect."""
         self.heartbeat.doing = what
         index, started = self.stack.index(), time.perf_counter()
         QTest.keyClick(target or self.view, key, mods)
-        spin_until(lambda: self.painted.last > started, SHOW_LIMIT, step=0.001)
-        seconds = (self.painted.last - started) if self.painted.last > started else None
-        applied = self.stack.index() != index
-        self.heartbeat.shown.setdefault(self.heartbeat.scenario, Shown()).add(what, seconds, applied, edit)
+        if took is None:
+            took = (lambda: self.stack.index() != index) if edit else (lambda: True)
+        effect = took()
+        if effect:
+            self.heartbeat.doing = f"{what}, until shown"
+            spin_until(lambda: self.painted.last > started, SHOW_LIMIT, step=0.001)
+        seconds = (self.painted.last - started) if effect and self.painted.last > started else None
+        self.heartbeat.shown.setdefault(self.heartbeat.scenario, Shown()).add(what, seconds, effect, edit)
         self.heartbeat.doing = "between keys"
-        return applied
+        return effect
 
     def type_in(self, row: int, word: str) -> None:
         """F2 on `row`, `word` typed key by key, Return."""
         self.view.setFocus()
         self.view.select_row(row)
-        self.press("open the line (F2)", K.Key_F2, edit=True)
+        opened = lambda: self.view.row_delegate.editor is not None  # noqa: E731
+        self.press("open the line (F2)", K.Key_F2, edit=True, took=opened)
         editor = self.view.row_delegate.editor
         if editor is None:  # the window refused to open it (a read-only transcript)
             return
         self.painted.watch(editor.viewport())
         for ch in word:
-            self.press("type a character", K(ord(ch.upper())), target=editor, edit=True)
+            self.press("type a character", K(ord(ch.upper())), target=editor, edit=True, took=lambda: True)
         self.press("commit the line (Return)", K.Key_Return, target=editor, edit=True)
 
     def round(self, row: int) -> None:
@@ -198,7 +209,7 @@ def report(heartbeat: Heartbeat) -> tuple[float, str]:
         for what, seconds in shown.worst.items():
             verdict = "ok" if seconds <= 0.05 else "OVER"
             unseen = f", {shown.unseen[what]} repainted nothing" if shown.unseen[what] else ""
-            changed = f"{shown.applied[what]} of {shown.pressed[what]} changed the document{unseen}"
+            changed = f"{shown.applied[what]} of {shown.pressed[what]} took effect{unseen}"
             print(
                 f"[{scenario}]   {what:28s} worst to show {seconds * 1000:6.0f} ms {verdict:4s} ({changed})"
             )

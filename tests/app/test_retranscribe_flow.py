@@ -54,15 +54,20 @@ def test_a_range_marked_on_the_waveform_wins_over_the_selected_lines(window):
     assert window.selected_range() == (u.start, u.end)
 
 
-def _accept_dialog_when_it_opens(qtbot):
+def _accept_dialog_when_it_opens(qtbot) -> list[str]:
+    """Accept the dialog the next command opens; the list gets the range it showed."""
+    shown: list[str] = []
+
     def accept() -> None:
         dialog = QApplication.activeModalWidget()
         if isinstance(dialog, QDialog):
+            shown.append(dialog.range.text())
             dialog.accept()
         else:
             QTimer.singleShot(20, accept)
 
     QTimer.singleShot(20, accept)
+    return shown
 
 
 def _words(lines) -> list[str]:
@@ -74,9 +79,10 @@ def test_a_marked_range_is_transcribed_again_from_the_menu_after_a_resize(window
     window.waveform.set_range(20.0, 45.0)
     window.resize(1024, 640)  # pyqtgraph re-computes its own view geometry on every resize
     qtbot.waitUntil(lambda: window.width() == 1024)
-    _accept_dialog_when_it_opens(qtbot)
+    shown = _accept_dialog_when_it_opens(qtbot)
     window.actions_by_name["retranscribe"].trigger()
     qtbot.waitUntil(lambda: window.session.busy, timeout=5000)
+    assert "0:00:18.7 – 0:00:50.9, 0:32.2 long" in shown[0], "the dialog names the range that runs"
     wait_until(lambda: not window.session.busy, timeout=300)
     assert window.undo_stack.count() == steps + 1, "one undoable step"
     assert window.undo_stack.undoText() == "Transcribe 0:18.7–0:50.9 again"  # widened to the lines it cut
