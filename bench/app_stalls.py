@@ -3,8 +3,9 @@
 - `Heartbeat`: a 5 ms precise `QTimer` on the GUI thread. A gap between two of its ticks longer
   than the interval is time the window could not react to anything: a slot that ran long, the
   interpreter held by another thread (the engine's Python work), no free core. The gap minus the
-  interval is booked to the scenario and to what the bench was doing when the gap ended
-  (`doing`); only the largest per scenario is kept, with its label.
+  interval is booked to the scenario and to the first thing the bench began during the gap (a
+  key pressed), else to what was going on (`doing`: the engine transcribing); only the largest per
+  scenario is kept, with its label.
 - `spin(seconds)` / `spin_until(condition)` run the real event loop (`QEventLoop.exec`, which
   waits in the platform's poll as the running app does), never a busy loop of `processEvents`.
 - `Painted` notes when watched widgets last painted; `Edits.press` sends one key with
@@ -78,11 +79,20 @@ class Heartbeat(QObject):
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.timer.setInterval(INTERVAL_MS)
         self.timer.timeout.connect(self._tick)
-        self.scenario, self.doing = "", ""
+        self.scenario, self._doing, self._since = "", "", []  # labels set since the last tick
         self.worst: dict[str, tuple[float, str]] = {}  # scenario → (seconds late, what)
         self.ticks: dict[str, int] = {}
         self.shown: dict[str, Shown] = {}  # scenario → its keys' times to show (`Edits.press`)
         self._last: float | None = None
+
+    @property
+    def doing(self) -> str:
+        return self._doing
+
+    @doing.setter
+    def doing(self, what: str) -> None:
+        self._doing = what
+        self._since.append(what)
 
     @contextmanager
     def measuring(self, scenario: str) -> Iterator[None]:
@@ -100,12 +110,12 @@ class Heartbeat(QObject):
 
     def _tick(self) -> None:
         now = time.perf_counter()
-        if self._last is not None:
+        if self._last is not None:  # the gap belongs to what began in it, else to what went on
             late = now - self._last - INTERVAL_MS / 1000
             if late > self.worst[self.scenario][0]:
-                self.worst[self.scenario] = (late, self.doing)
+                self.worst[self.scenario] = (late, self._since[0] if self._since else self._doing)
             self.ticks[self.scenario] += 1
-        self._last = now
+        self._last, self._since = now, []
 
 
 class Painted(QObject):
@@ -211,7 +221,7 @@ def report(heartbeat: Heartbeat) -> tuple[float, str]:
             unseen = f", {shown.unseen[what]} repainted nothing" if shown.unseen[what] else ""
             changed = f"{shown.applied[what]} of {shown.pressed[what]} took effect{unseen}"
             print(
-                f"[{scenario}]   {what:28s} worst to show {seconds * 1000:6.0f} ms {verdict:4s} ({changed})"
+                f"[{scenario}]   {what:36s} worst to show {seconds * 1000:6.0f} ms {verdict:4s} ({changed})"
             )
             if what in shown.edits and seconds > overall[0]:
                 overall = (seconds, f"{scenario}: {what}, to show")
