@@ -20,6 +20,8 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +52,25 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", type=Path)
     args = ap.parse_args()
+    with audio_output():
+        render(args.folder)
 
+
+@contextmanager
+def audio_output() -> Iterator[None]:
+    """A PulseAudio null sink as the sound card where one can start (the playback box then shows
+    what a user with speakers sees), else no sound device (it says playback is unavailable)."""
+    from engine.testing.pulse_sink import SinkUnavailable, pointed_here, running_sink
+
+    try:
+        with running_sink() as sink, pointed_here(sink.env):
+            yield
+    except SinkUnavailable as exc:
+        print(f"no audio output for the screenshots: {exc}")
+        yield
+
+
+def render(folder_out: Path) -> None:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
@@ -83,7 +103,7 @@ def main() -> None:
     )
     commands.set_document(window.model, meta, sp.book_from_transcript(transcript), "Transcribe")
     window.show()
-    args.folder.mkdir(parents=True, exist_ok=True)
+    folder_out.mkdir(parents=True, exist_ok=True)
     for theme in (LIGHT, DARK):
         window.apply_theme(theme)
         for width, height in ((1280, 800), (1024, 600)):
@@ -94,7 +114,7 @@ def main() -> None:
             while time.monotonic() < end:
                 app.processEvents()
                 time.sleep(0.01)
-            out = args.folder / f"app-{theme.name}-{width}x{height}.png"
+            out = folder_out / f"app-{theme.name}-{width}x{height}.png"
             image = window.grab()
             image.save(str(out))
             print(f"wrote {out}; table text measured at {measured(window):.2f}:1")

@@ -3,9 +3,8 @@
 - `Heartbeat`: a 5 ms precise `QTimer` on the GUI thread. A gap between two of its ticks longer
   than the interval is time the window could not react to anything: a slot that ran long, the
   interpreter held by another thread (the engine's Python work), no free core. The gap minus the
-  interval is booked to the scenario and to the first thing the bench began during the gap (a
-  key pressed), else to what was going on (`doing`: the engine transcribing); only the largest per
-  scenario is kept, with its label.
+  interval is booked to the scenario and to what went on longest during the gap (`doing`: a key
+  being handled, the engine transcribing); only the largest per scenario is kept, with its label.
 - `spin(seconds)` / `spin_until(condition)` run the real event loop (`QEventLoop.exec`, which
   waits in the platform's poll as the running app does), never a busy loop of `processEvents`.
 - `Painted` notes when watched widgets last painted; `Edits.press` sends one key with
@@ -79,7 +78,8 @@ class Heartbeat(QObject):
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.timer.setInterval(INTERVAL_MS)
         self.timer.timeout.connect(self._tick)
-        self.scenario, self._doing, self._since = "", "", []  # labels set since the last tick
+        self.scenario, self._doing, self._before = "", "", ""  # `_before`: what went on at the last tick
+        self._since: list[tuple[float, str]] = []  # (when, what) of the labels set since the last tick
         self.worst: dict[str, tuple[float, str]] = {}  # scenario → (seconds late, what)
         self.ticks: dict[str, int] = {}
         self.shown: dict[str, Shown] = {}  # scenario → its keys' times to show (`Edits.press`)
@@ -92,12 +92,12 @@ class Heartbeat(QObject):
     @doing.setter
     def doing(self, what: str) -> None:
         self._doing = what
-        self._since.append(what)
+        self._since.append((time.perf_counter(), what))
 
     @contextmanager
     def measuring(self, scenario: str) -> Iterator[None]:
         """Count the stalls of the block as `scenario`'s; the set-up around it is not counted."""
-        self.scenario, self.doing = scenario, "waiting"
+        self.scenario, self._doing, self._before, self._since = scenario, "waiting", "waiting", []
         self.worst.setdefault(scenario, (0.0, "nothing"))
         self.ticks.setdefault(scenario, 0)
         self._last = time.perf_counter()
@@ -110,12 +110,22 @@ class Heartbeat(QObject):
 
     def _tick(self) -> None:
         now = time.perf_counter()
-        if self._last is not None:  # the gap belongs to what began in it, else to what went on
+        if self._last is not None:
             late = now - self._last - INTERVAL_MS / 1000
             if late > self.worst[self.scenario][0]:
-                self.worst[self.scenario] = (late, self._since[0] if self._since else self._doing)
+                self.worst[self.scenario] = (late, self._longest_in_gap(now))
             self.ticks[self.scenario] += 1
-        self._last, self._since = now, []
+        self._last, self._since, self._before = now, [], self._doing
+
+    def _longest_in_gap(self, now: float) -> str:
+        """What went on longest between the last tick and `now` (labels change inside a gap)."""
+        start, what = self._last or now, self._before
+        longest, named = 0.0, what
+        for changed, label in [*self._since, (now, "")]:
+            if changed - start >= longest:
+                longest, named = changed - start, what
+            start, what = changed, label
+        return named
 
 
 class Painted(QObject):

@@ -3,7 +3,8 @@
     python packaging/render_screenshot.py [OUT.png]
 
 Runs offscreen: opens resources/demo/meeting.flac, transcribes it through the app's own worker
-with the bundled whisper model, selects an utterance and saves a grab of the window. When the
+with the bundled whisper model, selects an utterance and saves a grab of the window (with a
+PulseAudio null sink as its sound card where one can start, so playback is available). When the
 engine gives no speakers (a backend and pipeline without speaker identification), the speakers
 are assigned the way a user would do it in the editor — one new speaker per person, each
 utterance given to the person the demo's reference (meeting.rttm) says is talking — so the lanes
@@ -98,4 +99,12 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "screenshot.png")
+    from engine.testing.pulse_sink import SinkUnavailable, pointed_here, running_sink
+
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "screenshot.png"
+    try:  # a null sink as the sound card, so the playback box shows what a user with speakers sees
+        with running_sink() as sink, pointed_here(sink.env):
+            main(target)
+    except SinkUnavailable as exc:
+        print(f"no audio output: {exc}")
+        main(target)
