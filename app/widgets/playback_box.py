@@ -1,5 +1,5 @@
-"""The playback box beside the transcript: position, speed, the follow-playhead toggle and why
-playback is off (if it is)."""
+"""The playback box beside the transcript: position and speed, the follow-playhead toggle below
+them, and why playback is off (if it is). Narrow enough that the side panel fits a 1024 px window."""
 
 from __future__ import annotations
 
@@ -31,11 +31,13 @@ class PlaybackBox(QWidget):
         row.addWidget(self.position_label, 1)
         row.addWidget(QLabel("Speed"))
         row.addWidget(self.speed)
-        row.addWidget(self.follow)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(title)
         layout.addLayout(row)
+        layout.addWidget(
+            self.follow
+        )  # a row of its own: beside the speed it pushed the panel off a 1024 px window
         layout.addWidget(self.note)
 
     def step_speed(self, direction: int) -> None:

@@ -5,9 +5,16 @@ system palette, lane names in a fixed header, and Add selecting only the new spe
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication, QCheckBox, QDoubleSpinBox, QStyle, QStyleOptionSpinBox
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QDoubleSpinBox,
+    QPushButton,
+    QStyle,
+    QStyleOptionSpinBox,
+)
 from qt_helpers import show_transcript
 
 from app import commands
@@ -45,6 +52,24 @@ def test_the_waveform_takes_at_most_a_third_of_a_small_laptop_screen(make_window
     window.resize(1100, 700)
     QApplication.processEvents()
     assert window.splitter.sizes()[0] > 0.45 * sum(window.splitter.sizes())
+
+
+def test_the_side_panel_buttons_stay_inside_a_1024_by_600_window(make_window):
+    app = QApplication.instance()
+    old_sheet = app.styleSheet()
+    try:
+        app.setStyleSheet(style_sheet())  # the app's own padding, as it starts
+        window = make_window()
+        window.resize(1024, 600)
+        load(window, small_transcript(speakers=3))
+        QApplication.processEvents()
+        side = [window.playback_box.follow, *window.speaker_panel.findChildren(QPushButton)]
+        assert window.playback_box.follow.isVisible()
+        for button in side:
+            right = button.mapTo(window, QPoint(button.width(), 0)).x()
+            assert right <= window.width(), f"{button.text()!r} ends at {right} px, past the window's edge"
+    finally:
+        app.setStyleSheet(old_sheet)
 
 
 def test_the_speaker_column_scrolls_and_shows_every_speaker_at_1024x640(make_window):
