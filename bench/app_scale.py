@@ -104,13 +104,14 @@ def shown_window(folder: Path):
 def three_hours(folder: Path, beat, args) -> None:
     from app import commands
 
-    window = bench_window(folder, 1280, 800)
+    window = shown_window(folder)
     window.projects.timer.setInterval(30_000)  # the app's own autosave interval
     show_three_hours(window, args.rows, args.play_seconds)
     spin(1.0)
     edits, playback, model = Edits(window, beat), window.playback, window.model
     if playback.reason is not None or playback.player is None:
         print(f"[3 h transcript] playback not measured: {playback.reason}")
+        window.close()
         return
     heard: list[float] = []
     player = playback.player
