@@ -128,3 +128,48 @@ def test_kv_memory_reaches_the_engine_and_kv_plan_counts_rows_in_it(capsys):
     with pytest.raises(SystemExit) as exit_code:
         main(["kv-plan", "--kv-memory", "lots"])
     assert exit_code.value.code == 2 and "not a memory size: 'lots'" in capsys.readouterr().err
+
+
+class SilentAfter(EvenReply):
+    """`EvenReply`, except for the row whose first output token is `bad`: its reply has no timestamps."""
+
+    bad = -1
+
+    def __init__(self):
+        super().__init__()
+        self.first: int | None = None
+
+    def feed(self, token_ids):
+        self.first = int(token_ids[0]) if self.first is None else self.first
+        segments = super().feed(token_ids)
+        return [] if self.first == self.bad else segments
+
+
+def test_a_row_without_timestamps_costs_only_itself_the_other_rows_are_prefilled_once(model, monkeypatch):
+    import engine.decode.runner as runner
+
+    count = 6
+    requests = make_requests([PROMPT] * count, NEW)
+    _, plain = decode(model, "none", count, None)
+    firsts = [plain[i].token_ids[0] for i in range(count)]
+    bad = next(i for i, first in enumerate(firsts) if firsts.count(first) == 1)
+    monkeypatch.setattr(SilentAfter, "bad", firsts[bad])  # its reply, alone of the six, writes no times
+    budget = count * store_slots(ANCHOR) * SLOT_BYTES  # the planned rows exactly: the store cannot grow
+    config = EngineConfig(max_batch=count, eviction=ANCHOR, kv_memory_limit=budget, loop=NO_LOOPS)
+    others = [r for r in requests if r.id != bad]
+    alone = {r.id: r.token_ids for r in MurmurDecoder(model, config, speech_anchor=EvenReply).decode(others)}
+    prefilled: list[int] = []  # the request of every prefill
+    prefill, ids = runner.prefill, {id(r.inputs_embeds): r.id for r in requests}
+
+    def counted(parts, embeds, prefix=()):
+        prefilled.append(ids[id(embeds)])
+        return prefill(parts, embeds, prefix)
+
+    monkeypatch.setattr(runner, "prefill", counted)
+    decoder = MurmurDecoder(model, config, speech_anchor=SilentAfter)
+    results = {r.id: r for r in decoder.decode(requests)}
+    assert {i: r.token_ids for i, r in results.items() if i != bad} == alone
+    assert results[bad].token_ids == plain[bad].token_ids and results[bad].stats.kv_kept_last == 1.0
+    assert sorted(prefilled) == sorted([*range(count), bad])  # the others once; the bad row again, alone
+    assert decoder.stats.batches[0] == count  # never re-sized for the others
+    assert max(r.stats.kv_kept_last for i, r in results.items() if i != bad) < 0.8  # the others evicted
