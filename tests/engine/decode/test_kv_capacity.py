@@ -1,6 +1,7 @@
 """Evicted tokens become batch capacity: at the same KV bytes the engine admits more rows of a
 policy that keeps less, an anchored row that keeps more than planned makes room (in place, or in a
-re-sized store) without changing a token, and a setting that drops untranscribed speech warns."""
+re-sized store) without changing a token, a row without timestamps that outgrows the budget costs
+only itself, and a setting that drops untranscribed speech warns."""
 
 from __future__ import annotations
 
