@@ -10,8 +10,9 @@ for decoding once, when the decoder is built (`fused.py`). When the device runs 
 batch is abandoned — every unfinished row goes back to the queue to resume after the tokens it has
 already produced — the failed store is released (no reference left, then `empty_cache`), and
 decoding continues with half the batch; it grows back when the rows in flight would fit twice over.
-When a row needs more slots than the budget lets the store grow to (`StoreTooSmall`), the rows
-resume the same way in a store re-sized for them (fewer rows of more slots), without halving. Only
+An anchored row that needs more slots than the budget lets the store grow to leaves the store
+alone (`Scheduler._make_room`); when no row fits, or only such rows are left (`StoreTooSmall`), the
+rows resume the same way in a store re-sized for them (fewer rows of more slots), without halving. Only
 when a single row does not fit is `OutOfMemoryError` reported. Results already yielded are never
 recomputed.
 """

@@ -127,6 +127,7 @@ class RowLayout:
     out_window: int = 0  # recent outputs kept; 0: outputs are never evicted
     rules: tuple[SpeechRule, ...] = (SpeechRule(),)  # one per layer group
     layer_group: tuple[int, ...] = (0,)  # group of each layer
+    unanchored: bool = False  # anchored groups planned with no anchor ever: all their speech stays
 
     def __post_init__(self) -> None:
         if not 0 <= self.speech_start <= self.speech_start + self.speech_len <= self.prompt_len:
@@ -183,9 +184,9 @@ class RowLayout:
 
     def peak(self, group: int) -> int:
         """Most entries the group ever holds, the prompt alone (step -1) included; an anchored group
-        under `planned_anchor`."""
+        under `planned_anchor` (none when `unanchored`)."""
         j = np.arange(-1, self.max_new_tokens)
-        return int(self.counts(group, j, self.planned_anchor(j)).max())
+        return int(self.counts(group, j, -1 if self.unanchored else self.planned_anchor(j)).max())
 
     @property
     def capacity(self) -> int:

@@ -10,8 +10,12 @@ batch. Work comes only through the queue object, a `WorkSource`: only an idle, e
 `pop`, a running one takes what is there with `poll`, and a row whose request is `cancelled` leaves
 at once, with no result. How many rows take work is the KV memory budget's choice at the size each
 row's policy keeps (`Runner.reserve`), and an anchored row that keeps more than planned makes the
-store grow between steps (`Runner.make_room`). A row that loops only ever costs itself: it leaves
-its row, and its retry waits in the queue like any other request. `cancel` is checked before every
+store grow between steps (`Runner.make_room`); when the budget does not allow it, only the rows that
+outgrew the store leave it (`spilled`: e.g. a reply without readable timestamps, whose anchor never
+moves) and the others go on untouched. The spilled rows resume in a store sized for all their speech
+once this one has no other rows (a shared source drains for them: no new work is taken while they
+wait). A row that loops only ever costs itself: it leaves its row, and its retry waits in the queue
+like any other request. `cancel` is checked before every
 step. Admission never reads from the device: the host learns a row's first token from the step that
 fed it, where an EOS or a one-token budget ends the row as if it had never stepped.
 """
@@ -86,6 +90,7 @@ class Scheduler:
         self.runner = Runner(parts, model, config, rows, layer_group)
         self.table = RowTable(rows)
         self.detector = LoopDetector(rows, config.loop) if config.loop.enabled else None
+        self.spilled: list[Work] = []  # rows that outgrew the store, to resume in one sized for them
         self.steps = 0
         self.row_steps = 0  # Σ occupied rows over steps: rows per step = row_steps / steps
         self.host_times: list[float] = []  # per step, CPU seconds: planning, input preparation, settling
@@ -105,6 +110,8 @@ class Scheduler:
             if self.cancellable:
                 self._drop_cancelled()
             if self.table.n == 0 and pending is None:
+                if self.spilled:  # only the rows that outgrew this store are left: re-size for them
+                    raise StoreTooSmall(self.runner.store.capacity + 1, self.runner.store.speech_capacity)
                 return
             ahead = self._launch() if self.table.n and (pending is None or self._may_run_ahead()) else None
             if pending is not None:
@@ -121,19 +128,21 @@ class Scheduler:
     def in_flight(self) -> list[Work]:
         """Work held by the rows now, each to resume after the tokens it has produced."""
         table = self.table
-        return [self._work(r).resumed(table.tokens(r), self._cost(r)) for r in range(table.n)]
+        held = [self._work(r).resumed(table.tokens(r), self._cost(r)) for r in range(table.n)]
+        return held + self.spilled  # and the rows that outgrew the store
 
     def _room_to_grow(self) -> bool:
         """Whether a store of up to twice the rows (at most the batch) fits the rows' need now."""
         rows = min(2 * self.runner.rows, self.config.max_batch)
         full = self.runner.rows < rows and self.table.n == self.runner.rows
-        return full and self.runner.fits(rows, *self.table.need()) and self.queue.waiting()
+        fits = self.runner.fits(rows, *self.table.need())
+        return full and not self.spilled and fits and self.queue.waiting()
 
     # 1) refill
     def _refill(self, idle: bool) -> None:
         """Free rows take waiting work, as many as the store's rows: the KV memory budget's choice
         at the size each row's policy keeps (`Runner.reserve`). Only an idle, empty batch waits."""
-        while self.table.n < self.runner.rows:
+        while self.table.n < self.runner.rows and not (self.spilled and self.cancellable):
             works = take(self.queue, self.runner.rows - self.table.n, idle and self.table.n == 0)
             if not works:
                 return
@@ -157,11 +166,14 @@ class Scheduler:
 
     def _prepared(self, work: Work) -> tuple[RowLayout, RowReader | None, RowSlots]:
         """A work's layout, its transcript reader having read its output so far (None: the policy
-        reads none), and its slots as imported for its next step (resumed: under its anchor)."""
+        reads none), and its slots as imported for its next step (resumed: under its anchor). A
+        spilled row (`Work.keeps_speech`) is sized for all its speech."""
         r, resume = work.request, len(work.prefix)
         layout = self.policy.layout(
             r.prompt_length, r.speech_span, r.max_new_tokens, self.layers, work.batch_span
         )
+        if work.keeps_speech:
+            layout = replace(layout, unanchored=True)
         reader = (
             self.readers.reader(layout.speech_len, layout.speech_kept, work.prefix, work.request.voiced)
             if self.readers
@@ -185,7 +197,7 @@ class Scheduler:
         if self.readers is not None and self.anchored:  # the anchor read before each row's fed token
             n = self.table.n
             self.readers.anchors(self.table.step[:n], self.table.anchor[:n])
-            self.runner.make_room(int(self.table.count[:, :n].max()) + 1)  # it may keep one more
+            self._make_room()
         plan = self.table.plan()
         planned = time.thread_time() - started
         launched = _Launched(plan, self.runner.launch(plan), len(self.host_times))
@@ -193,6 +205,22 @@ class Scheduler:
         self.steps += 1
         self.row_steps += self.table.n
         return launched
+
+    def _make_room(self) -> None:
+        """Room for every row's next step (a row may keep one more entry): the store grows in place
+        when the budget allows; otherwise the rows that outgrew it leave, to resume in a store sized
+        for all their speech (`spilled`), and the rest go on. With no row left it is re-sized now."""
+        count = self.table.count[:, : self.table.n]
+        try:
+            self.runner.make_room(int(count.max()) + 1)
+        except StoreTooSmall:
+            need = count.max(axis=0) + 2  # the entry the step adds, and the scratch slot
+            for row in np.flatnonzero(need > self.runner.store.capacity)[::-1].tolist():  # rows below stay
+                work = self._work(row).resumed(self.table.tokens(row), self._cost(row))
+                self.spilled.append(replace(work, keeps_speech=True))
+                self._release(row)
+            if self.table.n == 0:
+                raise
 
     def _may_run_ahead(self) -> bool:
         """Whether the next step may be queued before this one's tokens are read: not while a row

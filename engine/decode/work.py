@@ -58,6 +58,7 @@ class Work:
     cost: Cost = Cost()
     rolled_back: int = 0  # output tokens earlier attempts threw away
     batch_span: int = 0  # batch-minimum cap: shortest speech span of the rows it joined (0: not yet)
+    keeps_speech: bool = False  # it outgrew its anchored plan once: it resumes sized for all its speech
 
     def retry(
         self, prefix: tuple[int, ...], mode: DecodeMode, loop_start: int, cost: Cost, dropped: int = 0

@@ -1,6 +1,7 @@
 """Evicted tokens become batch capacity: at the same KV bytes the engine admits more rows of a
 policy that keeps less, an anchored row that keeps more than planned makes room (in place, or in a
-re-sized store) without changing a token, and a setting that drops untranscribed speech warns."""
+re-sized store) without changing a token, a row without timestamps that outgrows the budget costs
+only itself, and a setting that drops untranscribed speech warns."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from engine.decode.engine import MurmurDecoder
 from engine.decode.eviction import PRESETS, EvictionConfig, make_policy
 from engine.decode.kv_store import KVStore, round_up
 from engine.decode.loop_guard import LoopGuardConfig
+from engine.decode.sampling import DecodeMode
+from engine.decode.work import WorkQueue
 
 SPEECH, NEW = 120, 150
 PROMPT = 4 + SPEECH + 5
@@ -128,3 +131,97 @@ def test_kv_memory_reaches_the_engine_and_kv_plan_counts_rows_in_it(capsys):
     with pytest.raises(SystemExit) as exit_code:
         main(["kv-plan", "--kv-memory", "lots"])
     assert exit_code.value.code == 2 and "not a memory size: 'lots'" in capsys.readouterr().err
+
+
+class SilentAfter(EvenReply):
+    """`EvenReply`, except for the row whose first output token is `bad`: its reply has no timestamps."""
+
+    bad = -1
+
+    def __init__(self):
+        super().__init__()
+        self.first: int | None = None
+
+    def feed(self, token_ids):
+        self.first = int(token_ids[0]) if self.first is None else self.first
+        segments = super().feed(token_ids)
+        return [] if self.first == self.bad else segments
+
+
+def one_silent_row(model, monkeypatch, count: int):
+    """The request (of `count`) whose reply, alone, writes no times (the first whose first token is
+    its own), and every request's output under `none`."""
+    _, plain = decode(model, "none", count, None)
+    firsts = [plain[i].token_ids[0] for i in range(count)]
+    bad = next(i for i, first in enumerate(firsts) if firsts.count(first) == 1)
+    monkeypatch.setattr(SilentAfter, "bad", firsts[bad])
+    return bad, plain
+
+
+def record_prefills(monkeypatch, requests) -> list[int]:
+    """The request of every prefill, in order."""
+    import engine.decode.runner as runner
+
+    prefilled: list[int] = []
+    prefill, ids = runner.prefill, {id(r.inputs_embeds): r.id for r in requests}
+
+    def counted(parts, embeds, prefix=()):
+        prefilled.append(ids[id(embeds)])
+        return prefill(parts, embeds, prefix)
+
+    monkeypatch.setattr(runner, "prefill", counted)
+    return prefilled
+
+
+def test_a_row_without_timestamps_costs_only_itself_the_other_rows_are_prefilled_once(model, monkeypatch):
+    count = 6
+    requests = make_requests([PROMPT] * count, NEW)
+    bad, plain = one_silent_row(model, monkeypatch, count)
+    budget = count * store_slots(ANCHOR) * SLOT_BYTES  # the planned rows exactly: the store cannot grow
+    config = EngineConfig(max_batch=count, eviction=ANCHOR, kv_memory_limit=budget, loop=NO_LOOPS)
+    others = [r for r in requests if r.id != bad]
+    alone = {r.id: r.token_ids for r in MurmurDecoder(model, config, speech_anchor=EvenReply).decode(others)}
+    prefilled = record_prefills(monkeypatch, requests)
+    decoder = MurmurDecoder(model, config, speech_anchor=SilentAfter)
+    results = {r.id: r for r in decoder.decode(requests)}
+    assert {i: r.token_ids for i, r in results.items() if i != bad} == alone
+    assert results[bad].token_ids == plain[bad].token_ids and results[bad].stats.kv_kept_last == 1.0
+    assert sorted(prefilled) == sorted([*range(count), bad])  # the others once; the bad row again, alone
+    assert decoder.stats.batches[0] == count  # never re-sized for the others
+    assert max(r.stats.kv_kept_last for i, r in results.items() if i != bad) < 0.8  # the others evicted
+
+
+class SharedSource:
+    """A long-lived queue that many jobs feed (as `murmur serve`'s): the same requests in order, not a
+    local `WorkQueue`."""
+
+    def __init__(self, requests):
+        self.queue = WorkQueue(requests, DecodeMode())
+
+    def pop(self):
+        return self.queue.pop()
+
+    def poll(self):
+        return self.queue.poll()
+
+    def waiting(self):
+        return self.queue.waiting()
+
+    def push_front(self, works):
+        self.queue.push_front(works)
+
+    def cancelled(self, request_id):
+        return False
+
+
+def test_a_shared_queue_holds_new_work_back_until_the_row_without_timestamps_has_resumed(model, monkeypatch):
+    count = 6
+    requests = make_requests([PROMPT] * (count + 2), NEW)
+    bad, _ = one_silent_row(model, monkeypatch, count + 2)
+    budget = count * store_slots(ANCHOR) * SLOT_BYTES
+    config = EngineConfig(max_batch=count, eviction=ANCHOR, kv_memory_limit=budget, loop=NO_LOOPS)
+    prefilled = record_prefills(monkeypatch, requests)
+    results = list(MurmurDecoder(model, config, speech_anchor=SilentAfter).decode(SharedSource(requests)))
+    assert sorted(r.id for r in results) == list(range(count + 2))
+    again = prefilled.index(bad, prefilled.index(bad) + 1)
+    assert again < prefilled.index(count) < prefilled.index(count + 1)  # it cannot starve behind them
