@@ -4,8 +4,10 @@ through the one path (`engine.recipe.recipe_from`) with the same message."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -77,6 +79,54 @@ def test_serve_eval_and_transcribe_offer_one_set_of_system_flags():
     for command in SYSTEM:
         assert system <= _flags(command), command
     assert "--language" in _flags("serve") and "--language" in _flags("record")
+
+
+def _actions(command: str) -> dict[str, argparse.Action]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+    return {s: a for a in sub._actions for s in a.option_strings}
+
+
+def _shape(action: argparse.Action) -> tuple[object, ...]:
+    choices = tuple(action.choices) if action.choices else None
+    return (action.dest, action.help, choices, action.type, action.metavar, action.nargs, action.const)
+
+
+def test_serve_eval_and_transcribe_generate_one_identical_set_of_system_flags():
+    table = {o.flag for o in OPTIONS} | {"--backend"}
+    system = {o.flag for o in OPTIONS if set(SYSTEM) <= set(o.surfaces)} | {"--backend"}
+    assert [o.flag for o in OPTIONS if len(set(o.surfaces) & set(SYSTEM)) == 2] == []  # all or one
+    shapes = {}
+    for command in SYSTEM:
+        actions = _actions(command)
+        own = {o.flag for o in OPTIONS if set(o.surfaces) & set(SYSTEM) == {command}}
+        assert set(actions) & table == system | own, command
+        shapes[command] = {flag: _shape(actions[flag]) for flag in system}
+    assert shapes["serve"] == shapes["transcribe"] == shapes["eval"]  # same help, type, choices
+
+
+def _help_groups(command: str) -> dict[str, str]:
+    env = {**os.environ, "COLUMNS": "100", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-m", "engine", command, "--help"], capture_output=True,
+                         text=True, cwd=ROOT, env=env, timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    blocks = [b.split("\n", 1) for b in out.stdout.split("\n\n")]
+    titled = [b for b in blocks if len(b) == 2 and b[0].endswith(":") and not b[0].startswith(" ")]
+    return {title: body.rstrip() for title, body in titled}
+
+
+def test_the_help_of_serve_eval_and_transcribe_shows_the_same_system_flag_groups():
+    groups = {command: _help_groups(command) for command in SYSTEM}
+    titles = {f"{o.group}:" for o in OPTIONS if o.group}
+    assert titles <= set(groups["transcribe"])
+    for title in titles:
+        assert groups["serve"][title] == groups["transcribe"][title] == groups["eval"][title], title
+
+
+def test_transcribe_keeps_the_help_texts_its_flags_had_before_the_option_table():
+    saved = json.loads((ROOT / "tests/engine/transcribe_help_before_the_table.json").read_text("utf-8"))
+    now = {flag: action.help for flag, action in _actions("transcribe").items()}
+    assert {f: (h, now.get(f)) for f, h in saved["help"].items() if now.get(f) != h} == {}
 
 
 def test_serve_takes_the_language_into_the_backend_it_loads():
