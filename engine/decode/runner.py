@@ -34,9 +34,10 @@ import torch
 
 from engine.decode.admission import MIN_ROWS, device_budget, rows_within
 from engine.decode.attention import make_attention
+from engine.decode.capture import CudaCapture, EmulatedCapture
 from engine.decode.config import EngineConfig
 from engine.decode.fused import FusedModel
-from engine.decode.graphs import CudaCapture, EmulatedCapture, StepGraphs
+from engine.decode.graphs import StepGraphs
 from engine.decode.kv_store import KVStore, StoreTooSmall, round_up
 from engine.decode.layout import RowLayout
 from engine.decode.prefill import prefill
