@@ -26,13 +26,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from engine.decode.admit import prepare, read_firsts
 from engine.decode.anchor import RowReader, RowReaders
 from engine.decode.api import DecodeResult, SegmentBoundary, SpeechAnchor
 from engine.decode.config import EngineConfig
 from engine.decode.eviction import make_policy
 from engine.decode.fused import FusedModel
 from engine.decode.kv_store import StoreTooSmall
-from engine.decode.layout import RowLayout
 from engine.decode.loop_guard import LoopDetector, next_attempt, past_loop
 from engine.decode.rows import RowTable, StepPlan
 from engine.decode.runner import PendingTokens, Runner
@@ -139,7 +139,8 @@ class Scheduler:
                 return
             taken, decoding = works, [w for w in self.table.work[: self.table.n] if w is not None]
             works = join_batch(works, decoding) if self.config.eviction.batch_min else works
-            layouts, readers, slots = zip(*(self._prepared(w) for w in works), strict=True)
+            ready = (prepare(w, self.policy, self.layers, self.readers) for w in works)
+            layouts, readers, slots = zip(*ready, strict=True)
             try:
                 self.runner.reserve(layouts, max(int(s.n.max()) for s in slots))
             except (torch.OutOfMemoryError, StoreTooSmall):
@@ -154,21 +155,6 @@ class Scheduler:
                     self.queue.push_front(taken[index:room])
                     raise
                 self._occupy(work.spent(Cost(prefill_seconds=seconds)), slots[index], reader)
-
-    def _prepared(self, work: Work) -> tuple[RowLayout, RowReader | None, RowSlots]:
-        """A work's layout, its transcript reader having read its output so far (None: the policy
-        reads none), and its slots as imported for its next step (resumed: under its anchor)."""
-        r, resume = work.request, len(work.prefix)
-        layout = self.policy.layout(
-            r.prompt_length, r.speech_span, r.max_new_tokens, self.layers, work.batch_span
-        )
-        reader = (
-            self.readers.reader(layout.speech_len, layout.speech_kept, work.prefix, work.request.voiced)
-            if self.readers
-            else None
-        )
-        anchor = reader.anchor_before(resume - 1) if reader is not None else -1
-        return layout, reader, RowSlots(layout, resume, anchor)
 
     def _occupy(self, work: Work, slots: RowSlots, reader: RowReader | None) -> None:
         """The admitted work takes a row, its first token unread (on the device)."""
@@ -210,7 +196,11 @@ class Scheduler:
         started, cpu = time.perf_counter(), time.thread_time()
         n, plan = self.table.n, launched.plan
         index = self.table.match(plan.tickets)  # rows may have left or arrived since it was queued
-        opened = self._read_firsts(fed, index) if fed is not None else {}
+        opened = (
+            read_firsts(self.table, self.readers, fed, index, self.eos, self.evicts)
+            if fed is not None
+            else {}
+        )
         tokens, valid, rows = self.table.settle(plan, chosen, index, opened, started - self._settled)
         self._settled = started
         eos = (tokens[:, None] == self.eos[None, :]).any(axis=1)  # (n,)
@@ -241,26 +231,6 @@ class Scheduler:
             )
             if result is not None:
                 yield result
-
-    def _read_firsts(self, fed: np.ndarray, index: np.ndarray | None) -> dict[int, DecodeResult]:
-        """Rows whose first token (chosen at admission) this step fed: it joins their output, read
-        as at admission. An EOS, or a budget it fills, ends the row as if it had never stepped: the
-        results, by row."""
-        n, ended = self.table.n, {}
-        rows = np.flatnonzero(self.table.unread[:n] & (True if index is None else index >= 0))
-        firsts = fed[rows if index is None else index[rows]]
-        for row, first in zip(rows.tolist(), firsts.tolist(), strict=True):
-            work, reader = self._work(row), self.readers.rows[row] if self.readers is not None else None
-            if reader is not None:
-                if first not in self.eos:
-                    reader.feed(first, len(work.prefix) - 1)
-                if first in self.eos or len(work.prefix) + 1 >= work.request.max_new_tokens:
-                    reader.close()  # the row ends on its first token
-            harm = Cost() if reader is None else Cost(lost=reader.harm.lost_tokens, stopped=reader.stopped)
-            if (result := work.ends_on_first(first, self.eos, harm, self.evicts)) is not None:
-                ended[row] = result
-        self.table.read_first(rows, firsts)
-        return ended
 
     def _finish(self, row: int, reason: FinishReason, tokens: tuple[int, ...] | None = None) -> DecodeResult:
         if self.readers is not None:
