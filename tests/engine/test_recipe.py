@@ -62,9 +62,10 @@ def test_a_recipe_that_does_not_fit_says_where(data, message):
     assert str(raised.value) == message
 
 
-def test_a_field_that_does_not_take_a_setting_says_which_config_refused_it():
+@pytest.mark.parametrize("value", ["two", {"x": 1}, [1]])
+def test_a_field_that_does_not_take_a_setting_says_which_config_refused_it(value):
     with pytest.raises(ValueError, match=r"^whisper: '<' not supported"):
-        Recipe.from_dict({"config": {"beam_size": "two"}})  # the config's own check trips over it
+        Recipe.from_dict({"config": {"beam_size": value}})  # the config's own check trips over it
 
 
 def test_a_recipe_refuses_another_backends_config():
