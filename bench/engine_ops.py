@@ -37,10 +37,11 @@ from torch.profiler import ProfilerActivity, profile
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from engine.decode.api import DecodeRequest
+from engine.decode.capture import EmulatedCapture
 from engine.decode.config import EngineConfig
 from engine.decode.eviction import make_policy
 from engine.decode.fused import FusedModel
-from engine.decode.graphs import EmulatedCapture, StepGraphs, row_bucket
+from engine.decode.graphs import StepGraphs, row_bucket
 from engine.decode.rows import RowTable
 from engine.decode.runner import Runner
 from engine.decode.sampling import DecodeMode

@@ -21,23 +21,23 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from engine.audio.channels import parse_channel
 from engine.audio.chunking import ChunkingConfig, energy_quietest, plan_chunks
 from engine.audio.io import load_audio
-from engine.audio.vad import PauseDetector, SileroVad, SpeechDetector, VadConfig
+from engine.audio.vad import PauseDetector, SileroVad, SpeechDetector
 from engine.backends import base as hooks
 from engine.backends import build_backend, create_backend
 from engine.backends.base import Backend, check_cancel
+from engine.pipeline_config import PipelineConfig
 from engine.progress import format_clock
-from engine.speakers import SpeakerConfig, create_diarizer
+from engine.speakers import create_diarizer
 from engine.speakers.attribution import attribute_speakers
 from engine.speakers.diarization import Diarization, Diarizer
 from engine.spoken_language import spoken_language
-from engine.stitching import StitchConfig, removals
+from engine.stitching import removals
 from engine.types import (
     Chunk,
     ChunkResult,
@@ -52,29 +52,6 @@ from engine.types import (
 from engine.voices import create_recogniser
 
 ProgressCallback = Callable[[Progress], None]
-
-
-@dataclass(frozen=True, slots=True)
-class PipelineConfig:
-    chunk_seconds: float | None = None  # None: the backend's own chunk size
-    chunk_pad: float = 0.2
-    single_pass: bool = False  # the whole recording as one chunk (no VAD chunking)
-    vad: VadConfig = field(default_factory=VadConfig)
-    stitch: StitchConfig = field(default_factory=StitchConfig)
-    speakers: SpeakerConfig = field(default_factory=SpeakerConfig)
-    speakers_alongside: bool = True  # diarize while the backend runs (backends without speakers)
-    audio_stream: int | None = None  # which audio stream of a file (from 0); None: the default one
-    channel: str | int = "mix"  # "mix" (their mean), "left", "right" or a channel number from 0
-
-    def __post_init__(self) -> None:
-        parse_channel(self.channel)  # ValueError naming what is allowed
-        stream = self.audio_stream
-        if stream is not None and not (isinstance(stream, int) and stream >= 0):
-            raise ValueError(f"the audio stream is a number from 0, got {self.audio_stream!r}")
-        if self.chunk_seconds is not None:
-            ChunkingConfig(max_seconds=self.chunk_seconds, pad_seconds=self.chunk_pad)
-        if self.single_pass and self.chunk_seconds is not None:
-            raise ValueError("a chunk size makes no sense in single-pass mode")
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -21,7 +21,7 @@ from typing import Any
 from engine.backends import BACKENDS
 from engine.decode.eviction import EvictionConfig
 from engine.options import BY_NAME, Option
-from engine.pipeline import PipelineConfig
+from engine.pipeline_config import PipelineConfig
 
 EVICTION = ("decode", "eviction")  # where the eviction settings sit in VibeVoice's config
 

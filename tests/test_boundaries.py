@@ -1,6 +1,6 @@
 """Architecture boundaries: the engine never imports Qt; the app never imports torch, transformers
-or pyannote at module import time (only inside functions, so the window opens fast); and importing
-the app's modules really does not load torch."""
+or pyannote at module import time (only inside functions, so the window opens fast); importing
+the app's modules really does not load torch; and no engine or app module passes 300 lines."""
 
 from __future__ import annotations
 
@@ -62,3 +62,10 @@ def test_importing_every_app_module_leaves_torch_unloaded():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_every_engine_and_app_module_stays_within_300_lines():
+    modules = [p for package in ("engine", "app") for p in sorted((ROOT / package).rglob("*.py"))]
+    lengths = {str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines()) for p in modules}
+    long = {name: n for name, n in lengths.items() if n > 300}
+    assert long == {}  # split a longer module by meaning (one class per file; small pure functions)

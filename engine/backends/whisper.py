@@ -157,12 +157,14 @@ class WhisperBackend:
         chunks: Sequence[Chunk],
         cancel: threading.Event | None = None,
     ) -> Iterator[ChunkResult]:
-        from engine.backends.whisper_decode import DECODERS
+        from engine.backends.whisper_accurate import decode_accurate_filled
+        from engine.backends.whisper_decode import decode_fast
 
+        decoders = {"fast": decode_fast, "accurate": decode_accurate_filled}  # by quality
         if recording.sample_rate != self.sample_rate:
             raise ValueError(f"whisper needs {self.sample_rate} Hz audio, got {recording.sample_rate}")
         self.load()
-        yield from DECODERS[self.quality](self._model, recording, chunks, self.decode_options(), cancel)
+        yield from decoders[self.quality](self._model, recording, chunks, self.decode_options(), cancel)
 
     @property
     def quality(self) -> str:

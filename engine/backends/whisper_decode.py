@@ -1,4 +1,4 @@
-"""How whisper decodes our chunks: `fast` (batched, broken chunks repaired) or `accurate` (sequential).
+"""How whisper decodes our chunks in the `fast` quality: batched, broken chunks repaired.
 
 Contract (all times absolute seconds in, chunk-relative in the `ChunkResult`s out):
 - `decode_fast(model, recording, chunks, options)`: faster-whisper's batched pipeline over the
@@ -11,21 +11,17 @@ Contract (all times absolute seconds in, chunk-relative in the `ChunkResult`s ou
   (with whisper's timestamp tokens when the first pass had none: it then ends a segment and starts
   the next instead of looping or skipping), from the encoder output their batch already computed
   (`_Encoder`); a repair is kept when it is better (no loop, more words), and speech still without
-  words is decoded as clips of its own (`_fill_gaps`). Only broken chunks cost a second decode,
+  words is decoded as clips of its own (`fill_gaps`). Only broken chunks cost a second decode,
   and it is batched, not one window after another. With `options.lanes` > 1 (a CPU model with
   that many replicas) the first passes of the next batches run ahead, side by side
   (`whisper_lanes.ahead`), while the caller's thread checks, repairs and yields each batch in
   chunk order; the results are the same as with one lane.
-- `decode_accurate(model, recording, chunks, options)`: faster-whisper's sequential decoder over
-  runs of chunks (less than 5 s apart) as clips: each 30 s window conditioned on the text before
-  it, with temperature fallback when a window's text repeats itself or is improbable, and seeking
-  to the last complete segment, so the decoder's windows, not our chunk edges, cut the speech and
-  a window's tail is decoded again rather than dropped; each word goes to the chunk holding its
-  middle. The sampling seed is fixed, so runs repeat. `decode_accurate_filled` (the accurate
-  quality) then decodes any stretch of speech still without words as a clip of its own.
-- both yield one `ChunkResult` per chunk, in chunk order, with sentence-split segments carrying
+- it yields one `ChunkResult` per chunk, in chunk order, with sentence-split segments carrying
   word times; `cancel` is checked between batches and inside one (after its encoder, before its
-  word alignment: `whisper_cancel`) (fast), or between segments (accurate).
+  word alignment: `whisper_cancel`).
+
+The `accurate` quality (sequential) is `whisper_accurate.decode_accurate_filled`; it borrows
+`fill_gaps` for the speech its decoder skipped.
 """
 
 from __future__ import annotations
@@ -57,14 +53,11 @@ from engine.backends.whisper_words import (
     chunk_result,
     chunk_words,
     to_segments,
-    words_of,
 )
-from engine.types import Chunk, ChunkResult, Recording, Word
+from engine.types import Chunk, ChunkResult, Recording
 
 MAX_CLIP = 30.0 - 1e-3  # a clip's frames must fit whisper's window, whatever the rounding to samples
 GAP_PAD = 0.3  # seconds of context kept around a stretch of speech decoded on its own
-JOIN_GAP = 5.0  # accurate: chunks closer than this are decoded as one clip
-FALLBACK_SEED = 0  # temperature fallback samples; a fixed seed makes runs repeat
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +108,7 @@ def checked(
     passes: Iterable[FirstPass], plain: Batched, options: DecodeOptions, cancel: threading.Event | None
 ) -> Iterator[ChunkResult]:
     """Each first-pass batch, in chunk order, with its broken chunks decoded again (`_repaired`,
-    through the batch's own repairer) and speech still without words decoded as clips (`_fill_gaps`
+    through the batch's own repairer) and speech still without words decoded as clips (`fill_gaps`
     through `plain`). The decisions depend only on the batches' results, not on how they were decoded."""
     rates: list[float] = []  # words per second of speech of every chunk so far
     for results, repairer in passes:
@@ -125,7 +118,7 @@ def checked(
         broken = [r for r in results if options.repair and problems(r, options.gap_seconds, typical)]
         if broken:
             results = _repaired(repairer(broken), results, broken, options)
-            results = _fill_gaps(plain, results, options)
+            results = fill_gaps(plain, results, options)
         yield from results
 
 
@@ -251,7 +244,7 @@ class _Encoder:
         return _Encoder(self._model, rows, self.last if keep else None)
 
 
-def _fill_gaps(batched: Batched, results: list[ChunkResult], options: DecodeOptions) -> list[ChunkResult]:
+def fill_gaps(batched: Batched, results: list[ChunkResult], options: DecodeOptions) -> list[ChunkResult]:
     """Decode each stretch of speech still without words as a clip of its own (one batch), and
     add the words found inside it to its chunk."""
     holes = [(k, r.chunk.start + a, r.chunk.start + b) for k, r in enumerate(results)
@@ -270,82 +263,3 @@ def _fill_gaps(batched: Batched, results: list[ChunkResult], options: DecodeOpti
             text = f"{r.raw_text} {' '.join(w.text for w in extra)}"
             out[k] = replace(r, segments=tuple(to_segments(words, r.chunk)), raw_text=text)
     return out
-
-
-def decode_accurate(
-    model: Any, recording: Recording, chunks: Sequence[Chunk], options: DecodeOptions,
-    cancel: threading.Event | None = None,
-) -> Iterator[ChunkResult]:  # fmt: skip
-    """Sequential decoding of `chunks` (see the module contract): chunks less than `JOIN_GAP`
-    apart form one clip, conditioned on the text before it, so the decoder's own windows (not our
-    chunk edges) cut the speech, and each word goes to the chunk that holds its middle."""
-    import ctranslate2
-
-    if not chunks:
-        return
-    ctranslate2.set_random_seed(FALLBACK_SEED)
-    segments, info = model.transcribe(
-        recording.samples,
-        language=options.language,
-        beam_size=options.beam_size,
-        word_timestamps=True,
-        condition_on_previous_text=True,
-        vad_filter=False,
-        clip_timestamps=[t for span in _spans(chunks) for t in span],
-        hotwords=options.hotwords,
-        initial_prompt=options.initial_prompt,
-        task=options.task,
-        temperature=fallback(options.temperature),
-    )
-    current, found, words, started = 0, [], [], time.perf_counter()
-    for seg in segments:
-        check_cancel(cancel)
-        for word in words_of(seg) or [Word(float(seg.start), float(seg.end), seg.text.strip())]:
-            at = (word.start + word.end) / 2
-            while current + 1 < len(chunks) and at >= chunks[current].end:
-                seconds = time.perf_counter() - started
-                yield chunk_result(chunks[current], found, words, seconds, info.language)
-                current, found, words, started = current + 1, [], [], time.perf_counter()
-            words.append(word)
-        found.append(seg)
-    for k in range(current, len(chunks)):
-        here = k == current
-        yield chunk_result(chunks[k], found if here else [], words if here else [], 0.0, info.language)
-
-
-def fallback(first: float) -> tuple[float, ...]:
-    """Whisper's temperature fallback from `first`: first, first + 0.2, … up to 1 (0: 0, 0.2, … 1)."""
-    return tuple(round(first + 0.2 * k, 2) for k in range(6) if first + 0.2 * k <= 1.0 + 1e-9)
-
-
-def _spans(chunks: Sequence[Chunk]) -> list[tuple[float, float]]:
-    """Runs of chunks less than `JOIN_GAP` apart, as (start, end) clips."""
-    spans = [(chunks[0].start, chunks[0].end)]
-    for c in chunks[1:]:
-        if c.start - spans[-1][1] < JOIN_GAP:
-            spans[-1] = (spans[-1][0], c.end)
-        else:
-            spans.append((c.start, c.end))
-    return spans
-
-
-def decode_accurate_filled(
-    model: Any, recording: Recording, chunks: Sequence[Chunk], options: DecodeOptions,
-    cancel: threading.Event | None = None,
-) -> Iterator[ChunkResult]:  # fmt: skip
-    """`decode_accurate`, then speech the sequential decoder skipped (it can jump to a window's end
-    after an early end of text) decoded as clips of its own, as the fast path does."""
-    from faster_whisper import BatchedInferencePipeline
-
-    batched = on_recording(BatchedInferencePipeline(model=model), recording)
-    for result in decode_accurate(model, recording, chunks, options, cancel):
-        if options.repair and uncovered(result.chunk, chunk_words(result), options.gap_seconds):
-            check_cancel(cancel)
-            result = _fill_gaps(batched, [result], options)[0]
-        yield result
-
-
-Decoder = Callable[
-    [Any, Recording, Sequence[Chunk], DecodeOptions, "threading.Event | None"], Iterator[ChunkResult]
-]
-DECODERS: dict[str, Decoder] = {"fast": decode_fast, "accurate": decode_accurate_filled}  # by quality

@@ -24,3 +24,7 @@ def rows_within(budget: int, row_bytes: int) -> int:
 def device_budget(free: int) -> int:
     """KV bytes to plan with when `free` bytes of device memory are free."""
     return max(free - max(int(free * ACTIVATION_RESERVE), MIN_RESERVE), 0)
+
+
+class GrowBatch(Exception):
+    """Memory allows twice the rows now: the decoder resumes every row in a bigger batch."""

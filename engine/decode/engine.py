@@ -28,13 +28,14 @@ from dataclasses import dataclass, field, replace
 import torch
 from torch import nn
 
+from engine.decode.admission import GrowBatch
 from engine.decode.api import DecodeRequest, DecodeResult, SegmentBoundary, SpeechAnchor
 from engine.decode.config import EngineConfig
 from engine.decode.fused import FusedModel
 from engine.decode.kv_store import StoreTooSmall
 from engine.decode.plan import expected_loss
 from engine.decode.sampling import DecodeMode
-from engine.decode.scheduler import GrowBatch, Scheduler
+from engine.decode.scheduler import Scheduler
 from engine.decode.step import ModelParts
 from engine.decode.work import WorkQueue, WorkSource
 from engine.errors import OutOfMemoryError

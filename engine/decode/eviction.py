@@ -252,19 +252,20 @@ class _Policy:
         return replace(self.rule, **{k: v for k, v in given.items() if v is not None})
 
 
-def _speech_rule(c: EvictionConfig, kind: str) -> SpeechRule:
+def speech_rule(c: EvictionConfig, kind: str) -> SpeechRule:
+    """The speech rule of kind `kind` (front, follow, anchor) that `c`'s settings make."""
     return SpeechRule(kind, c.speech_sink, c.speech_window, c.delay, c.speech_rate, c.look_back, c.look_ahead)
 
 
 POLICIES: dict[str, Callable[[EvictionConfig], EvictionPolicy]] = {
     "none": lambda c: _Policy("none"),
     "output": lambda c: _Policy("output", n_sink=c.n_sink, output_window=c.output_window),
-    "speech": lambda c: _Policy("speech", _speech_rule(c, "front"), ranges=c.layers, batch_min=c.batch_min),
+    "speech": lambda c: _Policy("speech", speech_rule(c, "front"), ranges=c.layers, batch_min=c.batch_min),
     "both": lambda c: _Policy(
-        "both", _speech_rule(c, "front"), c.n_sink, c.output_window, c.layers, c.batch_min
+        "both", speech_rule(c, "front"), c.n_sink, c.output_window, c.layers, c.batch_min
     ),
-    "speech-follow": lambda c: _Policy("speech-follow", _speech_rule(c, "follow"), ranges=c.layers),
-    "speech-anchor": lambda c: _Policy("speech-anchor", _speech_rule(c, "anchor"), ranges=c.layers),
+    "speech-follow": lambda c: _Policy("speech-follow", speech_rule(c, "follow"), ranges=c.layers),
+    "speech-anchor": lambda c: _Policy("speech-anchor", speech_rule(c, "anchor"), ranges=c.layers),
 }
 
 # Defaults of a policy named without a preset, where they differ from EvictionConfig's.

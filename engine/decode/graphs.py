@@ -18,8 +18,9 @@ outside the graph.
 The contract: every tensor a captured step reads or writes is registered (`inputs`) and its storage
 is recorded at capture; the store replaces its tensors only in `allocate`/`ensure`, which bump its
 `generation`, and a changed generation empties the cache (`graphs`) before anything reads it.
-`contract_holds` states it; `EmulatedCapture` runs the same static-buffer path eagerly (any device)
-and refuses to replay a step whose inputs moved. The eager `decode_step` is always the reference.
+`contract_holds` states it; `capture.EmulatedCapture` runs the same static-buffer path eagerly (any
+device) and refuses to replay a step whose inputs moved. The eager `decode_step` is always the
+reference.
 """
 
 from __future__ import annotations
@@ -27,12 +28,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 import torch
 
 from engine.decode.attention import Attention
+from engine.decode.capture import Inputs, Replay, Step, storages
 from engine.decode.fused import FusedModel
 from engine.decode.kv_store import KVStore
 from engine.decode.step import ModelParts, StepInputs, decode_step
@@ -40,8 +41,6 @@ from engine.decode.step import ModelParts, StepInputs, decode_step
 LENGTH_BUCKET = 256
 TRANSFER_BUCKET = 64  # entries a captured step moves per 8 rows (padding is cheap, captures are not)
 Transfer = tuple[np.ndarray, np.ndarray, np.ndarray]  # (rows, src, dst) of one layer group
-Step = Callable[[], torch.Tensor]
-Inputs = Callable[[], dict[str, torch.Tensor]]  # the registered inputs as they are now
 
 
 def transfer_size(rows: int) -> int:
@@ -55,68 +54,6 @@ def row_bucket(n: int, rows: int) -> int:
         if n <= size:
             return min(size, rows)
     return min(-(-n // 16) * 16, rows)
-
-
-class Replay(Protocol):
-    def replay(self) -> torch.Tensor:
-        """Run the captured step; its logits (rows, V)."""
-        ...
-
-
-class CudaCapture:
-    """`torch.cuda.CUDAGraph` capture; all graphs share one memory pool."""
-
-    def __init__(self) -> None:
-        self.pool: tuple[int, int] | None = None
-
-    def __call__(self, step: Step, inputs: Inputs) -> Replay:
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):  # warm-up (compiles glue): writes what the replay will write
-            step()
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        # thread_local: the app decodes in a worker thread; other threads' CUDA calls stay legal
-        with torch.cuda.graph(graph, pool=self.pool, capture_error_mode="thread_local"):
-            logits = step()
-        self.pool = graph.pool()
-        return _CudaReplay(graph, logits)
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class _CudaReplay:
-    graph: torch.cuda.CUDAGraph
-    logits: torch.Tensor  # (rows, V), written by every replay
-
-    def replay(self) -> torch.Tensor:
-        self.graph.replay()
-        return self.logits
-
-
-class EmulatedCapture:
-    """Runs the captured step's code eagerly on every replay, on any device, and checks that none
-    of its registered inputs was reallocated since "capture" (a real graph would read freed memory)."""
-
-    def __call__(self, step: Step, inputs: Inputs) -> Replay:
-        return _EmulatedReplay(step, inputs, storages(inputs()))
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class _EmulatedReplay:
-    step: Step
-    inputs: Inputs
-    recorded: dict[str, int]
-
-    def replay(self) -> torch.Tensor:
-        now = storages(self.inputs())
-        moved = [name for name, ptr in self.recorded.items() if now.get(name) != ptr]
-        if moved:
-            raise RuntimeError(f"a captured step's inputs were reallocated: {', '.join(moved)}")
-        return self.step()
-
-
-def storages(inputs: dict[str, torch.Tensor]) -> dict[str, int]:
-    return {name: t.untyped_storage().data_ptr() for name, t in inputs.items()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from engine.decode.admission import device_budget, rows_within
-from engine.decode.eviction import EvictionConfig, make_policy
+from engine.decode.eviction import EvictionConfig, make_policy, speech_rule
 from engine.decode.layout import RowLayout
 from engine.errors import ModelLoadError
 
@@ -207,6 +207,7 @@ def batch_minimum_kept(
     (which sets the cap), and every row writes `output_tokens`. A model of their runs, not a replay.
     """
     generator = np.random.default_rng(seed)
+    rule = speech_rule(config, "front")
     held = logical = 0.0
     for _ in range(draws):
         left, spans = generator.uniform(17, 50) * 60, []
@@ -214,9 +215,9 @@ def batch_minimum_kept(
             chunk = min(generator.uniform(285, 300), left)
             spans.append(math.ceil(chunk * rate))
             left -= chunk
-        cap = max(min(spans) - min(config.speech_sink, min(spans)) - config.speech_window, 0)
-        steps = output_tokens - 1  # the last decode step
-        dropped = min(math.floor(config.speech_rate * max(steps + 1 - config.delay, 0)), cap)
+        # the longest row at the last decode step, its drop capped by the batch's shortest span
+        sinks, lo, _ = replace(rule, span=min(spans)).bounds(output_tokens - 1, max(spans))
+        dropped = int(lo) - sinks
         total = max(spans) + system_tokens + output_tokens
         held, logical = held + total - dropped, logical + total
     return held / logical

@@ -34,9 +34,10 @@ import torch
 
 from engine.decode.admission import MIN_ROWS, device_budget, rows_within
 from engine.decode.attention import make_attention
+from engine.decode.capture import CudaCapture, EmulatedCapture
 from engine.decode.config import EngineConfig
 from engine.decode.fused import FusedModel
-from engine.decode.graphs import CudaCapture, EmulatedCapture, StepGraphs
+from engine.decode.graphs import StepGraphs
 from engine.decode.kv_store import KVStore, StoreTooSmall, round_up
 from engine.decode.layout import RowLayout
 from engine.decode.prefill import prefill
@@ -61,6 +62,15 @@ class PendingTokens:
             self.done.synchronize()
         host = self.host.numpy()
         return host[0], host[1] if self.fed else None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Launched:
+    """A step queued on the device: its plan, its tokens on their way, its entry in the host times."""
+
+    plan: StepPlan
+    tokens: PendingTokens
+    index: int  # the step's entry in `Scheduler.host_times`
 
 
 class Runner:

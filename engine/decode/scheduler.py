@@ -9,15 +9,13 @@ Results are yielded the moment a row finishes, so any number of requests runs wi
 batch. Work comes only through the queue object, a `WorkSource`: only an idle, empty batch waits in
 `pop`, a running one takes what is there with `poll`, and a row whose request is `cancelled` leaves
 at once, with no result. How many rows take work is the KV memory budget's choice at the size each
-row's policy keeps (`Runner.reserve`), and an anchored row that keeps more than planned makes the
-store grow between steps (`Runner.make_room`); when the budget does not allow it, only the rows that
-outgrew the store leave it (`spilled`: e.g. a reply without readable timestamps, whose anchor never
-moves) and the others go on untouched. The spilled rows resume in a store sized for all their speech
-once this one has no other rows (a shared source drains for them: no new work is taken while they
-wait). A row that loops only ever costs itself: it leaves its row, and its retry waits in the queue
-like any other request. `cancel` is checked before every
-step. Admission never reads from the device: the host learns a row's first token from the step that
-fed it, where an EOS or a one-token budget ends the row as if it had never stepped.
+row's policy keeps (`Runner.reserve`). An anchored row that keeps more than planned makes the store
+grow between steps (`Runner.make_room`); when the budget does not allow it, only the rows that
+outgrew the store leave (`spilled`: e.g. a reply without readable timestamps) and the others go on
+untouched; the spilled rows resume in a store sized for all their speech once this one is empty (a
+shared source takes no new work while they wait). A row that loops only costs itself: its retry
+waits in the queue like any other request. `cancel` is checked before every step. Admission never
+reads from the device: the host learns a row's first token from the step that fed it.
 """
 
 from __future__ import annotations
@@ -25,21 +23,22 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import torch
 
+from engine.decode.admission import GrowBatch
+from engine.decode.admit import prepare, read_firsts
 from engine.decode.anchor import RowReader, RowReaders
 from engine.decode.api import DecodeResult, SegmentBoundary, SpeechAnchor
 from engine.decode.config import EngineConfig
 from engine.decode.eviction import make_policy
 from engine.decode.fused import FusedModel
 from engine.decode.kv_store import StoreTooSmall
-from engine.decode.layout import RowLayout
 from engine.decode.loop_guard import LoopDetector, next_attempt, past_loop
-from engine.decode.rows import RowTable, StepPlan
-from engine.decode.runner import PendingTokens, Runner
+from engine.decode.rows import RowTable
+from engine.decode.runner import Launched, Runner
 from engine.decode.sampling import DecodeMode
 from engine.decode.slots import RowSlots
 from engine.decode.step import ModelParts
@@ -49,17 +48,6 @@ from engine.types import FinishReason
 
 _REVERT_EVERY = 16  # steps between checks whether a retrying row is past its loop
 _GROW_EVERY = 32  # steps between checks whether a shrunk batch fits twice over
-
-
-class GrowBatch(Exception):
-    """Memory allows twice the rows now: the decoder resumes every row in a bigger batch."""
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class _Launched:
-    plan: StepPlan
-    tokens: PendingTokens
-    index: int  # the step's entry in `Scheduler.host_times`
 
 
 class Scheduler:
@@ -102,7 +90,7 @@ class Scheduler:
         Only an idle, empty batch waits for work (`WorkSource.pop`); a running one takes what is
         there (`poll`). Before each step, rows whose request was cancelled (`WorkSource.cancelled`,
         e.g. a server's client went away) leave at once, with no result."""
-        pending: _Launched | None = None
+        pending: Launched | None = None
         while True:
             if cancel is not None and cancel.is_set():
                 raise Cancelled()
@@ -121,7 +109,7 @@ class Scheduler:
                 raise GrowBatch()
 
     def _drop_cancelled(self) -> None:
-        for row in range(self.table.n - 1, -1, -1):  # from the end: rows below stay put
+        for row in reversed(range(self.table.n)):  # from the end: rows below stay put
             if self.queue.cancelled(self._work(row).request.id):
                 self._release(row)
 
@@ -148,7 +136,8 @@ class Scheduler:
                 return
             taken, decoding = works, [w for w in self.table.work[: self.table.n] if w is not None]
             works = join_batch(works, decoding) if self.config.eviction.batch_min else works
-            layouts, readers, slots = zip(*(self._prepared(w) for w in works), strict=True)
+            ready = (prepare(w, self.policy, self.layers, self.readers) for w in works)
+            layouts, readers, slots = zip(*ready, strict=True)
             try:
                 self.runner.reserve(layouts, max(int(s.n.max()) for s in slots))
             except (torch.OutOfMemoryError, StoreTooSmall):
@@ -164,24 +153,6 @@ class Scheduler:
                     raise
                 self._occupy(work.spent(Cost(prefill_seconds=seconds)), slots[index], reader)
 
-    def _prepared(self, work: Work) -> tuple[RowLayout, RowReader | None, RowSlots]:
-        """A work's layout, its transcript reader having read its output so far (None: the policy
-        reads none), and its slots as imported for its next step (resumed: under its anchor). A
-        spilled row (`Work.keeps_speech`) is sized for all its speech."""
-        r, resume = work.request, len(work.prefix)
-        layout = self.policy.layout(
-            r.prompt_length, r.speech_span, r.max_new_tokens, self.layers, work.batch_span
-        )
-        if work.keeps_speech:
-            layout = replace(layout, unanchored=True)
-        reader = (
-            self.readers.reader(layout.speech_len, layout.speech_kept, work.prefix, work.request.voiced)
-            if self.readers
-            else None
-        )
-        anchor = reader.anchor_before(resume - 1) if reader is not None else -1
-        return layout, reader, RowSlots(layout, resume, anchor)
-
     def _occupy(self, work: Work, slots: RowSlots, reader: RowReader | None) -> None:
         """The admitted work takes a row, its first token unread (on the device)."""
         anchor = reader.anchor_before(len(work.prefix)) if reader is not None else -1
@@ -192,7 +163,7 @@ class Scheduler:
             self.detector.reset(row)
 
     # 2) step
-    def _launch(self) -> _Launched:
+    def _launch(self) -> Launched:
         started, prepared = time.thread_time(), self.runner.prep_seconds
         if self.readers is not None and self.anchored:  # the anchor read before each row's fed token
             n = self.table.n
@@ -200,7 +171,7 @@ class Scheduler:
             self._make_room()
         plan = self.table.plan()
         planned = time.thread_time() - started
-        launched = _Launched(plan, self.runner.launch(plan), len(self.host_times))
+        launched = Launched(plan, self.runner.launch(plan), len(self.host_times))
         self.host_times.append(planned + self.runner.prep_seconds - prepared)
         self.steps += 1
         self.row_steps += self.table.n
@@ -233,12 +204,13 @@ class Scheduler:
         return not any(w is not None and w.revert_after is not None for w in self.table.work[: self.table.n])
 
     # 3) settle
-    def _settle(self, launched: _Launched) -> Iterator[DecodeResult]:
+    def _settle(self, launched: Launched) -> Iterator[DecodeResult]:
         chosen, fed = launched.tokens.read()  # the step's one host read
         started, cpu = time.perf_counter(), time.thread_time()
         n, plan = self.table.n, launched.plan
         index = self.table.match(plan.tickets)  # rows may have left or arrived since it was queued
-        opened = self._read_firsts(fed, index) if fed is not None else {}
+        firsts = (self.table, self.readers, fed, index, self.eos, self.evicts)
+        opened = {} if fed is None else read_firsts(*firsts)
         tokens, valid, rows = self.table.settle(plan, chosen, index, opened, started - self._settled)
         self._settled = started
         eos = (tokens[:, None] == self.eos[None, :]).any(axis=1)  # (n,)
@@ -269,26 +241,6 @@ class Scheduler:
             )
             if result is not None:
                 yield result
-
-    def _read_firsts(self, fed: np.ndarray, index: np.ndarray | None) -> dict[int, DecodeResult]:
-        """Rows whose first token (chosen at admission) this step fed: it joins their output, read
-        as at admission. An EOS, or a budget it fills, ends the row as if it had never stepped: the
-        results, by row."""
-        n, ended = self.table.n, {}
-        rows = np.flatnonzero(self.table.unread[:n] & (True if index is None else index >= 0))
-        firsts = fed[rows if index is None else index[rows]]
-        for row, first in zip(rows.tolist(), firsts.tolist(), strict=True):
-            work, reader = self._work(row), self.readers.rows[row] if self.readers is not None else None
-            if reader is not None:
-                if first not in self.eos:
-                    reader.feed(first, len(work.prefix) - 1)
-                if first in self.eos or len(work.prefix) + 1 >= work.request.max_new_tokens:
-                    reader.close()  # the row ends on its first token
-            harm = Cost() if reader is None else Cost(lost=reader.harm.lost_tokens, stopped=reader.stopped)
-            if (result := work.ends_on_first(first, self.eos, harm, self.evicts)) is not None:
-                ended[row] = result
-        self.table.read_first(rows, firsts)
-        return ended
 
     def _finish(self, row: int, reason: FinishReason, tokens: tuple[int, ...] | None = None) -> DecodeResult:
         if self.readers is not None:

@@ -9,30 +9,34 @@ cancel closes the stream, which cancels the job on the server. A server that ans
 with `Retry-After` is asked again after that many seconds (with a `Stage.LOAD` progress saying
 so; a cancel ends the wait), for at most `MAX_BUSY_WAIT` seconds in all. Every failure is a
 `ServerError` with a plain message; `ServerError.lines` keeps the lines already received when a
-server dies mid-job.
+server dies mid-job. What goes over the wire (the FLAC, the form, the events) is `wire.py`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
 import http.client
-import io
 import json
 import secrets
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
-
-import numpy as np
-import soundfile as sf
 
 from engine.errors import Cancelled, ServerError
 from engine.export.json_format import transcript_from_dict
-from engine.types import Chunk, ChunkResult, Progress, Recording, Segment, Stage, Transcript
+from engine.remote.wire import (  # noqa: F401  (UPLOAD_RATE, encode_flac stay importable from here)
+    UPLOAD_RATE,
+    encode_flac,
+    error_text,
+    multipart,
+    partial_result,
+    retry_after,
+    sse_events,
+)
+from engine.types import Progress, Recording, Stage, Transcript
 
-UPLOAD_RATE = 16000
 _BLOCK = 64 * 1024  # bytes per upload write (one progress report each)
 _TIMEOUT = 60.0  # seconds without a byte from the server before giving up on it (it pings every 5)
 
@@ -88,7 +92,7 @@ class RemoteClient:
         finally:
             connection.close()
         if response.status != 200:
-            raise RemoteError(_error_text(body, response.status), response.status)
+            raise RemoteError(error_text(body, response.status), response.status)
         return json.loads(body)
 
     # transcription
@@ -117,7 +121,7 @@ class RemoteClient:
                  fields: dict[str, str] | None) -> Transcript:  # fmt: skip
         boundary = secrets.token_hex(16)
         form = {"response_format": "verbose_json", "stream": "true", "murmur_progress": "true"}
-        head, tail = _form(boundary, {**form, **(fields or {})})
+        head, tail = multipart(boundary, {**form, **(fields or {})})
         connection = self._connect()
         watcher = _CancelWatcher(connection, cancel)
         lines: list[dict] = []  # received so far: kept in the error when the server goes away
@@ -125,8 +129,8 @@ class RemoteClient:
             told = _uploaded(report, recording.duration)
             response = self._sent(connection, boundary, head, flac, tail, told, cancel)
             if response.status != 200:
-                error = RemoteError(_error_text(response.read(), response.status), response.status)
-                delay = _retry_after(response.getheader("Retry-After"))
+                error = RemoteError(error_text(response.read(), response.status), response.status)
+                delay = retry_after(response.getheader("Retry-After"))
                 if response.status in _BUSY and delay is not None:
                     raise _Busy(error, delay)
                 raise error
@@ -175,7 +179,7 @@ class RemoteClient:
     def _follow(self, response: http.client.HTTPResponse, duration: float, report: ProgressFn,
                 cancel: threading.Event | None, lines: list[dict]) -> Transcript:  # fmt: skip
         chunks, seen = 0, set()  # chunks the server plans, chunks whose lines arrived
-        for event in _events(response, cancel):
+        for event in sse_events(response, cancel):
             kind = event.get("type")
             if kind == "murmur.progress":
                 stage = Stage(event["stage"])
@@ -184,7 +188,7 @@ class RemoteClient:
             elif kind == "transcript.text.delta":
                 lines.extend(event["lines"])
                 seen.update(int(li["chunk"]) for li in event["lines"])
-                partial = _partial(event["lines"], duration)
+                partial = partial_result(event["lines"], duration)
                 report(Progress(Stage.INFER, len(seen), max(chunks, len(seen)), partial=partial))
             elif kind == "transcript.text.done":
                 return transcript_from_dict(event["murmur"])
@@ -228,54 +232,6 @@ class _CancelWatcher:
         self.done.set()
 
 
-def encode_flac(recording: Recording) -> bytes:
-    """The recording as 16 kHz mono 16-bit FLAC (resampled when it is at another rate)."""
-    samples = recording.samples
-    if recording.sample_rate != UPLOAD_RATE:
-        from engine.audio.resample import resample
-
-        samples = resample(samples, recording.sample_rate, UPLOAD_RATE)
-    out = io.BytesIO()
-    sf.write(out, np.clip(samples, -1.0, 1.0), UPLOAD_RATE, format="FLAC", subtype="PCM_16")
-    return out.getvalue()
-
-
-def _form(boundary: str, fields: dict[str, str]) -> tuple[bytes, bytes]:
-    """The multipart text before the file's bytes (the fields, the file's part header) and after."""
-    head = b"".join(
-        f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
-        for k, v in fields.items()
-    )
-    head += (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="audio.flac"\r\n'
-             "Content-Type: audio/flac\r\n\r\n").encode()  # fmt: skip
-    return head, f"\r\n--{boundary}--\r\n".encode()
-
-
-def _events(response: http.client.HTTPResponse, cancel: threading.Event | None) -> Iterator[dict]:
-    """The JSON events of a Server-Sent Events stream, until `[DONE]` or its end."""
-    while True:
-        if cancel is not None and cancel.is_set():
-            raise Cancelled()
-        line = response.readline()
-        if not line:
-            if cancel is not None and cancel.is_set():
-                raise Cancelled()  # the stream was closed because of the cancel
-            return
-        text = line.decode("utf-8").strip()
-        if not text.startswith("data:"):
-            continue
-        data = text[5:].strip()
-        if data == "[DONE]":
-            return
-        yield json.loads(data)
-
-
-def _partial(lines: list[dict], duration: float) -> ChunkResult:
-    """A chunk's final lines as a chunk result; its chunk starts at 0 so its times are absolute."""
-    segments = tuple(Segment(li["start"], li["end"], li["text"], li.get("chunk_speaker")) for li in lines)
-    return ChunkResult(chunk=Chunk(index=int(lines[0]["chunk"]), start=0.0, end=duration), segments=segments)
-
-
 def _uploaded(report: ProgressFn, seconds: float) -> ProgressFn:
     """`report` with the upload's bytes told as the share of the recording's seconds sent, as the
     load stage of a local run counts (never bytes shown as a clock)."""
@@ -292,25 +248,11 @@ def _arrived(lines: list[dict]) -> str:
     return f" ({len(lines)} line(s) had arrived)" if lines else " (no line had arrived: nothing is kept)"
 
 
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header in seconds (an HTTP date is not honoured), else None."""
-    text = (value or "").strip()
-    return float(text) if text.isdigit() else None
-
-
 def _wait(seconds: float, cancel: threading.Event | None) -> None:
     if cancel is None:
         time.sleep(seconds)
     elif cancel.wait(seconds):
         raise Cancelled()
-
-
-def _error_text(body: bytes, status: int) -> str:
-    try:
-        message = json.loads(body)["error"]["message"]
-    except (ValueError, KeyError, TypeError):
-        message = body[:200].decode("utf-8", "replace") or "no details"
-    return f"the Murmur server answered {status}: {message}"
 
 
 def _reason(exc: Exception) -> str:

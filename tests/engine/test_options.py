@@ -4,8 +4,10 @@ through the one path (`engine.recipe.recipe_from`) with the same message."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +16,19 @@ import pytest
 
 from engine.cli import build_parser, main
 from engine.cli.option_args import recipe_of
-from engine.options import INTERNAL, OPTIONS, SYSTEM, Option
+from engine.options import (
+    BY_NAME,
+    INTERNAL,
+    OPTIONS,
+    SYSTEM,
+    Option,
+    channel_arg,
+    dialog_rows,
+    language_code,
+    memory_size,
+    rows,
+    terms,
+)
 from engine.pipeline import PipelineConfig
 from engine.recipe import Recipe, config_class, recipe_from
 
@@ -77,6 +91,75 @@ def test_serve_eval_and_transcribe_offer_one_set_of_system_flags():
     for command in SYSTEM:
         assert system <= _flags(command), command
     assert "--language" in _flags("serve") and "--language" in _flags("record")
+
+
+def _actions(command: str) -> dict[str, argparse.Action]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+    return {s: a for a in sub._actions for s in a.option_strings}
+
+
+def _shape(action: argparse.Action) -> tuple[object, ...]:
+    choices = tuple(action.choices) if action.choices else None
+    return (action.dest, action.help, choices, action.type, action.metavar, action.nargs, action.const)
+
+
+def test_serve_eval_and_transcribe_generate_one_identical_set_of_system_flags():
+    table = {o.flag for o in OPTIONS} | {"--backend"}
+    system = {o.flag for o in OPTIONS if set(SYSTEM) <= set(o.surfaces)} | {"--backend"}
+    assert [o.flag for o in OPTIONS if len(set(o.surfaces) & set(SYSTEM)) == 2] == []  # all or one
+    shapes = {}
+    for command in SYSTEM:
+        actions = _actions(command)
+        own = {o.flag for o in OPTIONS if set(o.surfaces) & set(SYSTEM) == {command}}
+        assert set(actions) & table == system | own, command
+        shapes[command] = {flag: _shape(actions[flag]) for flag in system}
+    assert shapes["serve"] == shapes["transcribe"] == shapes["eval"]  # same help, type, choices
+
+
+def _help_groups(command: str) -> dict[str, str]:
+    env = {**os.environ, "COLUMNS": "100", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-m", "engine", command, "--help"], capture_output=True,
+                         text=True, cwd=ROOT, env=env, timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    blocks = [b.split("\n", 1) for b in out.stdout.split("\n\n")]
+    titled = [b for b in blocks if len(b) == 2 and b[0].endswith(":") and not b[0].startswith(" ")]
+    return {title: body.rstrip() for title, body in titled}
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_help_of_serve_eval_and_transcribe_shows_the_same_system_flag_groups():
+    groups = {command: _help_groups(command) for command in SYSTEM}
+    titles = {f"{o.group}:" for o in OPTIONS if o.group}
+    assert titles <= set(groups["transcribe"])
+    for title in titles:
+        assert groups["serve"][title] == groups["transcribe"][title] == groups["eval"][title], title
+    for option in (o for o in rows("transcribe") if o.group):  # each row: its flag, value name, help
+        shown = _words(groups["transcribe"][f"{option.group}:"])
+        value = option.metavar or ("{" + ",".join(option.choices) + "}" if option.choices else "")
+        value = f"[{value}]" if option.bare is not None else value  # a value that may be left out
+        assert _words(f"{option.flag} {value}") in shown and _words(option.help) in shown, option.flag
+
+
+def test_a_fresh_murmur_takes_a_flag_of_each_vibevoice_group_and_refuses_a_bad_number_as_it_parses(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    missing = str(tmp_path / "missing.wav")
+    run = [sys.executable, "-m", "engine", "transcribe", missing, "--backend", "vibevoice", "-q"]
+    taken = subprocess.run([*run, "--dtype", "float32", "--speech-sink", "4", "--speakers", "2"],
+                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)  # fmt: skip
+    assert taken.returncode == 1 and "has no option" not in taken.stderr and "missing.wav" in taken.stderr
+    refused = subprocess.run([*run, "--sink", "many"], capture_output=True, text=True, cwd=ROOT, env=env,
+                             timeout=120)  # fmt: skip
+    assert refused.returncode == 2 and "argument --sink: invalid int value: 'many'" in refused.stderr
+
+
+def test_transcribe_keeps_the_help_texts_its_flags_had_before_the_option_table():
+    saved = json.loads((ROOT / "tests/engine/transcribe_help_before_the_table.json").read_text("utf-8"))
+    now = {flag: action.help for flag, action in _actions("transcribe").items()}
+    assert {f: (h, now.get(f)) for f, h in saved["help"].items() if now.get(f) != h} == {}
 
 
 def test_serve_takes_the_language_into_the_backend_it_loads():
@@ -143,3 +226,64 @@ def test_importing_the_recipe_and_the_option_table_loads_no_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("8GiB", 8 * 2**30), ("500MB", 500 * 10**6), ("1.5gb", 1_500_000_000), (" 2 kib ", 2048), ("1", 1),
+     ("1000000", 1_000_000), ("0.5kb", 500)],
+)  # fmt: skip
+def test_a_memory_size_reads_units_of_ten_and_of_two(text, size):
+    assert memory_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["0.5", "0", "8XB", "GiB", "many", "-1MB", ""])
+def test_a_memory_size_below_a_byte_or_in_an_unknown_unit_is_refused_with_an_example(text):
+    with pytest.raises(argparse.ArgumentTypeError) as raised:
+        memory_size(text)
+    assert str(raised.value) == f"not a memory size: {text!r} (e.g. 8GiB, 500MB, 1000000)"
+
+
+def test_names_and_terms_come_from_commas_and_lines_without_blanks_or_repeats():
+    assert terms("Alice, Kubernetes\nBob,, Alice ,  ") == ("Alice", "Kubernetes", "Bob")
+    assert terms(["Alice", " ", "Bob ", "Alice", 3]) == ("Alice", "Bob", "3")  # a saved list
+    assert terms(("Zoë",)) == ("Zoë",) and terms("") == ()
+
+
+def test_a_channel_is_checked_as_the_flag_is_parsed():
+    assert channel_arg("left") == "left" and channel_arg("3") == "3"
+    with pytest.raises(argparse.ArgumentTypeError) as raised:
+        channel_arg("front")
+    assert str(raised.value) == "channel must be mix, left, right or a number from 0, got 'front'"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"), [(" DE ", "de"), ("Detect", "auto"), ("AUTO", "auto"), ("yue", "yue"), ("en", "en")]
+)
+def test_a_language_is_a_two_or_three_letter_code_or_auto(text, code):
+    assert language_code(text) == code
+
+
+@pytest.mark.parametrize("text", ["e", "engl", "e1", "12", "english"])
+def test_anything_else_is_not_a_language(text):
+    with pytest.raises(argparse.ArgumentTypeError) as raised:
+        language_code(text)
+    assert str(raised.value) == f"a language is a code like en, de or fr (or auto), not {text!r}"
+
+
+def test_pipeline_options_apply_to_any_backend_and_backend_options_to_the_ones_they_name():
+    assert BY_NAME["speakers"].applies_to("a-backend-added-later")
+    assert BY_NAME["language"].applies_to("whisper") and not BY_NAME["language"].applies_to("vibevoice")
+    assert BY_NAME["mode"].field_value("single") is True and BY_NAME["mode"].field_value("chunked") is False
+    assert BY_NAME["language"].field_value("de") == "de"  # no conversion: as parsed
+
+
+def test_each_surface_offers_its_rows_and_only_those_of_the_chosen_backend():
+    whisper = {o.flag for o in rows("transcribe", "whisper")}
+    vibevoice = {o.flag for o in rows("transcribe", "vibevoice")}
+    assert "--language" in whisper - vibevoice and "--dtype" in vibevoice - whisper
+    assert "--speakers" in whisper & vibevoice and "--audio-stream" in whisper
+    assert {o.flag for o in rows("record")} >= {"--language", "--model", "--channel", "--speakers"}
+    assert "--dtype" not in {o.flag for o in rows("record")}
+    assert "--audio-stream" not in {o.flag for o in rows("serve")}
+    assert [o.label for o in dialog_rows()] == [o.label for o in OPTIONS if o.label] != []

@@ -1,5 +1,5 @@
 """The whisper repair's last step: speech a chunk still has no words for is decoded as a clip of its
-own and its words join the chunk (`_fill_gaps`), with the real tiny.en model on espeak speech."""
+own and its words join the chunk (`fill_gaps`), with the real tiny.en model on espeak speech."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from engine.backends.whisper import WhisperConfig, load_model
-from engine.backends.whisper_decode import DecodeOptions, _fill_gaps, on_recording, uncovered
+from engine.backends.whisper_decode import DecodeOptions, fill_gaps, on_recording, uncovered
 from engine.synth.espeak import Espeak, Voice
 from engine.types import Chunk, ChunkResult, Recording, Segment, SpeechSegment, Word
 
@@ -40,7 +40,7 @@ def test_speech_left_without_words_is_decoded_again_and_its_words_join_the_chunk
     assert uncovered(chunk, list(relative), 1.0)  # the second sentence has no words
     model = load_model(WhisperConfig(device="cpu", cpu_threads=2))
     options = DecodeOptions(language="en", beam_size=1, batch_size=8, hotwords=None)
-    (filled,) = _fill_gaps(on_recording(BatchedInferencePipeline(model=model), recording), [broken], options)
+    (filled,) = fill_gaps(on_recording(BatchedInferencePipeline(model=model), recording), [broken], options)
     text = " ".join(w.text for s in filled.segments for w in s.words).lower()
     assert text.startswith("good morning") and "budget" in text and "building" in text
     assert "budget" in filled.raw_text.lower()
