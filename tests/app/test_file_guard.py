@@ -120,6 +120,7 @@ def test_folders_an_ordinary_user_cannot_write_or_look_into_are_named(tmp_path: 
     (tmp_path / "open" / "mine.murmur").write_text("{}")
     (tmp_path / "open" / "mine.murmur").chmod(0o666)
     tmp_path.chmod(0o755)
+    assert save_problem(tmp_path / "open" / "p.murmur") is None  # as this test's own user, too
     try:
         problems = _problems_as_an_ordinary_user(
             tmp_path,
