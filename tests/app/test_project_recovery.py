@@ -40,9 +40,14 @@ def unreadable(folder: Path, name: str, pid: int) -> Path:
 
 def test_every_unreadable_autosave_of_an_ended_session_is_set_aside_with_why(tmp_path: Path):
     dead = ended_pid()
+    readable = RecoveryStore(tmp_path, pid=dead)
+    readable.write(project("edits to offer"), None)  # sorts first: "session-<pid>-…"
+    running = unreadable(tmp_path, "session-0-running", os.getpid())  # another window of this Murmur
     first, second = unreadable(tmp_path, "session-a", dead), unreadable(tmp_path, "session-b", dead)
     contents = first.read_bytes(), second.read_bytes()
     moved = RecoveryStore(tmp_path).set_aside()
+    assert readable.path.exists() and running.exists()
+    assert [r.path for r in RecoveryStore(tmp_path).pending()] == [readable.path]
     aside = tmp_path / UNREADABLE
     assert [where for where, _ in moved] == [aside / first.name, aside / second.name]
     assert all("format version 2" in why for _, why in moved)
