@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from app.project import Project, save_project
 from app.project_recovery import RECOVERY_SUFFIX, UNREADABLE, RecoveryStore
 from engine.types import Transcript, Utterance
@@ -44,15 +46,18 @@ def test_every_unreadable_autosave_of_an_ended_session_is_set_aside_with_why(tmp
     readable.write(project("edits to offer"), None)  # sorts first: "session-<pid>-…"
     running = unreadable(tmp_path, "session-0-running", os.getpid())  # another window of this Murmur
     first, second = unreadable(tmp_path, "session-a", dead), unreadable(tmp_path, "session-b", dead)
-    contents = first.read_bytes(), second.read_bytes()
+    garbage = tmp_path / f"session-c{RECOVERY_SUFFIX}"
+    garbage.write_bytes(b"\x00\x01 no pid anywhere")  # cut short before its recovery details
+    contents = first.read_bytes(), second.read_bytes(), garbage.read_bytes()
     moved = RecoveryStore(tmp_path).set_aside()
     assert readable.path.exists() and running.exists()
-    assert [r.path for r in RecoveryStore(tmp_path).pending()] == [readable.path]
+    offered = RecoveryStore(tmp_path).pending()  # the running session's unreadable one sorts first
+    assert [(r.path, r.project_path) for r in offered] == [(readable.path, None)]
     aside = tmp_path / UNREADABLE
-    assert [where for where, _ in moved] == [aside / first.name, aside / second.name]
-    assert all("format version 2" in why for _, why in moved)
-    assert (moved[0][0].read_bytes(), moved[1][0].read_bytes()) == contents
-    assert not first.exists() and not second.exists()
+    assert [where for where, _ in moved] == [aside / first.name, aside / second.name, aside / garbage.name]
+    assert all("format version 2" in why for _, why in moved[:2])
+    assert tuple(where.read_bytes() for where, _ in moved) == contents
+    assert not first.exists() and not second.exists() and not garbage.exists()
     assert RecoveryStore(tmp_path).set_aside() == []  # reported once
 
 
@@ -94,3 +99,18 @@ def test_an_autosave_names_where_its_project_was_saved_and_its_session(tmp_path:
     store.discard()
     assert not store.path.exists() and RecoveryStore(tmp_path).pending() == []
     store.discard()  # already gone: nothing to do, no error
+    blocked = tmp_path / "meeting.murmur"
+    blocked.write_text("a file where the recovery folder should be")
+    RecoveryStore(blocked).discard()  # nothing there to discard: no error either
+
+
+def test_a_running_sessions_autosave_is_not_offered_and_the_session_is_left_running(tmp_path: Path):
+    session = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        RecoveryStore(tmp_path, pid=session.pid).write(project("still being edited"), None)
+        assert RecoveryStore(tmp_path).pending() == []
+        with pytest.raises(subprocess.TimeoutExpired):
+            session.wait(timeout=1)  # asking whether it runs sends it no signal that ends it
+    finally:
+        session.kill()
+        session.wait()
