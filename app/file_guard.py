@@ -5,8 +5,8 @@ project path that cannot take a save, and an autosave folder that cannot be writ
   last read or wrote it; `stamp.changed(path)` says whether something else has written it since
   (another window, another program). A file that is gone counts as unchanged: saving recreates it.
 - `save_problem(path)` says why a project cannot be saved at `path` (no file name, as `/`; a
-  folder there; a file where a folder should be; a folder that cannot be written), or None: the
-  window then asks where to save instead of failing.
+  folder there; a file where a folder should be; a folder that cannot be written or looked into),
+  or None: the window then asks where to save instead of failing.
 - `AutosaveNotice.first(folder, error)` gives the message that crash protection is off the first
   time autosave fails in a session, and None after that: the user is told once, not every 30 s.
 """
@@ -39,13 +39,16 @@ class DiskStamp:
 def save_problem(path: Path) -> str | None:
     """Why a project cannot be written at `path`; None when it can be tried (folders still missing
     are made by the save)."""
-    if not path.name or path.is_dir():
-        return f"{path} is a folder"
-    existing = next((p for p in path.parents if p.exists()), path.parent)
-    if not existing.is_dir():
-        return f"{existing} is a file, not a folder"
-    if not os.access(existing, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        return f"{existing if not path.exists() else path} cannot be written"
+    try:
+        if not path.name or path.is_dir():
+            return f"{path} is a folder"
+        existing = next((p for p in path.parents if p.exists()), path.parent)
+        if not existing.is_dir():
+            return f"{existing} is a file, not a folder"
+        if not os.access(existing, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            return f"{existing if not path.exists() else path} cannot be written"
+    except OSError as error:  # a folder on the way that may not be looked into
+        return f"{path} cannot be reached ({error.strerror or error})"
     return None
 
 

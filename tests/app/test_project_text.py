@@ -62,3 +62,12 @@ def test_past_the_places_it_locates_the_rest_is_still_decoded_and_said_to_be_mor
     assert f"in {MAX_FOUND}+ places" in describe(decoded)
     exact = decode(b"\xff" * MAX_FOUND + b"tail")
     assert not exact.more and exact.text.endswith("tail")
+
+
+def test_two_bad_bytes_on_one_line_are_each_named_at_their_own_column():
+    decoded = decode(b"a\xffb\xfec")
+    assert decoded.text == "a\ufffdb\ufffdc"
+    assert describe(decoded) == (
+        "bytes that are not UTF-8 text in 2 places: "
+        "line 1, column 2 (byte 1: 0xFF); line 1, column 4 (byte 3: 0xFE)"
+    )

@@ -44,3 +44,14 @@ def test_how_a_write_ended_reaches_the_gui_thread_by_itself(qapp, qtbot):
     assert isinstance(error, OSError) and error.strerror == "No space left on device" and on_gui_thread
     assert not writer.busy
     writer.shutdown()
+
+
+def test_a_write_runs_on_the_named_save_thread_not_the_gui_thread(qapp):
+    writer = ProjectWriter()
+    seen: list[threading.Thread] = []
+    writer.submit(lambda: seen.append(threading.current_thread()))
+    writer.wait()
+    (thread,) = seen
+    assert thread is not threading.main_thread()
+    assert thread.name.startswith("murmur-save")  # how a stack dump of a stuck save names it
+    writer.shutdown()

@@ -18,6 +18,7 @@ import soundfile as sf
 
 from engine.audio.channels import parse_channel
 from engine.audio.io import load_audio
+from engine.audio.sf_source import BLOCK_FRAMES
 from engine.errors import AudioDecodeError
 from engine.pipeline import PipelineConfig
 
@@ -116,6 +117,76 @@ def test_the_cli_transcribes_opposite_phase_stereo_and_says_why(tmp_path: Path):
     assert len(words.split()) >= 5, "the transcript is empty"
     bad = subprocess.run([*cmd, "--channel", "middle"], env=env, capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and "--channel" in bad.stderr and "mix, left, right" in bad.stderr
+
+
+def test_a_mono_file_asked_for_its_right_channel_says_it_has_one(tmp_path: Path):
+    path = tmp_path / "mono.wav"
+    sf.write(path, sine(440), RATE)
+    with pytest.raises(AudioDecodeError) as refused:
+        load_audio(path, RATE, channel="right")
+    assert str(refused.value).endswith("'mono.wav' has 1 channel (0–0); it has no channel 1")
+
+
+def test_when_the_sides_cancel_the_louder_right_one_is_transcribed(tmp_path: Path, caplog):
+    voice = sine(440)
+    with caplog.at_level(logging.WARNING):
+        recording = load_audio(stereo(tmp_path / "inverted.wav", -0.9 * voice, voice, "FLOAT"), RATE)
+    assert "cancel out when mixed" in caplog.text
+    assert rms(recording.samples) == pytest.approx(rms(voice), rel=0.02), "the right side, not the left's 0.9"
+
+
+@pytest.mark.parametrize(("db", "cancels"), [(19.5, False), (20.5, True)])
+def test_a_mix_counts_as_cancelling_from_20_db_below_the_louder_side(tmp_path: Path, caplog, db, cancels):
+    voice = sine(440)
+    inverted = -(1 - 2 * 10 ** (-db / 20)) * voice  # the mean of the sides is `db` below the left
+    with caplog.at_level(logging.WARNING):
+        recording = load_audio(stereo(tmp_path / "near.wav", voice, inverted, "FLOAT"), RATE)
+    assert ("cancel out when mixed" in caplog.text) is cancels
+    heard = rms(voice) if cancels else rms(voice) * 10 ** (-db / 20)
+    assert rms(recording.samples) == pytest.approx(heard, rel=0.02)
+
+
+def test_a_short_quiet_clip_whose_sides_cancel_is_noticed(tmp_path: Path, caplog):
+    voice = sine(440, seconds=0.5, level=0.05)  # a voice note: little energy in all
+    with caplog.at_level(logging.WARNING):
+        recording = load_audio(stereo(tmp_path / "note.wav", voice, -voice, "FLOAT"), RATE)
+    assert "cancel out when mixed" in caplog.text
+    assert rms(recording.samples) == pytest.approx(rms(voice), rel=0.02)
+
+
+# ------------------------------------------------------------------ cancelling is judged on the whole file
+
+BLOCK_S = BLOCK_FRAMES / RATE  # one block of the decoder
+
+
+def test_a_file_that_cancels_only_at_its_end_is_mixed(tmp_path: Path, caplog):
+    left = np.concatenate([sine(440, BLOCK_S), sine(550, 2 * BLOCK_S)])
+    right = np.concatenate([sine(660, BLOCK_S), -sine(550, 2 * BLOCK_S)])  # a side flips after a block
+    with caplog.at_level(logging.WARNING):
+        recording = load_audio(stereo(tmp_path / "flips.wav", left, right, "FLOAT"), RATE)
+    assert caplog.text == ""
+    assert rms(recording.samples) == pytest.approx(rms((left + right) / 2), rel=0.02)
+
+
+def test_the_side_louder_over_the_whole_file_is_transcribed_not_the_louder_at_the_end(tmp_path: Path, caplog):
+    voice = sine(440, 3 * BLOCK_S)
+    first, rest = slice(0, BLOCK_FRAMES), slice(BLOCK_FRAMES, None)
+    left, right = voice.copy(), -voice.copy()
+    left[first] *= 0.5
+    right[first] *= 0.48  # left louder in the first block
+    left[rest] *= 0.3
+    right[rest] *= 0.35  # right louder in the other two, and over the whole file
+    with caplog.at_level(logging.WARNING):
+        recording = load_audio(stereo(tmp_path / "drift.wav", left, right, "FLOAT"), RATE)
+    assert "cancel out when mixed" in caplog.text
+    assert rms(recording.samples) == pytest.approx(rms(right), rel=0.02)
+
+
+def test_a_long_inverted_hiss_below_speech_is_not_called_cancelling(tmp_path: Path, caplog):
+    hiss = sine(440, 5 * BLOCK_S, level=0.9e-3)  # RMS 0.64e-3 in every block: below AUDIBLE throughout
+    with caplog.at_level(logging.WARNING):
+        load_audio(stereo(tmp_path / "hiss.wav", hiss, -hiss, "FLOAT"), RATE)
+    assert "cancel" not in caplog.text
 
 
 # ------------------------------------------------------------------ above full scale: one rule
