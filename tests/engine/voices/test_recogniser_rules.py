@@ -109,3 +109,18 @@ def test_an_embedder_answering_for_fewer_speakers_is_an_error_not_a_shifted_name
     transcript, recording = meeting((0.0, 10.0, "S1"), (10.0, 20.0, "S2"))
     with pytest.raises(ValueError):
         VoiceRecogniser(library, ExactEmbedder(unit(1), unit(0), count=1)).name(transcript, recording)
+
+
+def test_a_library_of_other_models_is_refused_naming_each_and_what_to_do(tmp_path):
+    from engine.voices import EmbeddingModel, VoiceLibraryError
+
+    library = VoiceLibrary(tmp_path / "old.sqlite")
+    old, older = EmbeddingModel("ecapa", "2", DIM), EmbeddingModel("ecapa", "1", DIM)
+    library.add("Alice", [VoiceSample(unit(0), old)])
+    library.add("Bob", [VoiceSample(unit(1), older)])
+    with pytest.raises(VoiceLibraryError) as refused:
+        VoiceRecogniser(library, ExactEmbedder()).load()
+    assert str(refused.value).endswith(
+        "embedded with the speaker model ecapa 1, ecapa 2; this Murmur embeds with resemblyzer-ge2e 1, and "
+        "embeddings of different models are never compared: remove those voices and add them again"
+    )
