@@ -60,6 +60,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("new_speaker", "&New Speaker", "Speakers", ("Ctrl+Shift+N",), "", "Add a speaker"),
     ActionSpec("unassign", "&Unassign Speaker", "Speakers", ("Ctrl+0",), "", "Clear the speaker"),
     *(ActionSpec(f"speaker_{n}", f"Assign Speaker {n}", "Speakers", (f"Ctrl+{n}",)) for n in range(1, 10)),
+    ActionSpec("known_voices", "&Known Voices…", "Speakers", ("Ctrl+Shift+V",), "",
+               "The voices Murmur knows by name: rename, merge, delete, listen"),
     ActionSpec("transcribe", "&Transcribe", "Transcribe", ("Ctrl+R", "F5"), "transcribe",
                "Transcribe the recording with the current settings"),
     ActionSpec("retranscribe", "Re-transcribe &Selection…", "Transcribe", ("Ctrl+Shift+R",), "transcribe",

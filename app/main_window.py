@@ -32,6 +32,7 @@ from app.settings import SettingsStore, TranscribeSettings
 from app.sync import SKIP, ViewSync
 from app.theme import LIGHT, Theme, apply
 from app.transcript_model import TranscriptModel
+from app.voice_tools import VoiceTools
 from app.widgets.drop_zone import DropZone
 from app.widgets.find_bar import FindBar
 from app.widgets.playback_box import PlaybackBox
@@ -148,6 +149,7 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         for name, handler in handlers.items():
             a[name].triggered.connect(handler)
         self.spelling = connect_review_tools(self)
+        self.voices = VoiceTools(self)  # Known Voices…, Remember This Voice…, Not <name>
         self.undo_stack.canUndoChanged.connect(self.update_actions)
         self.undo_stack.canRedoChanged.connect(self.update_actions)
         self.undo_stack.cleanChanged.connect(self._update_title)

@@ -4,8 +4,9 @@
 default"); its field names are the names saved in settings and projects. Each field but the
 backend and the run-on fields is a row of the engine's option table (`engine.options.OPTIONS`:
 label, tooltip, choices, which backends take it), under the same name except `SETTING_ROWS`'
-two. `recipe(settings)` hands the values to `engine.recipe.recipe_from`, the one validation path
-the command line also takes, so a mistake gets the same message in the dialog as on the command
+three (a check box's row takes the flag's bare value: Known voices is a bare `--voices`).
+`recipe(settings)` hands the values to `engine.recipe.recipe_from`, the one validation path the
+command line also takes, so a mistake gets the same message in the dialog as on the command
 line; `engine_arguments` is that recipe as `Pipeline.create` arguments. `SettingsStore` keeps
 settings, recent files and export choices in a `QSettings` (as JSON strings, so every type
 round-trips on every platform).
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from engine.pipeline import PipelineConfig
 
 RECENT_LIMIT = 10
-SETTING_ROWS = {"num_speakers": "speakers", "single_pass": "mode"}  # saved name → option-table row
+SETTING_ROWS = {"num_speakers": "speakers", "single_pass": "mode", "known_voices": "voices"}  # saved → row
 # the dialog's lists where they differ from the flag's: any language code on the command line; no
 # "server" decoder in the dialog, which has no field for that server's address
 CHOICES = {"language": LANGUAGES, "engine": ("murmur", "hf")}
@@ -54,6 +55,7 @@ class TranscribeSettings:
     engine: str = "murmur"
     eviction: str = "none"
     diarizer: str = "embedded"
+    known_voices: bool = False  # name speakers from the voice library in the user's data folder
     pyannote: str = ""
     num_speakers: int = 0
     min_speakers: int = 0
@@ -103,7 +105,7 @@ class TranscribeSettings:
             row, value = option_row(name), getattr(self, name)
             if not row.applies_to(self.backend) or value in (0, "", (), False):
                 continue
-            values[row.name] = "single" if name == "single_pass" else value
+            values[row.name] = "single" if name == "single_pass" else row.bare if value is True else value
         return values
 
 

@@ -7,6 +7,8 @@ come from `PALETTE` in order of appearance, unless a project stored its own; a n
 the first palette colour no speaker uses (`free_color`). Chip text is black or white, whichever
 contrasts more with the chip (`chip_text_color`, WCAG 2 contrast ratio, ≥ 4.5:1 for the palette).
 Utterances whose speaker is None are "unassigned": they get no chip colour of their own (`UNASSIGNED_COLOR`).
+A speaker named after a known voice keeps the recogniser's `score` (`engine.voices`) until a
+person renames it: a name typed by hand has none.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class SpeakerInfo:
     id: str
     name: str
     color: str  # "#RRGGBB"
+    score: float | None = None  # similarity to the known voice the name was recognised from
 
     def __post_init__(self) -> None:
         if not self.id:
@@ -74,6 +77,7 @@ def book_from_transcript(transcript: Transcript, colors: Mapping[str, str] | Non
     speaker keeps its colour from `colors`; the others get colours no speaker uses yet."""
     colors = colors or {}
     known = {s.id: s.name for s in transcript.speakers}
+    scores = {s.id: s.score for s in transcript.speakers}
     used = [u.speaker for u in transcript.utterances if u.speaker and u.speaker not in known]
     ids = list(dict.fromkeys([*known, *used]))
     book: SpeakerBook = tuple(SpeakerInfo(sid, sid, colors[sid]) for sid in ids if sid in colors)
@@ -81,11 +85,11 @@ def book_from_transcript(transcript: Transcript, colors: Mapping[str, str] | Non
         if sid not in colors:
             book = (*book, SpeakerInfo(sid, sid, free_color(book)))
     by_id = {s.id: s for s in book}
-    return tuple(replace(by_id[sid], name=known.get(sid, sid)) for sid in ids)
+    return tuple(replace(by_id[sid], name=known.get(sid, sid), score=scores.get(sid)) for sid in ids)
 
 
 def engine_speakers(book: SpeakerBook) -> tuple[Speaker, ...]:
-    return tuple(Speaker(s.id, s.name) for s in book)
+    return tuple(Speaker(s.id, s.name, s.score) for s in book)
 
 
 def find(book: SpeakerBook, speaker_id: str | None) -> SpeakerInfo | None:
@@ -110,7 +114,8 @@ def rename(book: SpeakerBook, speaker_id: str, name: str) -> SpeakerBook:
         raise ValueError("a speaker name cannot be empty")
     if any(s.name == name and s.id != speaker_id for s in book):
         raise ValueError(f"another speaker is already called {name!r}; merge them instead")
-    return tuple(replace(s, name=name) if s.id == speaker_id else s for s in _require(book, speaker_id))
+    return tuple(replace(s, name=name, score=None) if s.id == speaker_id else s
+                 for s in _require(book, speaker_id))  # fmt: skip
 
 
 def recolor(book: SpeakerBook, speaker_id: str, color: str) -> SpeakerBook:

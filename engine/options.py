@@ -209,7 +209,8 @@ OPTIONS: tuple[Option, ...] = (
               tooltip="Who speaks when: embedded (offline, built in), pyannote (needs its weights) or none."),
     _speakers("--voices", "voices", "name speakers whose voices you remembered (murmur voices add), from the "
               "default voice library or the one at PATH; put it after the files, or write --voices=PATH",
-              metavar="PATH", bare=DEFAULT_VOICES),
+              metavar="PATH", bare=DEFAULT_VOICES, label="Known voices",
+              tooltip="Name speakers whose voices you remembered (Speakers ▸ Known Voices…)."),
     _speakers("--speakers", "num_speakers", "the number of speakers, if known", kind=int, metavar="N",
               label="Speakers", tooltip="How many people speak, if you know it."),
     _speakers("--min-speakers", "min_speakers", "at least N speakers", kind=int, metavar="N",

@@ -6,12 +6,14 @@ for utterances the engine left unassigned. Every change goes through `app.comman
 undoable and shows everywhere at once (transcript chips, waveform lanes, exports). A refused edit
 is reported through `message`. Items are kept per speaker and updated in place: a change of the
 book renames, recolours, adds or removes items; a change of turns updates only the talk times of
-the speakers it names (`TranscriptModel.turns_changed`), never the whole list.
+the speakers it names (`TranscriptModel.turns_changed`), never the whole list. A speaker's
+context menu asks to remember its voice (`remember_requested`) and, for a name recognised from
+the known voices (its tooltip gives the similarity), to undo that name (`not_recognised`).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSize, Qt, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -21,6 +23,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QPushButton,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -30,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from app import commands
 from app import speakers as sp
+from app.known_voices import recognised_text
 from app.timeline import format_time
 from app.transcript_model import TranscriptModel
 
@@ -71,6 +75,8 @@ def swatch(color: str, size: int = 14) -> QIcon:
 
 class SpeakerPanel(QWidget):
     message = Signal(str)
+    remember_requested = Signal(str)  # a speaker id: remember this voice
+    not_recognised = Signal(str)  # a speaker id: its recognised name is wrong
 
     def __init__(self, model: TranscriptModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -97,6 +103,8 @@ class SpeakerPanel(QWidget):
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
         self.list.itemChanged.connect(self._on_item_changed)
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._show_menu)
         model.speakers_changed.connect(self.refresh)
         model.turns_changed.connect(self._on_turns)
         self.refresh()
@@ -153,9 +161,31 @@ class SpeakerPanel(QWidget):
     def _show_stats(self, item: QListWidgetItem, stats: tuple[float, int]) -> None:
         seconds, count = stats
         name = item.text()
-        item.setToolTip(f"{name}: {format_time(seconds, 0)} in {count} utterance(s)")
+        info = sp.find(self.model.book, item.data(IdRole))
+        score = info.score if info is not None else None
+        known = f"\n{recognised_text(name, score)}" if score is not None else ""
+        item.setToolTip(f"{name}: {format_time(seconds, 0)} in {count} utterance(s){known}")
         item.setData(TalkRole, f"{format_time(seconds, 0)} · {count}")
         item.setData(Qt.ItemDataRole.AccessibleTextRole, item.toolTip())
+
+    def _show_menu(self, at: QPoint) -> None:
+        menu = self.context_menu(at)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(self.list.viewport().mapToGlobal(at))
+
+    def context_menu(self, at: QPoint) -> QMenu:
+        """The menu of the speaker at `at` (list coordinates): remember its voice, or undo a name
+        recognised from the known voices."""
+        menu = QMenu(self.list)
+        item = self.list.itemAt(at)
+        sid = item.data(IdRole) if item is not None else None
+        if sid is None:
+            return menu
+        menu.addAction("Remember This Voice…", lambda: self.remember_requested.emit(sid))
+        info = sp.find(self.model.book, sid)
+        if info is not None and info.score is not None:
+            menu.addAction(f"Not {info.name}", lambda: self.not_recognised.emit(sid))
+        return menu
 
     def selected_ids(self) -> list[str]:
         return [i.data(IdRole) for i in self.list.selectedItems() if i.data(IdRole) is not None]

@@ -143,7 +143,7 @@ async def receive(server: Any, request: Request) -> Upload:
         log.warning("a client (%s) went away during its upload; nothing was kept", _peer(request))
         raise ApiError(499, "the client went away") from exc
     except BadUpload as exc:
-        raise ApiError(400, str(exc), param="file") from exc
+        raise ApiError(400, str(exc), param=exc.param) from exc
 
 
 def checked_duration(upload: Upload, max_seconds: float) -> float:

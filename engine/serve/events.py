@@ -8,6 +8,9 @@ types:
   that separates it from the text before, so `"".join(deltas)` is exactly the done event's `text`
   (a last delta carries any text the final stitching added after the lines: never a gap).
 - `transcript.text.done`: `text` and `usage` (`{"type": "duration", "seconds"}`).
+- `transcript.text.segment` (response_format diarized_json): one per segment of the diarized
+  answer (`engine.serve.formats.diarized_segments`), just before the done event — speakers are
+  settled only once the whole recording has been heard, so they cannot come with the deltas.
 - `error`: `{"type": "error", "error": {...}}`, which the `openai` client raises as an `APIError`.
 - Murmur's own `murmur.job` / `murmur.progress` events, the deltas' `lines` and the done event's
   verbose fields (segments, speakers, the whole transcript as `murmur`) only for a client that
@@ -16,14 +19,17 @@ types:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 DELTA, DONE = "transcript.text.delta", "transcript.text.done"
+Segments = Callable[[], list[dict[str, Any]]]  # the finished job's diarized segments
 
 
 class ClientStream:
-    def __init__(self, progress: bool) -> None:
+    def __init__(self, progress: bool, segments: Segments | None = None) -> None:
         self.progress = progress
+        self.segments = segments  # diarized_json: segment events before the done event
         self.text = ""  # the deltas sent so far, joined
 
     def show(self, event: dict[str, Any]) -> list[dict[str, Any]]:
@@ -54,6 +60,8 @@ class ClientStream:
             rest = final[len(self.text) :]
             self.text = final
             shown.append({"type": DELTA, "delta": rest})
+        if self.segments is not None:
+            shown += self.segments()
         done = {"type": DONE, "text": final, "usage": event["usage"]}
         shown.append({**event, **done} if self.progress else done)
         return shown

@@ -25,6 +25,7 @@ from engine.errors import AudioDecodeError, Cancelled, MurmurError
 from engine.pipeline import Pipeline
 from engine.progress import EtaTracker
 from engine.serve.formats import verbose
+from engine.serve.known_speakers import KnownSpeakers
 from engine.serve.length import client_text, decode_failure
 from engine.serve.lines import LineStream
 from engine.serve.notices import notices
@@ -45,6 +46,7 @@ class JobOptions:
     num_speakers: int | None = None
     decoding: DecodeChoices = field(default_factory=DecodeChoices)  # language, prompt, temperature, task
     filename: str = ""  # the name the client gave its file: the one its transcript and messages show
+    known_speakers: KnownSpeakers | None = None  # known_speaker_names[] + _references[]: named when heard
 
     def __post_init__(self) -> None:
         if self.num_speakers is not None and not 1 <= self.num_speakers <= 32:

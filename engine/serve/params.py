@@ -6,25 +6,28 @@ one model), `language`, `prompt`, `temperature` (0–1), `response_format`,
 `timestamp_granularities[]` (only with verbose_json, as OpenAI), `stream`, `chunking_strategy`
 ("auto" only: Murmur always cuts at voice activity). Murmur's own: `diarize`, `num_speakers`,
 `speaker_labels` (names in SRT/VTT cues) and `murmur_progress` (Murmur's `murmur.*` events in the
-stream). Any other field — `include[]`, `known_speaker_names[]`, a typo — is refused, never
-ignored. Translations take no `language`, `stream` or granularities, as OpenAI's endpoint.
+stream). `known_speaker_names[]` + `known_speaker_references[]` name the speakers whose voices
+match the clips (`engine.serve.known_speakers`). Any other field — `include[]`, a typo — is
+refused, never ignored. Translations take no `language`, `stream`, granularities, known speakers
+or `diarized_json`, as OpenAI's endpoint.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
-from engine.serve.formats import FORMATS, GRANULARITIES
+from engine.serve.formats import DIARIZED, FORMATS, GRANULARITIES
 from engine.serve.jobs import JobOptions
+from engine.serve.known_speakers import NAMES, REFERENCES, known_speakers
 from engine.serve.openai_errors import bad_parameter
 from engine.types import DecodeChoices
 
 COMMON = ("file", "model", "prompt", "response_format", "temperature", "diarize", "num_speakers",
           "speaker_labels")  # fmt: skip
-TRANSCRIBE_ONLY = ("language", "stream", "timestamp_granularities", "chunking_strategy", "murmur_progress")
+TRANSCRIBE_ONLY = ("language", "stream", "timestamp_granularities", "chunking_strategy", "murmur_progress",
+                   NAMES, REFERENCES)  # fmt: skip
 UNSUPPORTED = {"include": "log probabilities are not offered by this server",
-               "known_speaker_names": "known speakers are not offered through the OpenAI API here",
-               "known_speaker_references": "known speakers are not offered through the OpenAI API here",
                "keywords": "give names and terms in `prompt`",
                "languages": "give one `language`"}  # fmt: skip
 
@@ -56,15 +59,18 @@ def transcription_request(fields: dict[str, list[str]]) -> AudioRequest:
         raise bad_parameter("chunking_strategy", "chunking_strategy may only be 'auto' (voice activity)",
                             "unsupported_value")  # fmt: skip
     decoding = _decoding(fields, _one(fields, "language"), "transcribe")
+    known = known_speakers(_all(fields, NAMES), _all(fields, REFERENCES))
     return AudioRequest(
         fmt=fmt, granularities=granularities, stream=bool(_flag(fields, "stream")),
         progress=bool(_flag(fields, "murmur_progress")), speaker_labels=bool(_flag(fields, "speaker_labels")),
-        options=_options(fields, decoding),
+        options=dataclasses.replace(_options(fields, decoding), known_speakers=known),
     )  # fmt: skip
 
 
 def translation_request(fields: dict[str, list[str]]) -> AudioRequest:
     _check_names(fields, COMMON)
+    if _one(fields, "response_format") == DIARIZED:
+        raise bad_parameter("response_format", "translations have no diarized_json", "unsupported_value")
     decoding = _decoding(fields, None, "translate")
     return AudioRequest(fmt=_format(fields), speaker_labels=bool(_flag(fields, "speaker_labels")),
                         options=_options(fields, decoding))  # fmt: skip

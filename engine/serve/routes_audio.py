@@ -6,7 +6,7 @@ starts (`Server.places`: parked uploads are bounded like running jobs), check it
 (`engine.serve.params`) and what the model can do with them (`engine.serve.decoding`: a 400
 naming the parameter it cannot honour), measure its length and start a job. Then:
 
-- `stream=true` with json or verbose_json: Server-Sent Events (`engine.serve.events`), then
+- `stream=true` with json, verbose_json or diarized_json: Server-Sent Events (`engine.serve.events`), then
   `[DONE]`, with a comment line after each `heartbeat_seconds` without events; with text, srt or
   vtt the flag is ignored, as OpenAI documents, and the answer is that format.
 - otherwise the rendered body once the job is done, with what the command line would have
@@ -34,8 +34,9 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from engine.serve.decoding import Refused, job_backend
 from engine.serve.events import ClientStream
-from engine.serve.formats import JSON_FORMATS, MEDIA, render_response
+from engine.serve.formats import DIARIZED, JSON_FORMATS, MEDIA, diarized_segments, render_response
 from engine.serve.jobs import Job, QueueFull
+from engine.serve.known_speakers import refusal
 from engine.serve.openai_errors import bad_parameter, busy, error_body
 from engine.serve.params import AudioRequest, transcription_request, translation_request
 
@@ -65,6 +66,7 @@ async def _serve(server: Any, request: Request, admit: tuple[Check, Receive], st
             upload = await receive(request)
             try:
                 asked = read(upload.fields)
+                _check_speakers(server, asked)
                 try:
                     job_backend(server.backend, asked.options.decoding)
                 except Refused as exc:
@@ -76,10 +78,19 @@ async def _serve(server: Any, request: Request, admit: tuple[Check, Receive], st
     except QueueFull as exc:
         raise busy(str(exc)) from exc
     if asked.stream and asked.fmt in JSON_FORMATS:
-        events = _events(job, asked.progress, server.config.heartbeat_seconds)
+        segments = (lambda: diarized_segments(job.transcript)) if asked.fmt == DIARIZED else None
+        events = _events(job, ClientStream(asked.progress, segments), server.config.heartbeat_seconds)
         headers = {"Cache-Control": "no-cache"}
         return StreamingResponse(events, media_type="text/event-stream", headers=headers)
     return await _answer(job, request, asked, server.config.heartbeat_seconds)
+
+
+def _check_speakers(server: Any, asked: AudioRequest) -> None:
+    """A 400 for speakers asked of a request the server will not diarize."""
+    options, diarizer = asked.options, server.pipeline_config.speakers.diarizer
+    refused = refusal(options.known_speakers, asked.fmt, options.diarize, diarizer)
+    if refused is not None:
+        raise refused
 
 
 def _render(job: Job, asked: AudioRequest) -> tuple[bytes, int]:
@@ -132,10 +143,10 @@ async def _heartbeats(job: Job, asked: AudioRequest, heartbeat: float) -> AsyncI
             job.cancel()
 
 
-async def _events(job: Job, progress: bool, heartbeat: float) -> AsyncIterator[str]:
+async def _events(job: Job, view: ClientStream, heartbeat: float) -> AsyncIterator[str]:
     """The job's events as this client sees them, as Server-Sent Events, then `[DONE]`, with a
     comment line after each `heartbeat` s without events; closing the stream cancels the job."""
-    sent, quiet, view = 0, 0.0, ClientStream(progress)
+    sent, quiet = 0, 0.0
     try:
         while True:
             events = job.events_from(sent)

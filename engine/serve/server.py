@@ -32,6 +32,7 @@ from engine.pipeline import Pipeline, PipelineConfig
 from engine.serve.config import ServeConfig
 from engine.serve.decoding import job_backend
 from engine.serve.jobs import JobOptions, JobRegistry, QueueFull
+from engine.serve.known_speakers import reference_recogniser
 
 
 class Server:
@@ -75,7 +76,8 @@ class Server:
 
     def pipeline(self, options: JobOptions) -> Pipeline:
         """The pipeline of one job: the shared backend and detector, the job's speaker and decode
-        choices (`engine.serve.decoding`; the route has already refused what the backend cannot do)."""
+        choices (`engine.serve.decoding`; the route has already refused what the backend cannot do)
+        and its known speakers (`engine.serve.known_speakers`)."""
         speakers = self.pipeline_config.speakers
         if options.diarize is False:
             speakers = dataclasses.replace(speakers, diarizer="none")
@@ -83,7 +85,10 @@ class Server:
             speakers = dataclasses.replace(speakers, num_speakers=options.num_speakers,
                                            min_speakers=None, max_speakers=None)  # fmt: skip
         config = dataclasses.replace(self.pipeline_config, speakers=speakers)
-        return Pipeline(job_backend(self.backend, options.decoding), config, detector=self.detector)
+        pipeline = Pipeline(job_backend(self.backend, options.decoding), config, detector=self.detector)
+        if options.known_speakers is not None:  # the request's references stand in for --voices
+            pipeline.voices = reference_recogniser(options.known_speakers, pipeline.diarizer)
+        return pipeline
 
     def close(self) -> None:
         self.ready = False

@@ -6,7 +6,8 @@ chunk (never holding it whole) and writes the `file` part into a fresh file in `
 Murmur reads, so the file is decoded as `murmur transcribe` would decode it. It stops with
 `UploadTooLarge` the moment the file passes `max_bytes`, and with `UploadStalled` when nothing
 arrives for `idle_timeout` seconds. Small form fields (at most `MAX_FIELD_BYTES` each,
-`MAX_FIELDS` in all) come back as strings, a repeated name (`timestamp_granularities[]`) as
+`MAX_FIELDS` in all; a `known_speaker_references[]` clip, base64 audio, up to `MAX_CLIP_BYTES`,
+at most `MAX_CLIPS` of them) come back as strings, a repeated name (`timestamp_granularities[]`) as
 several values. A malformed body is `BadUpload`. On any error, a client that goes away
 included, the partial file is deleted.
 """
@@ -27,10 +28,17 @@ from engine.audio.io import SUPPORTED_EXTENSIONS
 
 MAX_FIELD_BYTES = 64 * 1024
 MAX_FIELDS = 64
+CLIP_FIELDS = ("known_speaker_references", "known_speaker_references[]")
+MAX_CLIP_BYTES = 4 * 1024 * 1024  # 10 s of 48 kHz stereo 24-bit WAV, in base64
+MAX_CLIPS = 4
 
 
 class BadUpload(ValueError):
-    """The request is not a multipart form with a `file` part."""
+    """The request is not a multipart form with a `file` part, or a field (`param`) is too large."""
+
+    def __init__(self, message: str, param: str = "file") -> None:
+        super().__init__(message)
+        self.param = param
 
 
 class UploadTooLarge(ValueError):
@@ -111,8 +119,8 @@ class _Parts:
             self.out.write(data[start:end])
             return
         self.value += data[start:end]
-        if len(self.value) > MAX_FIELD_BYTES:
-            raise BadUpload(f"form field {self.name!r} is too long")
+        if len(self.value) > (MAX_CLIP_BYTES if self.name in CLIP_FIELDS else MAX_FIELD_BYTES):
+            raise BadUpload(f"form field {self.name!r} is too long", self.name.removesuffix("[]"))
 
     def end(self) -> None:
         if self.out is not None:
@@ -122,6 +130,8 @@ class _Parts:
         fields = self.upload.fields
         if sum(len(v) for v in fields.values()) >= MAX_FIELDS:
             raise BadUpload("the form has too many fields")
+        if self.name in CLIP_FIELDS and sum(len(fields.get(n, [])) for n in CLIP_FIELDS) >= MAX_CLIPS:
+            raise BadUpload(f"at most {MAX_CLIPS} known_speaker_references", "known_speaker_references")
         fields.setdefault(self.name, []).append(self.value.decode("utf-8", "replace"))
 
     def close(self) -> None:

@@ -12,6 +12,8 @@ Contract:
   `MatchConfig.min_seconds`) gives one embedding, compared with every known person's centroid by
   `match_speakers`. Recognised speakers get the person's name and the score; the others keep
   "Speaker N" and no score. The library is read afresh each time: a removed voice is never named.
+- The library is any `VoiceSource` (`path`, `exists()`, `voices()`): the user's SQLite
+  `VoiceLibrary`, or a server request's reference clips (`engine.serve.known_speakers`).
 - `enrolment_samples(recording, spans, source, embedder)` makes one `VoiceSample` per ~20 s group of
   a speaker's speech, each with its recording and time range; too little speech raises ValueError.
 """
@@ -22,6 +24,8 @@ import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -29,7 +33,7 @@ from engine.audio.resample import resample
 from engine.errors import check_cancel
 from engine.speakers.embedding import EMBEDDING_DIM, SAMPLE_RATE, SpeakerEncoder
 from engine.types import Recording, Transcript
-from engine.voices.library import VoiceLibrary, VoiceLibraryError
+from engine.voices.library import VoiceLibraryError
 from engine.voices.matching import MatchConfig, match_speakers
 from engine.voices.samples import EmbeddingModel, KnownVoice, VoiceSample
 from engine.voices.speech import Span, groups, longest_first, own_spans, seconds
@@ -40,6 +44,16 @@ SAMPLE_SECONDS = 20.0  # of speech per stored sample
 MIN_ENROL_SECONDS = 3.0
 
 log = logging.getLogger(__name__)
+
+
+class VoiceSource(Protocol):
+    """Where known voices come from: the library file, or a request's reference clips."""
+
+    path: Path
+
+    def exists(self) -> bool: ...
+
+    def voices(self) -> Sequence[KnownVoice]: ...
 
 
 class VoiceEmbedder:
@@ -72,7 +86,7 @@ class VoiceRecogniser:
     """Names found speakers after the people in a voice library (see the module contract)."""
 
     def __init__(
-        self, library: VoiceLibrary, embedder: VoiceEmbedder | None = None, config: MatchConfig | None = None
+        self, library: VoiceSource, embedder: VoiceEmbedder | None = None, config: MatchConfig | None = None
     ) -> None:
         self.library = library
         self.embedder = embedder or VoiceEmbedder()
@@ -111,7 +125,7 @@ class VoiceRecogniser:
 
 
 def comparable(
-    voices: Sequence[KnownVoice], model: EmbeddingModel, library: VoiceLibrary
+    voices: Sequence[KnownVoice], model: EmbeddingModel, library: VoiceSource
 ) -> dict[str, np.ndarray]:
     """Each person's centroid of `model` embeddings; a library whose voices all come from another
     model raises VoiceLibraryError (they can never be compared), and people with none are skipped."""

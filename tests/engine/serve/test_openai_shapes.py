@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from engine.backends.whisper import WhisperBackend
+from engine.pipeline import PipelineConfig
 from engine.serve.config import ServeConfig
 from engine.serve.events import ClientStream
 from engine.serve.formats import bare_word, render_response, verbose
@@ -94,6 +95,7 @@ class AppServer:
     config: ServeConfig = field(default_factory=ServeConfig)
     registry: InstantRegistry = field(default_factory=InstantRegistry)
     backend: Any = field(default_factory=WhisperBackend)  # the bundled tiny.en, never loaded here
+    pipeline_config: PipelineConfig = field(default_factory=PipelineConfig)  # its diarizer setting
     ready: bool = True
     shared: Any = None
     started: float = 0.0
@@ -245,7 +247,7 @@ def test_form_fields_become_the_request_and_the_jobs_decode_choices():
 
 @pytest.mark.parametrize(("fields", "param", "message"), [
     ({"response_format": ["docx"]}, "response_format",
-     "response_format must be one of json, verbose_json, text, srt, vtt"),
+     "response_format must be one of json, verbose_json, text, srt, vtt, diarized_json"),
     ({"response_format": ["verbose_json"], "timestamp_granularities": ["char"]}, "timestamp_granularities",
      "timestamp_granularities may hold 'segment' and 'word'"),
     ({"timestamp_granularities": ["segment"]}, "timestamp_granularities",
@@ -260,7 +262,7 @@ def test_form_fields_become_the_request_and_the_jobs_decode_choices():
     ({"include[]": ["logprobs"]}, "include", "include is not supported: log probabilities are not offered "
                                              "by this server"),
     ({"known_speaker_names[]": ["a"]}, "known_speaker_names",
-     "known_speaker_names is not supported: known speakers are not offered through the OpenAI API here"),
+     "give one name per reference: 1 known_speaker_names for 0 known_speaker_references"),
     ({"chunking_strategy": ["server_vad"]}, "chunking_strategy",
      "chunking_strategy may only be 'auto' (voice activity)"),
     ({"langauge": ["en"]}, "langauge", "Unrecognized request argument supplied: langauge"),

@@ -142,3 +142,21 @@ def test_discard_removes_the_file_and_tolerates_none(tmp_path):
     upload.discard()
     assert list(tmp_path.iterdir()) == []
     Upload().discard()
+
+
+def test_a_reference_clip_may_be_long_but_not_endless_and_at_most_four_come(tmp_path):
+    from engine.serve.upload import MAX_CLIP_BYTES, MAX_CLIPS
+
+    clip = "c" * MAX_CLIP_BYTES  # base64 audio: far over an ordinary field's limit
+    name = "known_speaker_references[]"
+    taken = receive(tmp_path, body(fields=[(name, clip)]), size=2**20)
+    assert taken.all("known_speaker_references") == [clip]
+    with pytest.raises(BadUpload, match="too long") as long:
+        receive(tmp_path, body(fields=[(name, clip + "c")]), size=2**20)
+    assert long.value.param == "known_speaker_references"
+    assert len(receive(tmp_path, body(fields=[(name, "c")] * MAX_CLIPS)).fields[name]) == MAX_CLIPS
+    with pytest.raises(BadUpload, match="at most 4") as many:
+        receive(tmp_path, body(fields=[(name, "c")] * (MAX_CLIPS + 1)))
+    assert many.value.param == "known_speaker_references"
+    with pytest.raises(BadUpload, match="form field 'known_speaker_names' is too long"):
+        receive(tmp_path, body(fields=[("known_speaker_names", "n" * (MAX_FIELD_BYTES + 1))]), size=4096)

@@ -112,3 +112,26 @@ def test_samples_are_groups_of_about_the_wanted_speech_and_a_short_rest_joins_th
     assert groups(spans, 3.0) == [[(0.0, 6.0)], [(10.0, 16.0)], [(20.0, 26.0)], [(30.0, 32.0)]]
     assert groups(spans[:3], 12.0) == [[(0.0, 6.0), (10.0, 16.0)], [(20.0, 26.0)]]
     assert groups([], 12.0) == []
+
+
+def test_match_settings_at_their_bounds_are_taken_and_beyond_them_refused_with_the_rule():
+    for fine in ({"threshold": -1.0}, {"threshold": 1.0}, {"margin": 0.0}, {"margin": 2.0},
+                 {"min_seconds": 0.0}, {"min_seconds": 0.5}):  # fmt: skip
+        MatchConfig(**fine)
+    with pytest.raises(ValueError, match=r"cosine similarity in \[-1, 1\], got -1.5"):
+        MatchConfig(threshold=-1.5)
+    with pytest.raises(ValueError, match=r"margin must be in \[0, 2\], got 2.5"):
+        MatchConfig(margin=2.5)
+    with pytest.raises(ValueError, match=r"cannot be negative, got -0\.1"):
+        MatchConfig(min_seconds=-0.1)
+
+
+def test_a_stretch_of_exactly_the_shortest_span_is_kept_and_another_voice_after_the_turn_cuts_nothing():
+    utterances = [Utterance(0.25, 0.45, "", "S1"), Utterance(1.0, 3.0, "", "S1"),
+                  Utterance(5.0, 6.0, "", "S2")]  # fmt: skip
+    assert own_spans(utterances, "S1") == [(0.25, 0.45), (1.0, 3.0)]  # 0.2 s: just long enough
+
+
+def test_a_last_group_under_half_the_size_joins_the_one_before():
+    spans = [(0.0, 6.0), (10.0, 16.0), (20.0, 24.0)]  # 12 s, then 4 s: less than half of 12
+    assert groups(spans, 12.0) == [[(0.0, 6.0), (10.0, 16.0), (20.0, 24.0)]]
