@@ -1,11 +1,14 @@
-"""The main window's transcription commands: the settings dialog, transcribe the recording, and
-transcribe a selection again (the range marked on the waveform, else the selected lines).
+"""The main window's transcription commands: the settings dialog, transcribe the recording,
+transcribe a selection again (the range marked on the waveform, else the selected lines), and
+restart the engine process after it stopped (a button on that message, `offer_restart`).
 
 `TranscribeCommands` is mixed into `MainWindow`; it uses only the attributes listed on it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from PySide6.QtWidgets import QMessageBox
 
 from app.playback_controller import PlaybackController
 from app.session import Session
@@ -14,6 +17,9 @@ from app.transcript_model import TranscriptModel
 from app.widgets.settings_dialog import SettingsDialog
 from app.widgets.transcript_view import TranscriptView
 from app.widgets.waveform_view import WaveformView
+from app.worker import ENGINE_STOPPED
+
+RESTART = "Restart the engine"
 
 
 class TranscribeCommands:
@@ -44,6 +50,16 @@ class TranscribeCommands:
             return False
         self.playback.pause()
         return self.session.transcribe(self.settings)
+
+    def offer_restart(self, box: QMessageBox) -> None:
+        """On the message that the engine stopped: a button that starts it again."""
+        if box.windowTitle() == ENGINE_STOPPED:
+            button = box.addButton(RESTART, QMessageBox.ButtonRole.AcceptRole)
+            button.clicked.connect(self.restart_engine)
+            box.setDefaultButton(button)
+
+    def restart_engine(self) -> bool:
+        return self.session.restart_engine(self.settings)
 
     def selected_range(self) -> tuple[float, float] | None:
         """The range marked on the waveform, else the span of the selected lines."""

@@ -32,6 +32,7 @@ from engine.pipeline import Pipeline, PipelineConfig
 from engine.serve.config import ServeConfig
 from engine.serve.decoding import job_backend
 from engine.serve.jobs import JobOptions, JobRegistry, QueueFull
+from engine.speakers import SpeakerConfig
 
 
 class Server:
@@ -76,12 +77,7 @@ class Server:
     def pipeline(self, options: JobOptions) -> Pipeline:
         """The pipeline of one job: the shared backend and detector, the job's speaker and decode
         choices (`engine.serve.decoding`; the route has already refused what the backend cannot do)."""
-        speakers = self.pipeline_config.speakers
-        if options.diarize is False:
-            speakers = dataclasses.replace(speakers, diarizer="none")
-        if options.num_speakers is not None:
-            speakers = dataclasses.replace(speakers, num_speakers=options.num_speakers,
-                                           min_speakers=None, max_speakers=None)  # fmt: skip
+        speakers = job_speakers(self.pipeline_config.speakers, options)
         config = dataclasses.replace(self.pipeline_config, speakers=speakers)
         return Pipeline(job_backend(self.backend, options.decoding), config, detector=self.detector)
 
@@ -118,6 +114,21 @@ class Places:
             yield
         finally:
             self.uploads -= 1
+
+
+def job_speakers(speakers: SpeakerConfig, options: JobOptions) -> SpeakerConfig:
+    """The server's speaker settings with a job's choices: its diarizer (or none when it asked for
+    no speakers), and its number of speakers, which replaces any bounds, or its own bounds."""
+    if options.diarize is False:
+        speakers = dataclasses.replace(speakers, diarizer="none")
+    elif options.diarizer is not None:
+        speakers = dataclasses.replace(speakers, diarizer=options.diarizer)
+    if options.num_speakers is not None:
+        return dataclasses.replace(speakers, num_speakers=options.num_speakers, min_speakers=None,
+                                   max_speakers=None)  # fmt: skip
+    bounds = {"min_speakers": options.min_speakers, "max_speakers": options.max_speakers}
+    given = {name: count for name, count in bounds.items() if count is not None}
+    return dataclasses.replace(speakers, **given) if given else speakers
 
 
 def _load_whisper(backend: Any) -> None:
