@@ -82,7 +82,7 @@ class EngineProcess:
         if code is None:
             return None
         if code < 0:
-            return f"killed by signal {-code} ({_signal_name(-code)})"
+            return f"killed by signal {-code}"
         return f"exited with status {code}"
 
     def stopped(self, wait: float = 1.0) -> str | None:
@@ -189,8 +189,3 @@ def _die_with_parent() -> Callable[[], None] | None:
 
     return arm
 
-
-def _signal_name(number: int) -> str:
-    with contextlib.suppress(ValueError):
-        return signal.Signals(number).name
-    return "unknown signal"

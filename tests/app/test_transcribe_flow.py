@@ -133,7 +133,7 @@ def test_a_failed_run_shows_why_and_keeps_the_edited_transcript(make_window, dem
     assert window.transcribe()
     wait_until(lambda: not window.session.busy, timeout=120)
     dialog = window.last_dialog
-    assert dialog.windowTitle() == "The model could not be loaded"
+    assert dialog.windowTitle() == "The engine could not start"  # its own process: it says why, below
     assert "/no/such/model-folder" in dialog.text() and "unchanged" in dialog.text()
     assert window.isVisible() and window.model.utterances == before
     window.undo_stack.undo()
