@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 from qt_helpers import DEMO, open_demo, wait_until
 
 from app import commands
@@ -171,7 +172,8 @@ def test_an_engine_killed_mid_run_keeps_the_lines_and_edits_and_restarts_from_th
     wait_until(lambda: not window.session.busy, timeout=300)
     assert engine.running() and engine.pid != killed
     assert "running again" in window.statusBar().currentMessage()
-    window.activateWindow()  # the message had the focus
+    window.activateWindow()  # the message had the focus: shortcuts go to the active window
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
     with qtbot.waitSignal(window.session.transcribed, timeout=300_000):
         qtbot.keyClick(window.transcript_view, Qt.Key.Key_F5)
     assert window.model.rowCount() > 3

@@ -6,6 +6,7 @@ import threading
 from dataclasses import replace
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 from qt_helpers import open_demo, wait_until
 
 from app import commands
@@ -90,7 +91,7 @@ def test_esc_stops_the_engine_after_at_most_the_chunk_in_hand_and_a_new_run_keep
     after_esc: list[bool] = []  # per chunk result, as the engine finishes it: was Esc pressed by then?
     worker.partial.connect(lambda _: after_esc.append(pressed.is_set()), Qt.ConnectionType.DirectConnection)
     assert window.transcribe()
-    qtbot.waitUntil(lambda: window.model.rowCount() > 0, timeout=120_000)  # the next batch is decoding now
+    qtbot.waitUntil(lambda: window.model.rowCount() > 0, timeout=300_000)  # the next batch is decoding now
     window.activateWindow()
     with qtbot.waitSignal(worker.cancelled, timeout=120_000):  # the worker has let go of the engine
         pressed.set()
@@ -110,6 +111,8 @@ def test_esc_stops_the_engine_after_at_most_the_chunk_in_hand_and_a_new_run_keep
     assert window.model.utterances[1:] == kept[1:]
     assert window.model.data(window.model.index(0, TEXT)) == "Corrected after cancelling."
     edited_doc = window.model.utterances
+    window.activateWindow()  # F5 is a window shortcut
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
     with qtbot.waitSignal(window.session.transcribed, timeout=300_000):  # the whole file again
         qtbot.keyClick(window.transcript_view, Qt.Key.Key_F5)
     texts = [u.text for u in window.model.utterances]
