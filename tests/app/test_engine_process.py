@@ -68,7 +68,7 @@ def test_the_engine_key_stays_off_the_command_line_and_only_its_holder_is_served
 
 
 @pytest.mark.slow
-def test_an_engine_whose_app_dies_dies_with_it():
+def test_an_engine_whose_app_dies_dies_with_it(tmp_path):
     # catches: the child started without PR_SET_PDEATHSIG (a crashed app leaves a model in memory)
     script = textwrap.dedent("""
         import time
@@ -78,7 +78,8 @@ def test_an_engine_whose_app_dies_dies_with_it():
         print(engine.pid, flush=True)
         time.sleep(600)
     """)
-    app = subprocess.Popen([sys.executable, "-c", script], env=ENV, cwd=ROOT, stdout=subprocess.PIPE,
+    env = {**ENV, "TMPDIR": str(tmp_path)}  # a killed app cannot remove its engine's folder
+    app = subprocess.Popen([sys.executable, "-c", script], env=env, cwd=ROOT, stdout=subprocess.PIPE,
                            text=True)  # fmt: skip
     try:
         child = int(app.stdout.readline())  # type: ignore[union-attr]
