@@ -200,6 +200,7 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)
         box.setAccessibleName(title)
         box.setWindowModality(Qt.WindowModality.WindowModal)
+        self.offer_restart(box)  # the engine stopped: a button restarts it
         self.last_dialog = box
         box.open()
 

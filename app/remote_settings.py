@@ -3,8 +3,11 @@
 `RunOnSection` edits three `TranscribeSettings` fields: `run_on` ("local" or "server"),
 `server_url` and `server_key`. *Test connection* asks the server for its model and queue in a
 background thread and shows the answer (or the reason it failed) under the fields.
-`remote_pipeline(settings)` is what the worker runs instead of a local pipeline when the settings
-say "server": an `engine.remote.pipeline.RemotePipeline` (the audio goes up as 16 kHz FLAC).
+`run_pipeline(settings, engine)` is what the worker's transcriptions run: an
+`engine.remote.pipeline.RemotePipeline` (the audio goes up as 16 kHz FLAC) against the server, or
+against the app's own engine process (`app.engine_process`) when the settings say this computer.
+Settings a server holds from its start cannot be changed by a run on a remote server:
+`SERVER_HOLDS` is the sentence the settings dialog shows on those rows.
 """
 
 from __future__ import annotations
@@ -24,6 +27,12 @@ from PySide6.QtWidgets import (
     QRadioButton,
     QWidget,
 )
+
+from app.engine_process import EngineProcess
+from app.settings import engine_flags, request_fields
+
+SERVER_HOLDS = ("A Murmur server keeps the setting it was started with; a run on it cannot change "
+                "this one. It applies when the run is on this computer.")  # fmt: skip
 
 
 class _Answer(QObject):
@@ -106,12 +115,15 @@ class RunOnSection(QGroupBox):
             widget.setEnabled(on)
 
 
-def remote_pipeline(settings: Any, stream: int | None = None) -> Any:
-    """The pipeline of a run on a Murmur server (sending `stream` of the file), or None when the
-    settings say this computer."""
-    if getattr(settings, "run_on", "local") != "server":
-        return None
+def run_pipeline(settings: Any, engine: EngineProcess, stream: int | None = None,
+                 cancel: threading.Event | None = None) -> Any:  # fmt: skip
+    """The pipeline a run speaks to, sending `stream` of the file: a Murmur server when the settings
+    say so, else the app's own engine process (started, or restarted for other settings, here).
+    Either way the settings a server takes per job go with each request."""
     from engine.remote.pipeline import RemotePipeline
 
-    fields = {"num_speakers": str(settings.num_speakers)} if settings.num_speakers else {}
-    return RemotePipeline(settings.server_url, settings.server_key or None, fields, stream)
+    fields = request_fields(settings)
+    if settings.run_on == "server":
+        return RemotePipeline(settings.server_url, settings.server_key or None, fields, stream)
+    url, key = engine.ensure(engine_flags(settings), cancel)
+    return RemotePipeline(url, key, fields, stream, local=True)

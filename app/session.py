@@ -32,7 +32,7 @@ from app.keep_edits import with_edited
 from app.settings import TranscribeSettings
 from app.timeline import format_time
 from app.transcript_model import TranscriptModel
-from app.worker import LoadedAudio, LoadJob, RangeJob, RunController, TranscribeJob
+from app.worker import EngineJob, LoadedAudio, LoadJob, RangeJob, RunController, TranscribeJob
 from engine.types import Chunk, ChunkResult, SpeechSegment, Transcript, Utterance
 
 if TYPE_CHECKING:
@@ -72,6 +72,7 @@ class Session(QObject):
         worker.finished.connect(self._on_finished)
         worker.range_done.connect(self._on_range)
         worker.failed.connect(self._on_failed)
+        worker.engine_ready.connect(self.message)
         worker.cancelled.connect(self._on_cancelled)
         worker.idle.connect(self._on_idle)
 
@@ -126,6 +127,15 @@ class Session(QObject):
         self.model.read_only = True
         self.busy_changed.emit(True)
         self.job_started.emit(f"Transcribing {format_time(start)}–{format_time(end)} again", "transcribe")
+        return True
+
+    def restart_engine(self, settings: TranscribeSettings) -> bool:
+        """Start the engine process again (after it stopped), in the background."""
+        if not self.runner.start(EngineJob(settings)):
+            return False
+        self._job = "engine"
+        self.busy_changed.emit(True)
+        self.job_started.emit("Starting the engine", "load")
         return True
 
     def cancel(self) -> None:

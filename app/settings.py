@@ -7,9 +7,12 @@ label, tooltip, choices, which backends take it), under the same name except `SE
 three (a check box's row takes the flag's bare value: Known voices is a bare `--voices`).
 `recipe(settings)` hands the values to `engine.recipe.recipe_from`, the one validation path the
 command line also takes, so a mistake gets the same message in the dialog as on the command
-line; `engine_arguments` is that recipe as `Pipeline.create` arguments. `SettingsStore` keeps
-settings, recent files and export choices in a `QSettings` (as JSON strings, so every type
-round-trips on every platform).
+line; `engine_arguments` is that recipe as `Pipeline.create` arguments. A run speaks to a
+`murmur serve` (the app's own engine process, or a remote server): `engine_flags` are the flags
+the engine process starts with, `request_fields` the form fields each request carries (the
+rows a server takes per job, `engine.options.Option.form`); `per_request(name)` tells them apart.
+`SettingsStore` keeps settings, recent files and export choices in a `QSettings` (as JSON
+strings, so every type round-trips on every platform).
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ LIMITS = {  # the dialog's number ranges, and what 0 means
     "num_speakers": (64, "automatic"), "min_speakers": (64, "automatic"), "max_speakers": (64, "automatic"),
 }  # fmt: skip
 NOT_OPTIONS = ("backend", "run_on", "server_url", "server_key")
-__all__ = ["SettingsStore", "TranscribeSettings", "engine_arguments", "parse_terms", "recipe"]
+__all__ = ["SettingsStore", "TranscribeSettings", "engine_arguments", "engine_flags", "parse_terms", "recipe",
+           "request_fields"]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +141,25 @@ def engine_arguments(settings: TranscribeSettings) -> tuple[str, PipelineConfig,
     """`(backend, PipelineConfig, backend config fields)` for `Pipeline.create`; defaults left out."""
     chosen = recipe(settings)
     return chosen.backend, chosen.pipeline, chosen.backend_options()
+
+
+def engine_flags(settings: TranscribeSettings) -> list[str]:
+    """The `murmur serve` flags of the settings a server holds for all its jobs (model, device…)."""
+    from engine.cli.option_args import option_flags
+
+    return option_flags(settings.option_values(), "serve", settings.backend)
+
+
+def request_fields(settings: TranscribeSettings) -> dict[str, str]:
+    """The form fields of one request: the settings a server takes per job (language, speakers…)."""
+    from engine.options import request_fields as fields
+
+    return fields(settings.option_values(), settings.backend)
+
+
+def per_request(name: str) -> bool:
+    """Whether setting `name` travels with each request (else a server holds it from its start)."""
+    return bool(option_row(name).form)
 
 
 @dataclass(slots=True)

@@ -1,5 +1,6 @@
-"""The main window's transcription commands: the settings dialog, transcribe the recording, and
-transcribe a selection again (the range marked on the waveform, else the selected lines).
+"""The main window's transcription commands: the settings dialog, transcribe the recording,
+transcribe a selection again (the range marked on the waveform, else the selected lines), and
+restart the engine process after it stopped (a button on that message, `offer_restart`).
 
 `TranscribeCommands` is mixed into `MainWindow`; it uses only the attributes listed on it."""
 
@@ -8,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.commands import range_bounds
+from PySide6.QtWidgets import QMessageBox
+
 from app.playback_controller import PlaybackController
 from app.session import Session
 from app.settings import SettingsStore, TranscribeSettings
@@ -16,6 +19,9 @@ from app.widgets.retranscribe_dialog import RetranscribeDialog
 from app.widgets.settings_dialog import SettingsDialog
 from app.widgets.transcript_view import TranscriptView
 from app.widgets.waveform_view import WaveformView
+from app.worker import ENGINE_STOPPED
+
+RESTART = "Restart the engine"
 
 
 class TranscribeCommands:
@@ -46,6 +52,16 @@ class TranscribeCommands:
             return False
         self.playback.pause()
         return self.session.transcribe(self.settings)
+
+    def offer_restart(self, box: QMessageBox) -> None:
+        """On the message that the engine stopped: a button that starts it again."""
+        if box.windowTitle() == ENGINE_STOPPED:
+            button = box.addButton(RESTART, QMessageBox.ButtonRole.AcceptRole)
+            button.clicked.connect(self.restart_engine)
+            box.setDefaultButton(button)
+
+    def restart_engine(self) -> bool:
+        return self.session.restart_engine(self.settings)
 
     def selected_range(self) -> tuple[float, float] | None:
         """The range marked on the waveform, else the span of the selected lines."""

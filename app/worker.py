@@ -5,17 +5,21 @@ frozen records sent through a queued signal: `LoadJob` decodes a file, builds it
 (signal `audio_loaded`) and finds speech and chunks (`prepared`); `TranscribeJob` runs inference on
 the loaded audio with the given settings (`partial` per finished chunk, then `finished`);
 `RangeJob` runs the pipeline built from its own settings on one time range of the loaded audio
-(`engine.retranscribe.transcribe_range`, outcome `range_done`). Every job
-reports `progress` (throttled to about 20 a second), then `idle`, then exactly one outcome:
-`prepared` (load), `finished` (transcribe) or `range_done` (range), `failed(title, message)` or
-`cancelled`.
-Transcribe and range jobs call the pipeline's `check_ready()` first, so a server that is down is
-reported before any audio is prepared again. `cancel()` sets a `threading.Event` the engine checks
-between units of work. The engine's
-pipeline module is imported only inside jobs, and the last pipeline (with its loaded model) is
-reused while the settings stay the same. Whisper on a CPU decodes one chunk per call
-(`WATCHED_BATCH`) in each of its lanes, so lines arrive a chunk or two at a time and a cancel
-waits for the chunk each lane is decoding at most.
+(`engine.retranscribe.transcribe_range`, outcome `range_done`); `EngineJob` starts the engine
+process again (`engine_ready`). Every job reports `progress` (throttled to about 20 a second), then
+`idle`, then exactly one outcome: `prepared` (load), `finished` (transcribe), `range_done` (range)
+or `engine_ready`, `failed(title, message)` or `cancelled`.
+
+Inference never runs in this process: transcribe and range jobs speak to a `murmur serve`, the
+app's own engine process (`app.engine_process`, started by the first run and kept while the
+settings a server holds stay the same) or a remote server, through the same client
+(`app.remote_settings.run_pipeline`). Decoding and the plan drawn on the waveform (speech and
+chunks, found here by a model-less pipeline whose last instance is reused while the settings stay
+the same) are the only local work. Transcribe and range jobs ask the server first
+(`check_ready()`), so a server that is down is reported before any audio is prepared again. An
+engine process that dies mid-run fails the run with the title `ENGINE_STOPPED` and the reason
+("killed by signal 9"); the window offers to restart it. `cancel()` sets a `threading.Event` that
+closes the request (the server cancels the job) and that local work checks between units.
 """
 
 from __future__ import annotations
@@ -30,9 +34,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from app.engine_process import EngineError, EngineProcess, EngineStopped
 from app.envelope import EnvelopePyramid
-from app.remote_settings import remote_pipeline
-from app.settings import TranscribeSettings, engine_arguments
+from app.remote_settings import run_pipeline
+from app.settings import TranscribeSettings, engine_arguments, engine_flags
 from engine.errors import (
     AudioDecodeError,
     Cancelled,
@@ -40,15 +45,17 @@ from engine.errors import (
     ModelOutputError,
     MurmurError,
     OutOfMemoryError,
+    ServerError,
 )
 from engine.types import Chunk, Progress, Recording, SpeechSegment, Stage, Utterance
 
 log = logging.getLogger(__name__)
 PROGRESS_INTERVAL = 0.05  # seconds between progress signals within one stage
-WATCHED_BATCH = 1  # whisper chunks per decode call on a CPU: lines come a chunk at a time, and a
-# cancel waits for one chunk per lane at most (CTranslate2 cannot stop a call); as fast as 2 here
+ENGINE_STOPPED = "The engine stopped"
 
 ERROR_TITLES: dict[type[Exception], str] = {
+    EngineStopped: ENGINE_STOPPED,
+    EngineError: "The engine could not start",
     AudioDecodeError: "Cannot open this file",
     ModelLoadError: "The model could not be loaded",
     ModelOutputError: "The model's output could not be read",
@@ -76,6 +83,11 @@ class RangeJob:
     start: float
     end: float
     existing: tuple[Utterance, ...]  # the transcript's lines, whose speakers the result keeps
+
+
+@dataclass(frozen=True, slots=True)
+class EngineJob:
+    settings: TranscribeSettings  # the engine process is started again with these
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -107,6 +119,7 @@ class TranscriptionWorker(QObject):
     partial = Signal(object)  # engine.types.ChunkResult
     finished = Signal(object)  # engine.types.Transcript
     range_done = Signal(object)  # engine.retranscribe.RangeResult
+    engine_ready = Signal(str)  # a sentence saying the engine runs again
     failed = Signal(str, str)
     cancelled = Signal()
     idle = Signal()
@@ -114,6 +127,7 @@ class TranscriptionWorker(QObject):
     def __init__(self, cancel: threading.Event) -> None:
         super().__init__()
         self._cancel = cancel
+        self.engine = EngineProcess()  # started by the first run on this computer
         self._pipeline: Any = None
         self._pipeline_key = ""
         self._prepared: Any = None
@@ -123,13 +137,15 @@ class TranscriptionWorker(QObject):
         self._last_stage: Stage | None = None
 
     @Slot(object)
-    def run(self, job: LoadJob | TranscribeJob | RangeJob) -> None:
+    def run(self, job: LoadJob | TranscribeJob | RangeJob | EngineJob) -> None:
         outcome: tuple[Any, tuple[Any, ...]]
         try:
             if isinstance(job, LoadJob):
                 outcome = (self.prepared, (self._load(job),))
             elif isinstance(job, RangeJob):
                 outcome = (self.range_done, (self._range(job),))
+            elif isinstance(job, EngineJob):
+                outcome = (self.engine_ready, (self._restart(job),))
             else:
                 outcome = (self.finished, (self._transcribe(job),))
         except Cancelled:
@@ -143,18 +159,44 @@ class TranscriptionWorker(QObject):
         signal.emit(*args)
 
     def _pipeline_for(self, settings: TranscribeSettings, stream: int | None) -> Any:
+        """The pipeline that decodes and plans (speech and chunks) here: no model is loaded."""
         from engine.pipeline import Pipeline
 
         backend, config, options = engine_arguments(settings)
-        if backend == "whisper":  # on a CPU, someone watches each line arrive and may press Esc
-            options = {"cpu_batch_cap": WATCHED_BATCH, "ramp": True, **options}
         config = replace(config, audio_stream=stream)
         remote = [settings.run_on, settings.server_url, settings.server_key]
         key = json.dumps([backend, repr(config), sorted((k, repr(v)) for k, v in options.items()), remote])
         if key != self._pipeline_key:
-            pipeline = remote_pipeline(settings, stream) or Pipeline.create(backend, config, **options)
+            on_server = settings.run_on == "server"  # its audio is decoded at the upload's rate, unplanned
+            pipeline = run_pipeline(settings, self.engine, stream) if on_server else Pipeline.create(
+                backend, config, **options)  # fmt: skip
             self._pipeline, self._pipeline_key = pipeline, key
         return self._pipeline
+
+    def _runner(self, settings: TranscribeSettings) -> Any:
+        """The pipeline that transcribes: the server's, or the engine process's (started here)."""
+        if settings.run_on == "local" and not self.engine.running():
+            self._report(Progress(Stage.LOAD, 0, 1, "starting the engine"))
+        runner = run_pipeline(settings, self.engine, self._stream, self._cancel)
+        runner.check_ready()  # a server that is down fails here, before voice activity is found again
+        return runner
+
+    def _watched(self, settings: TranscribeSettings, work: Any) -> Any:
+        """`work()`, with a lost connection to an engine process that died told as what it is."""
+        try:
+            return work()
+        except ServerError as exc:
+            reason = self.engine.stopped() if settings.run_on == "local" else None
+            if reason is None:
+                raise
+            raise EngineStopped(f"The engine stopped unexpectedly ({reason}) and this run ended. "
+                                "Restart the engine to go on.") from exc  # fmt: skip
+
+    def _restart(self, job: EngineJob) -> str:
+        self._report(Progress(Stage.LOAD, 0, 1, "starting the engine"))
+        self.engine.stop()
+        self.engine.ensure(engine_flags(job.settings), self._cancel)
+        return f"The engine is running again (process {self.engine.pid})"
 
     def _load(self, job: LoadJob) -> Any:
         from engine.pipeline import Prepared
@@ -172,10 +214,10 @@ class TranscriptionWorker(QObject):
         return prepared
 
     def _transcribe(self, job: TranscribeJob) -> Any:
-        pipeline = self._pipeline_for(job.settings, self._stream)
         if self._path is None:
             raise AudioDecodeError("open a recording before transcribing")
-        pipeline.check_ready()  # a server that is down fails here, before voice activity is found again
+        runner = self._runner(job.settings)
+        pipeline = self._pipeline_for(job.settings, self._stream)
         key, prepared = self._prepared or ("", None)
         if prepared is None or key != self._pipeline_key:
             recording = prepared.recording if prepared is not None else None
@@ -186,26 +228,20 @@ class TranscriptionWorker(QObject):
             prepared = pipeline.prepare(recording, self._report, self._cancel)
             self._prepared = (self._pipeline_key, prepared)
             self.prepared.emit(prepared)
-        return pipeline.transcribe(prepared, self._report, self._cancel)
+        return self._watched(job.settings, lambda: runner.transcribe(prepared, self._report, self._cancel))
 
     def _range(self, job: RangeJob) -> Any:
         from engine.retranscribe import transcribe_range
 
         if self._path is None:
             raise AudioDecodeError("open a recording before transcribing")
-        main_key, main_pipeline = self._pipeline_key, self._pipeline
-        try:
-            pipeline = self._pipeline_for(job.settings, self._stream)
-            pipeline.check_ready()
-            _, prepared = self._prepared or ("", None)
-            recording = prepared.recording if prepared is not None else None
-            if recording is None or recording.sample_rate != pipeline.backend.sample_rate:
-                recording = pipeline.load(self._path, self._report, self._cancel)
-            return transcribe_range(pipeline, recording, job.start, job.end, job.existing, self._report,
-                                    self._cancel)  # fmt: skip
-        finally:
-            if main_pipeline is not None and main_key != self._pipeline_key:
-                self._pipeline, self._pipeline_key = main_pipeline, main_key  # the plan stays valid
+        runner = self._runner(job.settings)
+        _, prepared = self._prepared or ("", None)
+        recording = prepared.recording if prepared is not None else None
+        if recording is None:
+            recording = runner.load(self._path, self._report, self._cancel)
+        return self._watched(job.settings, lambda: transcribe_range(
+            runner, recording, job.start, job.end, job.existing, self._report, self._cancel))  # fmt: skip
 
     def _report(self, progress: Progress) -> None:
         if progress.partial is not None:
@@ -238,7 +274,7 @@ class RunController(QObject):
     def busy(self) -> bool:
         return self._busy
 
-    def start(self, job: LoadJob | TranscribeJob | RangeJob) -> bool:
+    def start(self, job: LoadJob | TranscribeJob | RangeJob | EngineJob) -> bool:
         """Queue `job`; False (and nothing happens) while another job runs."""
         if self._busy:
             return False
@@ -251,8 +287,10 @@ class RunController(QObject):
         self._cancel.set()
 
     def shutdown(self, timeout_ms: int = 30000) -> None:
-        """Cancel any job and stop the thread (waits for the current unit of work)."""
+        """Cancel any job, stop the engine process and the thread (waits for the current unit of
+        work)."""
         self._cancel.set()
+        self.worker.engine.stop()
         self._thread.quit()
         self._thread.wait(timeout_ms)
 

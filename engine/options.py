@@ -2,7 +2,8 @@
 
 A row names the flag (`--speech-sink`), its key (the argparse dest, also the name the option has
 in sweep files and saved settings), the config field it sets (`path`), its type, choices, help,
-the settings dialog's label (empty: not in the dialog) and the surfaces that offer it. A path
+the settings dialog's label (empty: not in the dialog), the surfaces that offer it and, for the
+few a server takes per request, the form field (`form`; `request_fields`). A path
 starts with the config that holds the field: `backend.` (the chosen backend's config; `backends`
 says which backends have it), or `pipeline.` (`PipelineConfig`), then the field names down the
 nesting, e.g. `backend.decode.eviction.speech_sink`. Two eviction paths are not fields: `policy`
@@ -90,6 +91,8 @@ class Option:
     key: str = ""  # the argparse dest and saved-settings name (default: the flag's name)
     value: Callable[[Any], Any] | None = None  # the field's value from the parsed one (default: as is)
     bare: Any = None  # the value of the flag given without one (None: the flag needs a value)
+    form: str = ""  # the form field a request to `murmur serve` sets it with, per job ("": the
+    # server's own setting, a flag given when it starts; `request_fields`)
 
     @property
     def name(self) -> str:
@@ -141,13 +144,16 @@ OPTIONS: tuple[Option, ...] = (
            "whole recording in one pass", choices=("chunked", "single"), value=lambda v: v == "single"),
     Option("--language", "backend.language", "whisper: the spoken language (en, de, fr…) or auto to detect "
            "it (multilingual models; the bundled tiny.en is English-only); default: en", language_code,
-           backends=("whisper",), surfaces=EVERY, label="Language", tooltip="The language spoken; auto "
-           "detects it. The bundled tiny.en (and every model whose name ends in .en) is English-only: "
-           "choose a multilingual model (e.g. small) for other languages."),
+           backends=("whisper",), surfaces=EVERY, label="Language", form="language",
+           tooltip="The language spoken; auto detects it. The bundled tiny.en (and every model whose "
+           "name ends in .en) is English-only: choose a multilingual model (e.g. small) for other "
+           "languages."),
     Option("--prompt", "backend.prompt", "whisper: an initial prompt, text in the recording's style and "
-           "spelling (the server takes it per request as OpenAI's prompt)", backends=("whisper",)),
+           "spelling (the server takes it per request as OpenAI's prompt)", backends=("whisper",),
+           form="prompt"),
     Option("--temperature", "backend.temperature", "whisper: sample from this temperature up where greedy "
-           "decoding breaks (0, the default: greedy)", float, metavar="T", backends=("whisper",)),
+           "decoding breaks (0, the default: greedy)", float, metavar="T", backends=("whisper",),
+           form="temperature"),
     Option("--task", "backend.task", "whisper: transcribe (default) or translate into English "
            "(multilingual models only)", choices=("transcribe", "translate"), backends=("whisper",)),
     Option("--channel", "pipeline.channel", "which channel to transcribe: mix (the mean of all, default), "
@@ -206,17 +212,18 @@ OPTIONS: tuple[Option, ...] = (
            float, metavar="P", backends=("vibevoice",), group=ENGINE_GROUP),
     _speakers("--diarizer", "diarizer", "who speaks when: embedded (default, offline), pyannote (needs its "
               "weights), none", choices=("embedded", "pyannote", "none"), label="Speaker finder",
-              tooltip="Who speaks when: embedded (offline, built in), pyannote (needs its weights) or none."),
+              form="diarizer", tooltip="Who speaks when: embedded (offline, built in), pyannote (needs "
+              "its weights) or none."),
     _speakers("--voices", "voices", "name speakers whose voices you remembered (murmur voices add), from the "
               "default voice library or the one at PATH; put it after the files, or write --voices=PATH",
               metavar="PATH", bare=DEFAULT_VOICES, label="Known voices",
               tooltip="Name speakers whose voices you remembered (Speakers ▸ Known Voices…)."),
     _speakers("--speakers", "num_speakers", "the number of speakers, if known", kind=int, metavar="N",
-              label="Speakers", tooltip="How many people speak, if you know it."),
+              label="Speakers", tooltip="How many people speak, if you know it.", form="num_speakers"),
     _speakers("--min-speakers", "min_speakers", "at least N speakers", kind=int, metavar="N",
-              label="At least", tooltip="The fewest speakers to look for."),
+              label="At least", tooltip="The fewest speakers to look for.", form="min_speakers"),
     _speakers("--max-speakers", "max_speakers", "at most N speakers", kind=int, metavar="N",
-              label="At most", tooltip="The most speakers to look for."),
+              label="At most", tooltip="The most speakers to look for.", form="max_speakers"),
     _speakers("--pyannote", "pyannote", "pyannote pipeline: a local folder with config.yaml, or a hub id "
               "(default: pyannote/speaker-diarization-community-1)", metavar="PIPELINE",
               label="pyannote pipeline", tooltip="A folder with a pyannote config.yaml, or a hub id. "
@@ -268,6 +275,18 @@ INTERNAL: dict[str, str] = {
 def rows(surface: str, backend: str | None = None) -> tuple[Option, ...]:
     """The rows a surface offers (for one backend: only those that apply to it)."""
     return tuple(o for o in OPTIONS if surface in o.surfaces and (backend is None or o.applies_to(backend)))
+
+
+def request_fields(values: dict[str, Any], backend: str) -> dict[str, str]:
+    """The form fields of a request to `murmur serve` for option `values` (by name; None: not
+    given): those of the rows a server takes per job (`Option.form`) that apply to `backend`."""
+    rows = (BY_NAME[name] for name, value in values.items() if value is not None)
+    return {o.form: option_text(values[o.name]) for o in rows if o.form and o.applies_to(backend)}
+
+
+def option_text(value: Any) -> str:
+    """A value as its flag or form field takes it: terms comma separated, the rest as text."""
+    return ", ".join(value) if isinstance(value, tuple | list) else str(value)
 
 
 def dialog_rows() -> tuple[Option, ...]:

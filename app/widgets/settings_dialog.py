@@ -3,7 +3,9 @@
 One row per `TranscribeSettings` option field, labelled and explained by its row of
 `engine.options.OPTIONS`; the editor follows the field's type (a list for choices, a number box,
 a check box, a text field; a folder button for models). A row is enabled only when the chosen
-backend takes that option, and a disabled row's tooltip says why. The rows scroll, so the dialog
+backend takes that option and, for a run on a Murmur server, only when the server takes it per
+request (the rest it holds from its start: `app.settings.per_request`); a disabled row's tooltip
+says why. The rows scroll, so the dialog
 fits a 1024×600 screen with OK and Cancel always visible. `settings()` returns the validated
 `TranscribeSettings`; OK refuses invalid combinations with a message inside the dialog.
 """
@@ -30,13 +32,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.remote_settings import RunOnSection
+from app.remote_settings import SERVER_HOLDS, RunOnSection
 from app.settings import (
     LIMITS,
     TranscribeSettings,
     choices_of,
     option_row,
     parse_terms,
+    per_request,
     setting_names,
     supported_options,
 )
@@ -82,6 +85,7 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.error)
         layout.addWidget(buttons)
         self.backend.currentTextChanged.connect(self._update_enabled)
+        self.run_on.server.toggled.connect(self._update_enabled)
         self.set_settings(settings)
 
     def _editor(self, name: str) -> tuple[QWidget, QWidget]:
@@ -125,13 +129,16 @@ class SettingsDialog(QDialog):
             editor.setText(folder)
 
     def _update_enabled(self) -> None:
-        backend = self.backend.currentText()
+        backend, remote = self.backend.currentText(), self.run_on.server.isChecked()
         supported = supported_options(backend)
+        self.backend.setEnabled(not remote)
+        self.backend.setToolTip(SERVER_HOLDS if remote else "The speech recognition engine")
         for name, row in self.rows.items():
-            on = name in supported
+            on = name in supported and (per_request(name) or not remote)
             row.setEnabled(on)
             tooltip = option_row(name).tooltip or option_row(name).help
-            row.setToolTip(tooltip if on else f"The {backend} backend does not take this setting.")
+            off = SERVER_HOLDS if name in supported else f"The {backend} backend does not take this setting."
+            row.setToolTip(tooltip if on else off)
 
     def set_settings(self, s: TranscribeSettings) -> None:
         self.backend.setCurrentText(s.backend)

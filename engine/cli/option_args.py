@@ -5,6 +5,8 @@
 every one defaulting to None ("not given": the config's default stays); on the surfaces that run
 any backend it adds `--backend` first. `recipe_of(args)` hands the given values to
 `engine.recipe.recipe_from`, the one validation path (ValueError, one message per mistake).
+`option_flags(values, surface, backend)` goes the other way: the command line that gives `values`
+(the app starts its engine process with it), leaving out what a request sets per job (`Option.form`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import argparse
 from typing import Any
 
 from engine.backends import BACKENDS
-from engine.options import SYSTEM, Option, rows
+from engine.options import BY_NAME, SYSTEM, Option, option_text, rows
 
 
 def add_option_arguments(p: argparse.ArgumentParser, surface: str, into: Any = None) -> None:
@@ -48,3 +50,19 @@ def recipe_of(args: argparse.Namespace, surface: str, backend: str | None = None
     from engine.recipe import recipe_from
 
     return recipe_from(given_options(args, surface), backend or getattr(args, "backend", "whisper"))
+
+
+def option_flags(values: dict[str, Any], surface: str, backend: str) -> list[str]:
+    """The flags of `surface` that give option `values` (by name; None: not given) to `backend`,
+    `--backend` first; values a request sets per job (`Option.form`) are left to the requests, and
+    a value `surface` does not take is a ValueError naming it."""
+    offered = {o.name for o in rows(surface, backend)}
+    unknown = sorted(n for n, v in values.items() if v is not None and n not in offered)
+    if unknown:
+        raise ValueError(f"`murmur {surface}` with the {backend} backend takes no {', '.join(unknown)}")
+    flags = ["--backend", backend] if surface in SYSTEM else []
+    for name, value in values.items():
+        option = BY_NAME[name]
+        if value is not None and not option.form:
+            flags += [option.flag, option_text(value)]
+    return flags

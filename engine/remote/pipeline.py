@@ -5,7 +5,8 @@ and `backend` (its `sample_rate` and `describe()`) — so the CLI, the app's wor
 re-transcribing a selection (`engine.retranscribe`) run it unchanged. Audio is decoded here at
 16 kHz (what goes up, as FLAC); voice activity, chunking, decoding and speakers happen on the
 server, so `prepare` finds no speech or chunks locally. The transcript records the server's model
-and address (`Transcript.model`).
+and address (`Transcript.model`), or its model alone for a server that is part of the caller
+(`local=True`: the app's own engine process, whose address changes with each start).
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ class RemotePipeline:
         fields: dict[str, str] | None = None,
         audio_stream: int | None = None,
         channel: str | int = "mix",
+        local: bool = False,
     ) -> None:
+        self.local = local
         self.client = RemoteClient(url, api_key)
         self.audio_stream = audio_stream  # which audio stream of a file goes up (None: its default)
         self.channel = channel  # which of its channels ("mix": their mean; engine.audio.channels)
@@ -88,6 +91,5 @@ class RemotePipeline:
         model = transcript.model or ""
         self.backend.model = model
         source = prepared.recording.source
-        return dataclasses.replace(
-            transcript, model=f"{model} at {self.client.url}", source=str(source) if source else None,
-        )
+        where = "" if self.local else f" at {self.client.url}"
+        return dataclasses.replace(transcript, model=model + where, source=str(source) if source else None)

@@ -34,23 +34,31 @@ from engine.types import DecodeChoices, Progress, Stage, Transcript
 log = logging.getLogger(__name__)
 
 
+MAX_SPEAKERS = 32  # the most speakers a request may ask for
+
+
 class QueueFull(Exception):
     """As many jobs as the server takes are already active."""
 
 
 @dataclass(frozen=True, slots=True)
 class JobOptions:
-    """What a client may choose per job."""
+    """What a client may choose per job (None: the server's own setting)."""
 
-    diarize: bool | None = None  # None: the server's own diarizer setting
-    num_speakers: int | None = None
+    diarize: bool | None = None  # False: no speakers
+    diarizer: str | None = None  # embedded, pyannote or none
+    num_speakers: int | None = None  # the number of speakers; overrides the bounds below
+    min_speakers: int | None = None
+    max_speakers: int | None = None
     decoding: DecodeChoices = field(default_factory=DecodeChoices)  # language, prompt, temperature, task
     filename: str = ""  # the name the client gave its file: the one its transcript and messages show
     known_speakers: KnownSpeakers | None = None  # known_speaker_names[] + _references[]: named when heard
 
     def __post_init__(self) -> None:
-        if self.num_speakers is not None and not 1 <= self.num_speakers <= 32:
-            raise ValueError("num_speakers must be between 1 and 32")
+        for name in ("num_speakers", "min_speakers", "max_speakers"):
+            count = getattr(self, name)
+            if count is not None and not 1 <= count <= MAX_SPEAKERS:
+                raise ValueError(f"{name} must be between 1 and {MAX_SPEAKERS}")
 
 
 class Job:

@@ -4,12 +4,15 @@
 `ApiError` 400 naming the field (`param`). OpenAI's fields: `model` (any name: this server runs
 one model), `language`, `prompt`, `temperature` (0–1), `response_format`,
 `timestamp_granularities[]` (only with verbose_json, as OpenAI), `stream`, `chunking_strategy`
-("auto" only: Murmur always cuts at voice activity). Murmur's own: `diarize`, `num_speakers`,
-`speaker_labels` (names in SRT/VTT cues) and `murmur_progress` (Murmur's `murmur.*` events in the
-stream). `known_speaker_names[]` + `known_speaker_references[]` name the speakers whose voices
-match the clips (`engine.serve.known_speakers`). Any other field — `include[]`, a typo — is
-refused, never ignored. Translations take no `language`, `stream`, granularities, known speakers
-or `diarized_json`, as OpenAI's endpoint.
+("auto" only: Murmur always cuts at voice activity). Murmur's own: `diarize`, `diarizer` (embedded,
+pyannote or none), `num_speakers`, `min_speakers`, `max_speakers` (1–32; a number of speakers
+overrides the bounds), `speaker_labels` (names in SRT/VTT cues) and `murmur_progress` (Murmur's
+`murmur.*` events in the stream). The speaker fields are the option table's rows with that `form`
+(`engine.options`), so the app sends the same names it saves. `known_speaker_names[]` +
+`known_speaker_references[]` name the speakers whose voices match the clips
+(`engine.serve.known_speakers`). Any other field — `include[]`, a typo — is refused, never
+ignored. Translations take no `language`, `stream`, granularities, known speakers or
+`diarized_json`, as OpenAI's endpoint.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from engine.serve.formats import DIARIZED, FORMATS, GRANULARITIES
-from engine.serve.jobs import JobOptions
+from engine.serve.jobs import MAX_SPEAKERS, JobOptions
 from engine.serve.known_speakers import NAMES, REFERENCES, known_speakers
 from engine.serve.openai_errors import bad_parameter
 from engine.types import DecodeChoices
 
-COMMON = ("file", "model", "prompt", "response_format", "temperature", "diarize", "num_speakers",
+SPEAKER_COUNTS = ("num_speakers", "min_speakers", "max_speakers")
+DIARIZERS = ("embedded", "pyannote", "none")
+COMMON = ("file", "model", "prompt", "response_format", "temperature", "diarize", "diarizer", *SPEAKER_COUNTS,
           "speaker_labels")  # fmt: skip
 TRANSCRIBE_ONLY = ("language", "stream", "timestamp_granularities", "chunking_strategy", "murmur_progress",
                    NAMES, REFERENCES)  # fmt: skip
@@ -107,14 +112,29 @@ def _decoding(fields: dict[str, list[str]], language: str | None, task: str) -> 
 
 
 def _options(fields: dict[str, list[str]], decoding: DecodeChoices) -> JobOptions:
-    text = _one(fields, "num_speakers")
-    if text not in (None, "") and not text.isdigit():
-        raise bad_parameter("num_speakers", "num_speakers must be a whole number")
-    try:
-        speakers = None if text in (None, "") else int(text)
-        return JobOptions(diarize=_flag(fields, "diarize"), num_speakers=speakers, decoding=decoding)
-    except ValueError as exc:
-        raise bad_parameter("num_speakers", str(exc)) from exc
+    counts = {name: _count(fields, name) for name in SPEAKER_COUNTS}
+    diarize, diarizer = _flag(fields, "diarize"), _one(fields, "diarizer") or None
+    if diarizer is not None and diarizer not in DIARIZERS:
+        message = f"diarizer must be one of {', '.join(DIARIZERS)}"
+        raise bad_parameter("diarizer", message, "unsupported_value")
+    if diarize is False and diarizer not in (None, "none"):
+        raise bad_parameter("diarizer", f"diarize=false finds no speakers: it cannot use diarizer={diarizer}")
+    low, high = counts["min_speakers"], counts["max_speakers"]
+    if low is not None and high is not None and low > high:
+        raise bad_parameter("min_speakers", "min_speakers must not be more than max_speakers")
+    return JobOptions(diarize=diarize, diarizer=diarizer, decoding=decoding, **counts)
+
+
+def _count(fields: dict[str, list[str]], name: str) -> int | None:
+    """A number of speakers, 1 to 32 (None: not given)."""
+    text = _one(fields, name)
+    if text in (None, ""):
+        return None
+    if not text.isdigit():
+        raise bad_parameter(name, f"{name} must be a whole number")
+    if not 1 <= int(text) <= MAX_SPEAKERS:
+        raise bad_parameter(name, f"{name} must be between 1 and {MAX_SPEAKERS}")
+    return int(text)
 
 
 def _one(fields: dict[str, list[str]], name: str) -> str | None:

@@ -33,6 +33,7 @@ from engine.serve.config import ServeConfig
 from engine.serve.decoding import job_backend
 from engine.serve.jobs import JobOptions, JobRegistry, QueueFull
 from engine.serve.known_speakers import reference_recogniser
+from engine.speakers import SpeakerConfig
 
 
 class Server:
@@ -78,12 +79,7 @@ class Server:
         """The pipeline of one job: the shared backend and detector, the job's speaker and decode
         choices (`engine.serve.decoding`; the route has already refused what the backend cannot do)
         and its known speakers (`engine.serve.known_speakers`)."""
-        speakers = self.pipeline_config.speakers
-        if options.diarize is False:
-            speakers = dataclasses.replace(speakers, diarizer="none")
-        if options.num_speakers is not None:
-            speakers = dataclasses.replace(speakers, num_speakers=options.num_speakers,
-                                           min_speakers=None, max_speakers=None)  # fmt: skip
+        speakers = job_speakers(self.pipeline_config.speakers, options)
         config = dataclasses.replace(self.pipeline_config, speakers=speakers)
         pipeline = Pipeline(job_backend(self.backend, options.decoding), config, detector=self.detector)
         if options.known_speakers is not None:  # the request's references stand in for --voices
@@ -123,6 +119,21 @@ class Places:
             yield
         finally:
             self.uploads -= 1
+
+
+def job_speakers(speakers: SpeakerConfig, options: JobOptions) -> SpeakerConfig:
+    """The server's speaker settings with a job's choices: its diarizer (or none when it asked for
+    no speakers), and its number of speakers, which replaces any bounds, or its own bounds."""
+    if options.diarize is False:
+        speakers = dataclasses.replace(speakers, diarizer="none")
+    elif options.diarizer is not None:
+        speakers = dataclasses.replace(speakers, diarizer=options.diarizer)
+    if options.num_speakers is not None:
+        return dataclasses.replace(speakers, num_speakers=options.num_speakers, min_speakers=None,
+                                   max_speakers=None)  # fmt: skip
+    bounds = {"min_speakers": options.min_speakers, "max_speakers": options.max_speakers}
+    given = {name: count for name, count in bounds.items() if count is not None}
+    return dataclasses.replace(speakers, **given) if given else speakers
 
 
 def _load_whisper(backend: Any) -> None:

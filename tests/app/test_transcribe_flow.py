@@ -6,6 +6,7 @@ import threading
 from dataclasses import replace
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 from qt_helpers import open_demo, wait_until
 
 from app import commands
@@ -90,7 +91,7 @@ def test_esc_stops_the_engine_after_at_most_the_chunk_in_hand_and_a_new_run_keep
     after_esc: list[bool] = []  # per chunk result, as the engine finishes it: was Esc pressed by then?
     worker.partial.connect(lambda _: after_esc.append(pressed.is_set()), Qt.ConnectionType.DirectConnection)
     assert window.transcribe()
-    qtbot.waitUntil(lambda: window.model.rowCount() > 0, timeout=120_000)  # the next batch is decoding now
+    qtbot.waitUntil(lambda: window.model.rowCount() > 0, timeout=300_000)  # the next batch is decoding now
     window.activateWindow()
     with qtbot.waitSignal(worker.cancelled, timeout=120_000):  # the worker has let go of the engine
         pressed.set()
@@ -110,8 +111,11 @@ def test_esc_stops_the_engine_after_at_most_the_chunk_in_hand_and_a_new_run_keep
     assert window.model.utterances[1:] == kept[1:]
     assert window.model.data(window.model.index(0, TEXT)) == "Corrected after cancelling."
     edited_doc = window.model.utterances
+    window.activateWindow()  # F5 is a window shortcut
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
     with qtbot.waitSignal(window.session.transcribed, timeout=300_000):  # the whole file again
         qtbot.keyClick(window.transcript_view, Qt.Key.Key_F5)
+        assert window.session.busy, "F5 started no run"
     texts = [u.text for u in window.model.utterances]
     assert "Corrected after cancelling." in texts, "a new run threw away the line the user fixed"
     assert len(texts) > len(kept), "the rest of the recording was transcribed"
@@ -133,7 +137,7 @@ def test_a_failed_run_shows_why_and_keeps_the_edited_transcript(make_window, dem
     assert window.transcribe()
     wait_until(lambda: not window.session.busy, timeout=120)
     dialog = window.last_dialog
-    assert dialog.windowTitle() == "The model could not be loaded"
+    assert dialog.windowTitle() == "The engine could not start"  # its own process: it says why, below
     assert "/no/such/model-folder" in dialog.text() and "unchanged" in dialog.text()
     assert window.isVisible() and window.model.utterances == before
     window.undo_stack.undo()

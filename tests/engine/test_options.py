@@ -287,3 +287,29 @@ def test_each_surface_offers_its_rows_and_only_those_of_the_chosen_backend():
     assert "--dtype" not in {o.flag for o in rows("record")}
     assert "--audio-stream" not in {o.flag for o in rows("serve")}
     assert [o.label for o in dialog_rows()] == [o.label for o in OPTIONS if o.label] != []
+def test_the_flags_of_some_values_parse_back_to_them_and_leave_per_job_values_to_the_request():
+    from engine.cli.option_args import option_flags
+    from engine.options import request_fields
+
+    values = {"model": "tiny.en", "quality": "accurate", "context": ("Alice", "Kubernetes"),
+              "chunk_seconds": 12.0, "language": "de", "speakers": 2, "diarizer": "none",
+              "max_speakers": 4}  # fmt: skip
+    flags = option_flags(values, "serve", "whisper")
+    assert flags[:2] == ["--backend", "whisper"] and "--language" not in flags and "--speakers" not in flags
+    parsed = recipe_of(build_parser().parse_args(["serve", *flags]), "serve")
+    per_job = {"language", "speakers", "diarizer", "max_speakers"}
+    assert parsed == recipe_from({k: v for k, v in values.items() if k not in per_job}, "whisper")
+    assert request_fields(values, "whisper") == {"language": "de", "num_speakers": "2", "diarizer": "none",
+                                                 "max_speakers": "4"}  # fmt: skip
+    assert "language" not in request_fields(values, "vibevoice")  # VibeVoice finds the language itself
+    with pytest.raises(ValueError, match="takes no dtype"):
+        option_flags({"dtype": "float32"}, "serve", "whisper")
+
+
+def test_every_field_a_request_sets_is_one_the_server_reads():
+    from engine.serve.params import COMMON, TRANSCRIBE_ONLY
+
+    forms = {o.form for o in OPTIONS if o.form}
+    assert forms == {"language", "prompt", "temperature", "diarizer", "num_speakers", "min_speakers",
+                     "max_speakers"}  # fmt: skip
+    assert forms <= set(COMMON) | set(TRANSCRIBE_ONLY)

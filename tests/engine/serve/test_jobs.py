@@ -355,3 +355,19 @@ def test_a_server_whose_model_cannot_load_is_not_built(tmp_path):
     with pytest.raises(ModelLoadError, match="does not exist"):
         Server.create("whisper", {"model": str(tmp_path / "missing")}, NO_SPEAKERS, ServeConfig())
     assert not list(tmp_path.iterdir())
+
+
+def test_a_jobs_diarizer_and_bounds_replace_the_servers_and_a_count_wins_over_bounds():
+    from engine.serve.server import job_speakers
+    from engine.speakers import SpeakerConfig
+
+    served = SpeakerConfig(diarizer="none", min_speakers=1, max_speakers=8)
+    assert job_speakers(served, JobOptions(diarizer="embedded")).diarizer == "embedded"
+    assert job_speakers(SpeakerConfig(), JobOptions(diarize=False, diarizer="embedded")).diarizer == "none"
+    bounded = job_speakers(served, JobOptions(max_speakers=3))
+    assert (bounded.min_speakers, bounded.max_speakers, bounded.num_speakers) == (1, 3, None)
+    counted = job_speakers(served, JobOptions(num_speakers=2, min_speakers=1, max_speakers=5))
+    assert (counted.num_speakers, counted.min_speakers, counted.max_speakers) == (2, None, None)
+    assert job_speakers(served, JobOptions()) == served
+    with pytest.raises(ValueError, match="max_speakers must be between 1 and 32"):
+        JobOptions(max_speakers=33)

@@ -258,6 +258,14 @@ def test_form_fields_become_the_request_and_the_jobs_decode_choices():
     ({"temperature": ["nan"]}, "temperature", "temperature must be between 0 and 1"),
     ({"num_speakers": ["many"]}, "num_speakers", "num_speakers must be a whole number"),
     ({"num_speakers": ["40"]}, "num_speakers", "num_speakers must be between 1 and 32"),
+    ({"min_speakers": ["0"]}, "min_speakers", "min_speakers must be between 1 and 32"),
+    ({"max_speakers": ["33"]}, "max_speakers", "max_speakers must be between 1 and 32"),
+    ({"max_speakers": ["-2"]}, "max_speakers", "max_speakers must be a whole number"),
+    ({"min_speakers": ["4"], "max_speakers": ["3"]}, "min_speakers",
+     "min_speakers must not be more than max_speakers"),
+    ({"diarizer": ["fast"]}, "diarizer", "diarizer must be one of embedded, pyannote, none"),
+    ({"diarize": ["false"], "diarizer": ["embedded"]}, "diarizer",
+     "diarize=false finds no speakers: it cannot use diarizer=embedded"),
     ({"stream": ["maybe" * 5]}, "stream", f"stream must be true or false, not {('maybe' * 4)!r}"),
     ({"include[]": ["logprobs"]}, "include", "include is not supported: log probabilities are not offered "
                                              "by this server"),
@@ -295,6 +303,13 @@ def test_empty_fields_are_the_defaults_and_flags_read_as_people_write_them():
     for word, meaning in (("TRUE", True), ("1", True), ("yes", True), ("False", False), ("0", False),
                           ("no", False)):  # fmt: skip
         assert transcription_request({"diarize": [word]}).options.diarize is meaning
+
+
+def test_the_speaker_fields_reach_the_job_as_given():
+    asked = transcription_request({"diarizer": ["pyannote"], "min_speakers": ["2"], "max_speakers": ["2"]})
+    assert asked.options == JobOptions(diarizer="pyannote", min_speakers=2, max_speakers=2)
+    both = transcription_request({"diarize": ["false"], "diarizer": ["none"], "min_speakers": ["3"]})
+    assert both.options == JobOptions(diarize=False, diarizer="none", min_speakers=3)
 
 
 def test_translations_take_no_language_or_stream():
