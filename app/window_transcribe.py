@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from app.commands import range_bounds
 from PySide6.QtWidgets import QMessageBox
 
+from app.commands import range_bounds
 from app.playback_controller import PlaybackController
 from app.session import Session
 from app.settings import SettingsStore, TranscribeSettings
