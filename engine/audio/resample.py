@@ -14,7 +14,9 @@ Contract:
   100 ms), so what it resamples reaches the VAD within 100 ms instead of 2 s; the samples are the
   same.
 - Everything is computed in float64 and returned as float32. Inputs must be 1-D (mono).
-- scipy.signal is imported only when a rate actually changes (it costs seconds to import).
+- The filter is designed with numpy alone (Kaiser's formulas, as `scipy.signal.kaiserord` and `firwin`
+  give them): importing scipy.signal costs seconds, which starting a recording would spend on the
+  GUI thread.
 """
 
 from __future__ import annotations
@@ -44,17 +46,28 @@ def output_length(n_in: int, from_rate: int, to_rate: int) -> int:
     return -(-n_in * up // down)
 
 
-def design_filter(up: int, down: int) -> np.ndarray:
-    """Odd-length, symmetric low-pass FIR at `up` × the input rate, with gain `up`."""
-    from scipy.signal import firwin, kaiserord  # 1–3 s to import: only when a rate changes
+def kaiser_beta(attenuation_db: float) -> float:
+    """Kaiser's window parameter for a stopband attenuation in dB (his empirical formula)."""
+    a = attenuation_db
+    if a > 50:
+        return 0.1102 * (a - 8.7)
+    if a > 21:
+        return 0.5842 * (a - 21) ** 0.4 + 0.07886 * (a - 21)
+    return 0.0
 
+
+def design_filter(up: int, down: int) -> np.ndarray:
+    """Odd-length, symmetric low-pass FIR at `up` × the input rate, with gain `up`: a Kaiser-windowed
+    sinc whose length follows Kaiser's estimate for `STOPBAND_DB` over the transition band."""
     widest = max(up, down)
-    numtaps, beta = kaiserord(STOPBAND_DB, TRANSITION / widest)
-    numtaps |= 1  # odd: a whole-sample delay, so the output is not shifted
+    width = TRANSITION / widest  # as a fraction of the Nyquist frequency at `up` × the input rate
+    numtaps = ceil((STOPBAND_DB - 7.95) / 2.285 / (np.pi * width) + 1) | 1  # odd: no half-sample shift
     if numtaps > MAX_TAPS:
         raise ValueError(f"rate ratio {up}/{down} is too unusual to resample")
     cutoff = (1.0 - TRANSITION / 2) / widest
-    return firwin(numtaps, cutoff, window=("kaiser", beta)) * up
+    m = np.arange(numtaps) - (numtaps - 1) / 2
+    h = cutoff * np.sinc(cutoff * m) * np.kaiser(numtaps, kaiser_beta(STOPBAND_DB))
+    return h / h.sum() * up  # unit gain at 0 Hz, then `up` for the zeros between input samples
 
 
 def resample(x: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:

@@ -125,3 +125,29 @@ def test_stream_cannot_be_fed_after_flush() -> None:
     stream.flush()
     with pytest.raises(RuntimeError):
         stream.push(np.zeros(100, np.float32))
+
+
+@pytest.mark.parametrize(("up", "down"), [(160, 441), (1, 3), (2, 1), (147, 160), (1, 6)])
+def test_the_filter_is_the_kaiser_design_of_scipy_without_importing_it(up: int, down: int) -> None:
+    """A wrong Kaiser beta, an even length or a gain off by `up` would change every resampled sample."""
+    from scipy.signal import firwin, kaiserord
+
+    from engine.audio.resample import STOPBAND_DB, TRANSITION, design_filter
+
+    widest = max(up, down)
+    numtaps, beta = kaiserord(STOPBAND_DB, TRANSITION / widest)
+    expected = firwin(numtaps | 1, (1 - TRANSITION / 2) / widest, window=("kaiser", beta)) * up
+    assert np.allclose(design_filter(up, down), expected, rtol=0, atol=1e-12)
+
+
+def test_starting_a_live_resampler_does_not_import_scipy_signal() -> None:
+    """Recording starts on the GUI thread: importing scipy.signal there froze the window for seconds."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from engine.audio.resample import StreamingResampler; "
+        "StreamingResampler(44100, 16000, 1600); print('scipy.signal' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
