@@ -92,6 +92,7 @@ def test_every_job_shares_the_one_model_and_voice_detector_and_streams_from_the_
     assert server.backend.config.ramp  # batches grow 1, 2, 4…: a stream's first lines after one chunk
     assert isinstance(server.shared, WhisperBatcher) and server.model == "faster-whisper tiny.en"
     assert first.backend.batcher is server.shared  # every job's clips go to the one batcher
+    assert server.shared.model is server.backend.backend.loaded()  # which decodes with the one model
 
 
 def test_a_finished_job_is_counted_out_and_its_audio_counted_in(client, server, speech):
