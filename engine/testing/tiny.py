@@ -91,7 +91,7 @@ class TinyRecipe:
 
 def repo_cache() -> Path:
     """`<repo>/.cache/murmur`, where built test models live (git-ignored)."""
-    return Path(__file__).resolve().parents[3] / ".cache" / "murmur"
+    return Path(__file__).resolve().parents[2] / ".cache" / "murmur"
 
 
 def tokenizer_corpus(extra: tuple[str, ...] = ()) -> list[str]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -90,6 +92,7 @@ def test_every_job_shares_the_one_model_and_voice_detector_and_streams_from_the_
     assert server.backend.config.ramp  # batches grow 1, 2, 4…: a stream's first lines after one chunk
     assert isinstance(server.shared, WhisperBatcher) and server.model == "faster-whisper tiny.en"
     assert first.backend.batcher is server.shared  # every job's clips go to the one batcher
+    assert server.shared.model is server.backend.backend.loaded()  # which decodes with the one model
 
 
 def test_a_finished_job_is_counted_out_and_its_audio_counted_in(client, server, speech):
@@ -371,3 +374,119 @@ def test_a_jobs_diarizer_and_bounds_replace_the_servers_and_a_count_wins_over_bo
     assert job_speakers(served, JobOptions()) == served
     with pytest.raises(ValueError, match="max_speakers must be between 1 and 32"):
         JobOptions(max_speakers=33)
+
+
+def test_a_jobs_events_are_what_a_streaming_client_reads_in_order(server, speech):
+    registry = JobRegistry(server.pipeline, 1)
+    try:
+        job = finished(registry.submit(copy(speech, server.folder), SECONDS, JobOptions(filename="t.flac")))
+        settled(registry)
+    finally:
+        registry.shutdown()
+    events = job.events_from(0)
+    model = "faster-whisper tiny.en"
+    assert events[0] == {"type": "murmur.job", "id": job.id, "duration": SECONDS, "model": model}
+    progress = [(e["stage"], e["done"], e["total"], e["eta_seconds"], e["detail"])
+                for e in events if e["type"] == "murmur.progress"]  # fmt: skip
+    assert progress == [
+        ("load", 0, 1, None, ""), ("load", SECONDS, SECONDS, 0.0, ""),
+        ("vad", 0, SECONDS, None, ""), ("vad", SECONDS, SECONDS, 0.0, ""),
+        ("chunk", 1, 1, None, "1 chunks"),
+        ("infer", 0, 1, None, "loading faster-whisper tiny.en"), ("infer", 1, 1, 0.0, ""),
+        ("stitch", 1, 1, None, ""),
+    ]  # fmt: skip
+    deltas = [e for e in events if e["type"] == "transcript.text.delta"]
+    assert job.transcript is not None and job.transcript.text.startswith("I'd like to keep this meeting")
+    assert [d["delta"] for d in deltas] == [job.transcript.text]  # the one chunk's line, once
+    assert [li["text"] for li in deltas[0]["lines"]] == [job.transcript.text]
+    assert [e["type"] for e in events].index("transcript.text.delta") < len(events) - 2  # before the stitch
+    assert events[-1]["type"] == "transcript.text.done" and events[-1]["text"] == job.transcript.text
+    assert events[-1]["duration"] == SECONDS
+    assert events[-1]["segments"][0]["text"].strip() == job.transcript.text
+    assert job.state == "done" and job.error is None and job.warnings == []
+
+
+def test_a_job_whose_pipeline_refuses_it_fails_as_the_clients_error_in_the_clients_words(server, speech):
+    upload = copy(speech, server.folder)
+
+    def refusing(options: JobOptions):
+        raise ValueError(f"'{upload.name}' asks for a language {upload.name} cannot take")
+
+    registry = JobRegistry(refusing, 1)
+    try:
+        job = finished(registry.submit(upload, SECONDS, JobOptions(filename="t.flac")))
+        settled(registry)
+    finally:
+        registry.shutdown()
+    error = {"message": "'t.flac' asks for a language t.flac cannot take", "type": "invalid_request_error"}
+    assert job.events_from(0) == [{"type": "error", "error": error}] and job.state == "failed"
+    assert registry.counts == {"done": 0, "failed": 1, "cancelled": 0} and not upload.exists()
+
+
+def test_a_bug_in_a_job_is_a_server_error_that_keeps_its_details_in_the_log(server, speech, caplog):
+    def broken(options: JobOptions):
+        raise KeyError("internal detail")
+
+    registry = JobRegistry(broken, 1)
+    try:
+        upload = copy(speech, server.folder)
+        job = finished(registry.submit(upload, SECONDS, JobOptions(filename="t.flac")))
+        settled(registry)
+    finally:
+        registry.shutdown()
+    error = {"message": "the server failed on this file (see its log)", "type": "server_error"}
+    assert job.events_from(0) == [{"type": "error", "error": error}] and job.state == "failed"
+    assert isinstance(job.error, KeyError) and "internal detail" in caplog.text  # for the operator only
+    assert registry.counts == {"done": 0, "failed": 1, "cancelled": 0} and not upload.exists()
+    assert registry.active == 0  # its place is free again
+
+
+def test_the_server_keeps_its_settings_its_vad_and_its_upload_folder_for_its_life():
+    from engine.audio.vad import VadConfig
+
+    vad = VadConfig(threshold=0.7)
+    before = set(Path(tempfile.gettempdir()).glob("murmur-serve-*"))
+    server = Server(_backend(), None, PipelineConfig(vad=vad), ServeConfig(max_queued_jobs=2))
+    try:
+        assert server.pipeline(JobOptions()).detector.config == vad  # the operator's VAD settings
+        folder = server.folder
+        made = set(Path(tempfile.gettempdir()).glob("murmur-serve-*")) - before
+        assert made == {folder} and folder.is_dir()  # where an operator finds what a crash left
+        full = pytest.raises(QueueFull, match="busy with 2 jobs and uploads")
+        with server.places.arriving(), server.places.arriving(), full, server.places.arriving():
+            pass  # the operator's --max-queued-jobs: two places
+    finally:
+        server.close()
+    assert not folder.exists()
+
+
+@pytest.fixture(scope="module")
+def random_vibevoice() -> Path:
+    """A random-weight tiny VibeVoice checkpoint, built once into the repository's test cache."""
+    from engine.testing.tiny import repo_cache, save_tiny_checkpoint
+
+    folder = repo_cache() / "serve-vibevoice-random"
+    if not (folder / "config.json").is_file():
+        building = folder.with_name(f".building-{folder.name}-{os.getpid()}")
+        save_tiny_checkpoint(building)
+        building.rename(folder)
+    return folder
+
+
+def test_a_vibevoice_server_decodes_every_job_in_one_shared_batch_until_it_closes(random_vibevoice):
+    from engine.serve.shared import SharedDecode
+
+    before = set(threading.enumerate())
+    server = Server.create("vibevoice", {"model": str(random_vibevoice), "device": "cpu"}, NO_SPEAKERS,
+                           ServeConfig())  # fmt: skip
+    try:
+        assert server.model == f"VibeVoice-ASR {random_vibevoice}"
+        assert isinstance(server.shared, SharedDecode)
+        assert server.pipeline(JobOptions()).backend.shared is server.shared  # every job's chunks: one batch
+        text = TestClient(create_app(server)).get("/metrics").text
+        assert "\nmurmur_decode_steps_total 0\n" in text and "\nmurmur_rows_active 0\n" in text
+        loops = set(threading.enumerate()) - before
+        assert len(loops) == 1  # the one decode loop
+    finally:
+        server.close()
+    assert not any(t.is_alive() for t in loops)
