@@ -6,9 +6,10 @@ Contract of `LiveSession(source, path, backend, config, on_line)`:
   recording, pauses excluded) is recorded in `segments`, passed to `on_segment`, and — with a
   backend — queued on a `LiveTranscriber` with its audio, whose lines reach `on_line`.
   A segment longer than `LiveConfig.cut_after_seconds` is cut at its longest pause (`StreamingVad`)
-  while the decoder has spare time (`LiveTranscriber.has_spare_time`), so a turn that runs into
-  the next with too short a silence to close a segment gets its line while the next speaker goes
-  on; a decoder near its limit is not given the extra pieces.
+  while the decoder has spare time (`LiveTranscriber.has_spare_time`) and its last decode took
+  less than that bound, so a turn that runs into the next with too short a silence to close a
+  segment gets its line while the next speaker goes on; a decoder near its limit, or slower than
+  the pieces would need, is not given the extra pieces.
   Live lines are decoded greedily (`LiveConfig.greedy`, whisper's beam 1 on the same loaded model:
   1.6× faster on the demo for +0.6 points of WER); the final run keeps the backend's beam.
   Only the audio of the open segment is kept in memory, plus what waits in the queue;
@@ -53,7 +54,7 @@ AudioFn = Callable[[np.ndarray], None]  # the next 16 kHz samples (T,) of the re
 
 
 LIVE_SILENCE_MS = 300  # a line closes after this much silence (offline: 500 ms), for a short delay
-CUT_AFTER_SECONDS = 3.0  # a longer segment is cut at its longest pause (bench/live.py: docs/live.md)
+CUT_AFTER_SECONDS = 4.0  # a longer segment is cut at its longest pause (bench/live.py: docs/live.md)
 RELEASE_SAMPLES = RATE // 10  # the resampler hands the VAD 100 ms at a time (its default: 2 s)
 
 
@@ -174,8 +175,12 @@ class LiveSession:
             self.on_audio(samples)
 
     def _decoder_has_spare_time(self) -> bool:
-        """The decoder has spare time: a piece cut now is decoded now, not queued."""
-        return self.transcriber is None or self.transcriber.has_spare_time(time.monotonic())
+        """A piece cut now is decoded now, not queued, and the decoder keeps up with such pieces:
+        its last decode took less than the cut bound (each piece, however short, costs a decode)."""
+        t, cut = self.transcriber, self.config.cut_after_seconds
+        if t is None or cut is None:
+            return True
+        return t.has_spare_time(time.monotonic()) and t.last_decode_seconds < cut
 
     def _take(self, closed: list[SpeechSegment]) -> None:
         for segment in closed:

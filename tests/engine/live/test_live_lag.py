@@ -151,3 +151,18 @@ def test_a_merged_turn_is_cut_only_while_the_decoder_has_spare_time(busy, stuck,
         assert end > turn_end + 5
     else:
         assert end == pytest.approx(turn_end, abs=0.3)
+
+
+def test_a_decoder_slower_than_the_cut_bound_gets_no_cut_pieces(tmp_path: Path) -> None:
+    # each decode takes 2 s, the bound is 1.5 s: cutting would give it more work than the meeting
+    clip = write_clip(tmp_path / "clip.wav", 36.0, 52.0)
+    # at twice real time the decoder is free again (for more than half a decode) by 11.5 s of the clip
+    session = LiveSession(FileSource(clip, speed=2), tmp_path / "r.flac", TimedDecoder(2.0),
+                          LiveConfig(speakers=False, cut_after_seconds=1.5))  # fmt: skip
+    session.start()
+    session.capture.ended.wait(30)
+    session.stop()
+    assert session.finish(timeout=60)
+    turn_end = 43.50 - 36.0  # runs into the next turn: cut only if the decoder keeps up
+    (end,) = [s.end for s in session.segments if s.start <= turn_end <= s.end + 0.3]
+    assert end > turn_end + 5

@@ -168,3 +168,26 @@ def test_the_live_config_refuses_a_cut_bound_outside_the_longest_length(cut_afte
     with pytest.raises(ValueError, match="cut at a pause"):
         LiveConfig(max_segment_seconds=15.0, cut_after_seconds=cut_after)
     assert LiveConfig(cut_after_seconds=None).cut_after_seconds is None  # cuts at silences only
+
+
+def test_a_segment_at_the_longest_length_is_cut_unpadded_at_its_quietest_frame_of_the_last_third() -> None:
+    dips = {100: 0.6, 195: 0.6}  # still speech (≥ 0.5), the quietest frames: at 2/3+ of each piece
+    probs = [SILENCE] * 10 + [dips.get(i, SPEECH) for i in range(10, 300)]
+    vad = StreamingVad(VadConfig(min_silence_ms=300), max_seconds=4, cut_after=None, detector=Scripted(probs))
+    out = frames(vad, 250)  # 4 s: 125 frames a piece
+    assert out == [pytest.approx((10 * S - PAD, 100 * S)), pytest.approx((100 * S, 195 * S))]
+
+
+def test_after_a_cut_at_a_pause_the_longest_length_counts_from_the_pause_end() -> None:
+    dip = [0.6 if i == 140 else SPEECH for i in range(36, 240)]  # the quietest frame of the rest
+    probs = script((SILENCE, 10), (SPEECH, 20), (SILENCE, 6)) + dip
+    vad = StreamingVad(VadConfig(min_silence_ms=300), max_seconds=4, cut_after=3.0, detector=Scripted(probs))
+    out = frames(vad, 170, may_cut=True)
+    assert out == [pytest.approx((10 * S - PAD, 30 * S + PAD)), pytest.approx((36 * S - PAD, 140 * S))]
+
+
+def test_the_stream_end_scores_the_last_partial_frame() -> None:
+    vad = scripted(script((SPEECH, 20), (SILENCE, 11)))
+    assert frames(vad, 30) == []  # the closing silence is one frame short
+    assert vad.push(np.zeros(100, np.float32)) == []  # part of the next frame: not scored yet
+    assert [(s.start, s.end) for s in vad.flush()] == [pytest.approx((0.0, 20 * S + PAD))]
