@@ -191,3 +191,53 @@ def test_the_stream_end_scores_the_last_partial_frame() -> None:
     assert frames(vad, 30) == []  # the closing silence is one frame short
     assert vad.push(np.zeros(100, np.float32)) == []  # part of the next frame: not scored yet
     assert [(s.start, s.end) for s in vad.flush()] == [pytest.approx((0.0, 20 * S + PAD))]
+
+
+def test_the_longest_length_cut_comes_on_the_frame_that_reaches_it() -> None:
+    vad = StreamingVad(VadConfig(min_silence_ms=300), max_seconds=4, detector=Scripted([SPEECH] * 200))
+    assert frames(vad, 124) == []  # 4 s: 125 frames
+    assert len(frames(vad, 1)) == 1
+
+
+def test_a_frame_at_the_threshold_is_speech() -> None:
+    vad = scripted(script((0.5, 20), (SILENCE, 20)))
+    assert frames(vad, 40) == [pytest.approx((0.0, 20 * S + PAD))]
+
+
+def test_a_silence_of_exactly_min_silence_closes_the_segment() -> None:
+    probs = script((SPEECH, 20), (SILENCE, 11), (SPEECH, 20), (SILENCE, 20))  # 320 ms: 10 frames
+    vad = StreamingVad(VadConfig(min_silence_ms=320), max_seconds=15, detector=Scripted(probs))
+    assert len(frames(vad, len(probs))) == 2  # the 11th silent frame is 10 frames past the first
+
+
+@pytest.mark.parametrize("speech, kept", [(10, False), (11, True)])
+def test_speech_of_min_speech_or_less_is_dropped(speech: int, kept: bool) -> None:
+    probs = script((SILENCE, 20), (SPEECH, speech), (SILENCE, 20))  # 320 ms: 10 frames
+    vad = StreamingVad(VadConfig(min_speech_ms=320), max_seconds=15, detector=Scripted(probs))
+    assert len(frames(vad, len(probs))) == kept
+
+
+@pytest.mark.parametrize("speech, kept", [(10, False), (11, True)])
+def test_at_the_stream_end_speech_of_min_speech_or_less_is_dropped(speech: int, kept: bool) -> None:
+    vad = StreamingVad(VadConfig(min_speech_ms=320), max_seconds=15,
+                       detector=Scripted(script((SILENCE, 20), (SPEECH, speech))))  # fmt: skip
+    assert frames(vad, 20 + speech) == []
+    assert len(vad.flush()) == kept
+
+
+def test_the_stream_end_scores_one_padded_frame() -> None:
+    vad = scripted(script((SPEECH, 20), (SILENCE, 13)))
+    frames(vad, 30)
+    vad.push(np.zeros(300, np.float32))
+    assert len(vad.flush()) == 1 and vad.seconds == pytest.approx(31 * S)
+
+
+@pytest.mark.parametrize("max_seconds, cut_after", [(1.5, None), (15.0, 0.5)])
+def test_short_bounds_above_the_limits_are_accepted(max_seconds: float, cut_after: float | None) -> None:
+    vad = StreamingVad(max_seconds=max_seconds, cut_after=cut_after, detector=Scripted([]))
+    assert vad.max_frames == int(max_seconds / S)
+
+
+def test_a_longest_length_of_one_second_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"must exceed 1 s, got 1\.0"):
+        StreamingVad(max_seconds=1.0)
