@@ -5,6 +5,11 @@ Contract of `LiveSession(source, path, backend, config, on_line)`:
   16 kHz and pushed into a `StreamingVad`; each closed speech segment (absolute seconds in the
   recording, pauses excluded) is recorded in `segments`, passed to `on_segment`, and — with a
   backend — queued on a `LiveTranscriber` with its audio, whose lines reach `on_line`.
+  A segment longer than `LiveConfig.cut_after_seconds` is cut at its longest pause (`StreamingVad`)
+  while the decoder has spare time (`LiveTranscriber.has_spare_time`) and its last decode took
+  less than that bound, so a turn that runs into the next with too short a silence to close a
+  segment gets its line while the next speaker goes on; a decoder near its limit, or slower than
+  the pieces would need, is not given the extra pieces.
   Live lines are decoded greedily (`LiveConfig.greedy`, whisper's beam 1 on the same loaded model:
   1.6× faster on the demo for +0.6 points of WER); the final run keeps the backend's beam.
   Only the audio of the open segment is kept in memory, plus what waits in the queue;
@@ -24,6 +29,7 @@ Contract of `LiveSession(source, path, backend, config, on_line)`:
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +54,7 @@ AudioFn = Callable[[np.ndarray], None]  # the next 16 kHz samples (T,) of the re
 
 
 LIVE_SILENCE_MS = 300  # a line closes after this much silence (offline: 500 ms), for a short delay
+CUT_AFTER_SECONDS = 4.0  # a longer segment is cut at its longest pause (bench/live.py: docs/live.md)
 RELEASE_SAMPLES = RATE // 10  # the resampler hands the VAD 100 ms at a time (its default: 2 s)
 
 
@@ -55,12 +62,17 @@ RELEASE_SAMPLES = RATE // 10  # the resampler hands the VAD 100 ms at a time (it
 class LiveConfig:
     vad: VadConfig = field(default_factory=lambda: VadConfig(min_silence_ms=LIVE_SILENCE_MS))
     max_segment_seconds: float = MAX_SECONDS
+    cut_after_seconds: float | None = CUT_AFTER_SECONDS  # None: segments end at silences only
     speakers: bool = True  # provisional speaker labels from the GE2E encoder
     greedy: bool = True  # whisper decodes live lines with beam 1 (the final run keeps its beam)
 
     def __post_init__(self) -> None:
         if self.max_segment_seconds <= 1.0:
             raise ValueError("the longest live segment must exceed 1 s")
+        cut = self.cut_after_seconds
+        if cut is not None and not 0.0 < cut < self.max_segment_seconds:
+            raise ValueError(f"live segments are cut at a pause after (0, {self.max_segment_seconds}) s, "
+                             f"got {cut}")  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +97,8 @@ class LiveSession:
         self.on_error = on_error
         self.segments: list[SpeechSegment] = []
         self.capture = CaptureStream(source, path, on_block=self._on_block, on_error=self._on_capture_error)
-        self.vad = StreamingVad(self.config.vad, self.config.max_segment_seconds)
+        self.vad = StreamingVad(self.config.vad, self.config.max_segment_seconds,
+                                cut_after=self.config.cut_after_seconds)  # fmt: skip
         self._resampler = StreamingResampler(source.sample_rate, RATE, group_output=RELEASE_SAMPLES)
         self._audio: list[np.ndarray] = []  # 16 kHz pieces from sample `_audio_from` on
         self._audio_from = 0
@@ -157,9 +170,17 @@ class LiveSession:
         samples = self._resampler.push(block)
         with self._lock:
             self._audio.append(samples)
-            self._take(self.vad.push(samples))
+            self._take(self.vad.push(samples, may_cut=self._decoder_has_spare_time()))
         if self.on_audio is not None:
             self.on_audio(samples)
+
+    def _decoder_has_spare_time(self) -> bool:
+        """A piece cut now is decoded now, not queued, and the decoder keeps up with such pieces:
+        its last decode took less than the cut bound (each piece, however short, costs a decode)."""
+        t, cut = self.transcriber, self.config.cut_after_seconds
+        if t is None or cut is None:
+            return True
+        return t.has_spare_time(time.monotonic()) and t.last_decode_seconds < cut
 
     def _take(self, closed: list[SpeechSegment]) -> None:
         for segment in closed:

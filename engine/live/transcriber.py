@@ -14,6 +14,10 @@ Contract of `LiveTranscriber(backend, speakers, on_line)`:
 - `behind_seconds(now)`: how long the oldest turn still without its line has been over: `now`
   (seconds recorded) minus the end of the oldest segment not yet decoded (or being decoded), 0
   when nothing waits — the lag a user sees, turn end to line; `backlog_seconds`: audio queued.
+- `has_spare_time(now)`: nothing waits, and the worker has been free (since `free_since`) for at
+  least half as long as its latest decode took (`last_decode_seconds`): one more segment can be
+  decoded at once without holding up the next. A worker that is free only for moments between
+  segments is near its limit, and every segment costs a whole decode (whisper's 30 s window).
 - A backend failure on one segment is reported through `on_error(exc)` and the next segment still
   runs; a model that will not load is reported once and live lines stop (the recording goes on,
   and the full pipeline after it reports the problem again).
@@ -60,6 +64,8 @@ class LiveTranscriber:
         self.lines_done = 0
         self.segments_done = 0
         self.failed: Exception | None = None
+        self.free_since = time.monotonic()  # when the queue last ran empty
+        self.last_decode_seconds = 0.0
         self._queue: queue.Queue[tuple[SpeechSegment, np.ndarray] | None] = queue.Queue()
         self._waiting: list[SpeechSegment] = []  # submitted, not decoded yet (oldest first)
         self._lock = threading.Lock()
@@ -95,6 +101,10 @@ class LiveTranscriber:
     def behind_seconds(self, now: float) -> float:
         with self._lock:
             return max(0.0, now - self._waiting[0].end) if self._waiting else 0.0
+
+    def has_spare_time(self, now: float) -> bool:
+        with self._lock:
+            return not self._waiting and now - self.free_since >= self.last_decode_seconds / 2
 
     def drain(self, timeout: float | None = None) -> bool:
         """Wait until every submitted segment is decoded; False if `timeout` ran out first."""
@@ -135,11 +145,14 @@ class LiveTranscriber:
         self._warm_up()
         while (item := self._queue.get()) is not None:
             segment, samples = item
+            began = time.monotonic()
             if not self._cancel.is_set() and self.failed is None:
                 self._decode(segment, samples)
             with self._lock:
+                self.last_decode_seconds = time.monotonic() - began
                 self._waiting.remove(segment)
                 if not self._waiting:
+                    self.free_since = time.monotonic()
                     self._idle.set()
 
     def _decode(self, segment: SpeechSegment, samples: np.ndarray) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -85,3 +86,83 @@ def test_the_live_resampler_hands_on_audio_every_100_ms() -> None:
     resampler = StreamingResampler(44100, 16000, group_output=1600)
     handed = [len(resampler.push(np.zeros(4410, np.float32))) for _ in range(5)]
     assert handed[1:] == [1600] * 4  # not 2 s at once, as a long file's resampling does
+
+
+class TimedDecoder:
+    """A decoder that takes `seconds` for each segment and notes when it came back."""
+
+    sample_rate = 16000
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.returned_at = seconds, 0.0
+
+    def transcribe(self, recording, chunks, cancel=None) -> Iterator:
+        time.sleep(self.seconds)
+        self.returned_at = time.monotonic()
+        return iter(())
+
+
+def test_the_decoder_has_no_spare_time_while_a_segment_waits(stuck: StuckDecoder) -> None:
+    t = LiveTranscriber(stuck, None, lambda line: None)
+    assert t.has_spare_time(time.monotonic())  # nothing decoded yet, nothing waiting
+    t.submit(SpeechSegment(1.0, 2.0), np.zeros(16000, np.float32))
+    assert not t.has_spare_time(time.monotonic() + 3600)
+    stuck.go.set()
+    assert t.drain(timeout=30)
+    t.close()
+
+
+def test_after_a_decode_the_decoder_has_spare_time_once_free_for_half_as_long() -> None:
+    decoder = TimedDecoder(0.2)
+    t = LiveTranscriber(decoder, None, lambda line: None)
+    t.submit(SpeechSegment(1.0, 2.0), np.zeros(16000, np.float32))
+    assert t.drain(timeout=30)
+    took = t.last_decode_seconds
+    assert took >= 0.2 and t.free_since >= decoder.returned_at  # freed after the decode came back
+    assert not t.has_spare_time(t.free_since + 0.45 * took)
+    assert t.has_spare_time(t.free_since + 0.55 * took)
+    t.close()
+
+
+class QuietDecoder:
+    """A decoder that comes back at once with nothing: always spare time."""
+
+    sample_rate = 16000
+
+    def transcribe(self, recording, chunks, cancel=None) -> Iterator:
+        return iter(())
+
+
+@pytest.mark.parametrize("busy", [False, True])
+def test_a_merged_turn_is_cut_only_while_the_decoder_has_spare_time(busy, stuck, tmp_path: Path) -> None:
+    # 36-52 s of the demo: a turn ending at 41.15, then one ending at 43.50 that runs into the next
+    # (43.77) with 0.27 s of silence: one segment unless it is cut
+    clip = write_clip(tmp_path / "clip.wav", 36.0, 52.0)
+    session = LiveSession(FileSource(clip, speed=4), tmp_path / "r.flac", stuck if busy else QuietDecoder(),
+                          LiveConfig(speakers=False))  # fmt: skip
+    session.start()
+    session.capture.ended.wait(30)
+    session.stop()
+    stuck.go.set()
+    assert session.finish(timeout=30)
+    turn_end = 43.50 - 36.0
+    (end,) = [s.end for s in session.segments if s.start <= turn_end <= s.end + 0.3]
+    if busy:  # the first segment waits for the decoder: the second is not cut
+        assert end > turn_end + 5
+    else:
+        assert end == pytest.approx(turn_end, abs=0.3)
+
+
+def test_a_decoder_slower_than_the_cut_bound_gets_no_cut_pieces(tmp_path: Path) -> None:
+    # each decode takes 2 s, the bound is 1.5 s: cutting would give it more work than the meeting
+    clip = write_clip(tmp_path / "clip.wav", 36.0, 52.0)
+    # at twice real time the decoder is free again (for more than half a decode) by 11.5 s of the clip
+    session = LiveSession(FileSource(clip, speed=2), tmp_path / "r.flac", TimedDecoder(2.0),
+                          LiveConfig(speakers=False, cut_after_seconds=1.5))  # fmt: skip
+    session.start()
+    session.capture.ended.wait(30)
+    session.stop()
+    assert session.finish(timeout=60)
+    turn_end = 43.50 - 36.0  # runs into the next turn: cut only if the decoder keeps up
+    (end,) = [s.end for s in session.segments if s.start <= turn_end <= s.end + 0.3]
+    assert end > turn_end + 5
