@@ -15,6 +15,7 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
+    QDialogButtonBox,
     QHBoxLayout,
     QInputDialog,
     QLabel,
@@ -55,6 +56,9 @@ class KnownVoicesDialog(QDialog):
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
         layout.addWidget(self.status)
+        close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        close.rejected.connect(self.reject)
+        layout.addWidget(close)
         self.list.currentItemChanged.connect(lambda *_: self._update_buttons())
         self.refresh()
 

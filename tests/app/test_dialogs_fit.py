@@ -28,9 +28,11 @@ from PySide6.QtWidgets import (
 from app.resources import style_sheet
 from app.settings import TranscribeSettings, setting_names
 from app.widgets.export_dialog import ExportDialog
+from app.widgets.known_voices import KnownVoicesDialog
 from app.widgets.retranscribe_dialog import RetranscribeDialog
 from app.widgets.settings_dialog import SettingsDialog
 from app.widgets.shortcuts_dialog import ShortcutsDialog
+from engine.voices import VoiceLibrary
 
 APP = Path(__file__).resolve().parents[2] / "app"
 SCREEN = QRect(0, 0, 1024, 600)
@@ -44,6 +46,7 @@ DIALOGS: dict[str, Callable[[Path], QDialog]] = {
     ),
     "ExportDialog": lambda folder: ExportDialog(folder, "meeting", {}),
     "ShortcutsDialog": lambda _: ShortcutsDialog(),
+    "KnownVoicesDialog": lambda folder: KnownVoicesDialog(VoiceLibrary(folder / "voices.db"), lambda _: ""),
 }
 
 
