@@ -23,7 +23,7 @@ from typing import Any
 
 from engine.backends.vibevoice.config import ACOUSTIC_MODES, ATTENTIONS, BUDGETS, DTYPES, ENGINES
 from engine.decode.eviction import POLICIES, PRESETS, SPEECH_CAPS
-from engine.speakers import DEFAULT_VOICES
+from engine.speakers import DEFAULT_VOICES, DIARIZER_CHOICES
 
 SYSTEM = ("transcribe", "serve", "eval")  # the surfaces that describe one system of any backend
 LIVE = ("record", "watch")  # the surfaces that run whisper on what is recorded or dropped
@@ -211,7 +211,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("--repetition-penalty", "backend.decode.repetition_penalty", "repeat penalty (default: 1, off)",
            float, metavar="P", backends=("vibevoice",), group=ENGINE_GROUP),
     _speakers("--diarizer", "diarizer", "who speaks when: embedded (default, offline), pyannote (needs its "
-              "weights), none", choices=("embedded", "pyannote", "none"), label="Speaker finder",
+              "weights), none", choices=DIARIZER_CHOICES, label="Speaker finder",
               form="diarizer", tooltip="Who speaks when: embedded (offline, built in), pyannote (needs "
               "its weights) or none."),
     _speakers("--voices", "voices", "name speakers whose voices you remembered (murmur voices add), from the "

@@ -24,10 +24,10 @@ from engine.serve.formats import DIARIZED, FORMATS, GRANULARITIES
 from engine.serve.jobs import MAX_SPEAKERS, JobOptions
 from engine.serve.known_speakers import NAMES, REFERENCES, known_speakers
 from engine.serve.openai_errors import bad_parameter
+from engine.speakers import DIARIZER_CHOICES
 from engine.types import DecodeChoices
 
 SPEAKER_COUNTS = ("num_speakers", "min_speakers", "max_speakers")
-DIARIZERS = ("embedded", "pyannote", "none")
 COMMON = ("file", "model", "prompt", "response_format", "temperature", "diarize", "diarizer", *SPEAKER_COUNTS,
           "speaker_labels")  # fmt: skip
 TRANSCRIBE_ONLY = ("language", "stream", "timestamp_granularities", "chunking_strategy", "murmur_progress",
@@ -114,8 +114,8 @@ def _decoding(fields: dict[str, list[str]], language: str | None, task: str) -> 
 def _options(fields: dict[str, list[str]], decoding: DecodeChoices) -> JobOptions:
     counts = {name: _count(fields, name) for name in SPEAKER_COUNTS}
     diarize, diarizer = _flag(fields, "diarize"), _one(fields, "diarizer") or None
-    if diarizer is not None and diarizer not in DIARIZERS:
-        message = f"diarizer must be one of {', '.join(DIARIZERS)}"
+    if diarizer is not None and diarizer not in DIARIZER_CHOICES:
+        message = f"diarizer must be one of {', '.join(DIARIZER_CHOICES)}"
         raise bad_parameter("diarizer", message, "unsupported_value")
     if diarize is False and diarizer not in (None, "none"):
         raise bad_parameter("diarizer", f"diarize=false finds no speakers: it cannot use diarizer={diarizer}")

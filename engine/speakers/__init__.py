@@ -1,7 +1,8 @@
 """Speakers: diarization, cross-chunk reconciliation and word-level assignment.
 
-`DIARIZERS` names the diarizers; `create_diarizer(SpeakerConfig)` builds the chosen one (None for
-"none"). Models load on first use, so creating a diarizer is cheap:
+`DIARIZERS` names the diarizers (`DIARIZER_CHOICES`: those and "none", what a user may choose);
+`create_diarizer(SpeakerConfig)` builds the chosen one (None for "none"). Models load on first
+use, so creating a diarizer is cheap:
 - "embedded" (default): resemblyzer's GE2E encoder (weights in its wheel) + spectral clustering;
 - "pyannote": a pyannote.audio pipeline from a local folder or the hub (token needed).
 `engine.speakers.attribution.attribute_speakers` is the pipeline's SPEAKERS stage.
@@ -71,6 +72,7 @@ DIARIZERS: dict[str, Callable[[SpeakerConfig], Diarizer]] = {
     "embedded": _embedded,
     "pyannote": _pyannote,
 }
+DIARIZER_CHOICES = (*DIARIZERS, "none")
 
 
 def create_diarizer(config: SpeakerConfig) -> Diarizer | None:
