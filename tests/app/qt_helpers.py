@@ -6,8 +6,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QApplication, QInputDialog
 
 from app import commands
 from app import speakers as sp
@@ -41,3 +41,17 @@ def open_demo(window: MainWindow, path: Path = DEMO) -> None:
 def show_transcript(window: MainWindow, transcript: Transcript) -> None:
     """Put `transcript` in the window as a finished run would, its speakers named after it."""
     commands.set_document(window.model, transcript, sp.book_from_transcript(transcript), "Transcribe")
+
+
+def answer_next_input(text: str) -> None:
+    """Type `text` into the next input dialog (`QInputDialog`) once it is open, and accept it."""
+
+    def answer() -> None:
+        dialog = QApplication.activeModalWidget()
+        if isinstance(dialog, QInputDialog):
+            dialog.setTextValue(text)
+            dialog.accept()
+        else:
+            QTimer.singleShot(20, answer)
+
+    QTimer.singleShot(20, answer)

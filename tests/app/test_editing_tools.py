@@ -7,8 +7,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication, QInputDialog
+from PySide6.QtCore import Qt
+from qt_helpers import answer_next_input
 
 from app import commands
 
@@ -16,18 +16,6 @@ from app import commands
 @pytest.fixture
 def window(demo_window):
     return demo_window
-
-
-def _answer_next_question(text: str) -> None:
-    def answer() -> None:
-        dialog = QApplication.activeModalWidget()
-        if isinstance(dialog, QInputDialog):
-            dialog.setTextValue(text)
-            dialog.accept()
-        else:
-            QTimer.singleShot(20, answer)
-
-    QTimer.singleShot(20, answer)
 
 
 def test_delete_removes_the_selected_lines_and_undo_brings_them_back(window, qtbot):
@@ -93,7 +81,7 @@ def test_find_marks_every_match_and_walks_them_forward_and_back(window, qtbot):
 def test_go_to_a_time_selects_the_line_there_and_moves_the_playhead(window, qtbot):
     u = window.model.utterance(12)
     t = (u.start + u.end) / 2
-    _answer_next_question(f"0:{int(t) // 60:02d}:{t % 60:04.1f}")
+    answer_next_input(f"0:{int(t) // 60:02d}:{t % 60:04.1f}")
     window.actions_by_name["go_to_time"].trigger()
     assert window.transcript_view.current_source_row() == 12
     assert window.playback.position == pytest.approx(round(t, 1), abs=0.06)
@@ -101,13 +89,13 @@ def test_go_to_a_time_selects_the_line_there_and_moves_the_playhead(window, qtbo
 
 def test_shifting_every_time_moves_lines_and_words_and_refuses_negative_times(window, qtbot):
     before = window.model.utterances
-    _answer_next_question("-0.25")
+    answer_next_input("-0.25")
     window.actions_by_name["shift_times"].trigger()
     after = window.model.utterances
     assert [u.start for u in after] == pytest.approx([u.start - 0.25 for u in before])
     assert after[3].words[0].start == pytest.approx(before[3].words[0].start - 0.25)
     assert window.undo_stack.undoText() == "Shift all times by -0.25 s"
-    _answer_next_question("-1:00")
+    answer_next_input("-1:00")
     window.actions_by_name["shift_times"].trigger()
     assert window.model.utterances == after and "cannot move" in window.statusBar().currentMessage()
     window.actions_by_name["undo"].trigger()

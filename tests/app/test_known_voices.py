@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 import soundfile as sf
-from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QContextMenuEvent
-from PySide6.QtWidgets import QApplication, QCheckBox, QInputDialog, QMenu, QMessageBox
-from qt_helpers import show_transcript, wait_until
+from PySide6.QtWidgets import QApplication, QCheckBox, QMenu, QMessageBox
+from qt_helpers import answer_next_input, show_transcript, wait_until
 
 from app.settings import TranscribeSettings
 from app.widgets.settings_dialog import SettingsDialog
@@ -53,19 +53,6 @@ def data_home(tmp_path, monkeypatch) -> VoiceLibrary:
     return VoiceLibrary(library_path(None))
 
 
-def answer_next(text: str) -> None:
-    """Type `text` into the next input dialog and press Enter."""
-    def answer() -> None:
-        dialog = QApplication.activeModalWidget()
-        if isinstance(dialog, QInputDialog):
-            dialog.setTextValue(text)
-            dialog.accept()
-        else:
-            QTimer.singleShot(20, answer)
-
-    QTimer.singleShot(20, answer)
-
-
 def choose_in_menu(window, speaker_id: str, label: str) -> None:
     """Right-click the speaker in the panel and pick `label` from its menu with the keyboard."""
     panel = window.speaker_panel
@@ -84,7 +71,7 @@ def choose_in_menu(window, speaker_id: str, label: str) -> None:
 
 
 def remember(window, speaker_id: str, name: str) -> None:
-    answer_next(name)
+    answer_next_input(name)
     choose_in_menu(window, speaker_id, "Remember This Voice…")
 
 
@@ -136,13 +123,13 @@ def test_a_remembered_voice_is_named_in_the_next_meeting_and_a_deleted_one_never
     dialog = window.voices.dialog
     assert dialog.list.item(0).text().startswith("Alice — 1 sample") and dialog.list.count() == 4
     select(dialog, "Ally")
-    answer_next("Alice")
+    answer_next_input("Alice")
     click(dialog.merge_button)
     assert [r.split(" — ")[0] for r in (dialog.list.item(i).text() for i in range(dialog.list.count()))] == [
         "Alice", "Bob", "Carol"]  # fmt: skip
     assert len(data_home.voice("Alice").samples) == 2
     select(dialog, "Carol")
-    answer_next("Caroline")
+    answer_next_input("Caroline")
     click(dialog.rename_button)
     assert "Caroline" in {v.name for v in data_home.voices()}
     asked, table = answers
