@@ -113,9 +113,10 @@ def test_esc_stops_the_engine_after_at_most_the_chunk_in_hand_and_a_new_run_keep
     edited_doc = window.model.utterances
     window.activateWindow()  # F5 is a window shortcut
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    qtbot.waitUntil(lambda: not window.session.busy)  # the cancelled run has let go (F5 waits for it)
     with qtbot.waitSignal(window.session.transcribed, timeout=300_000):  # the whole file again
         qtbot.keyClick(window.transcript_view, Qt.Key.Key_F5)
-        assert window.session.busy, "F5 started no run"
+        assert window.session.busy and not window.session.cancelling, "F5 started no run"
     texts = [u.text for u in window.model.utterances]
     assert "Corrected after cancelling." in texts, "a new run threw away the line the user fixed"
     assert len(texts) > len(kept), "the rest of the recording was transcribed"
