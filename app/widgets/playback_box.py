@@ -35,9 +35,8 @@ class PlaybackBox(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(title)
         layout.addLayout(row)
-        layout.addWidget(
-            self.follow
-        )  # a row of its own: beside the speed it pushed the panel off a 1024 px window
+        # a row of its own: beside the speed it pushed the panel off a 1024 px window
+        layout.addWidget(self.follow)
         layout.addWidget(self.note)
 
     def step_speed(self, direction: int) -> None:
