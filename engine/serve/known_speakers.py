@@ -29,6 +29,7 @@ from pathlib import Path
 from engine.audio.io import load_audio
 from engine.errors import AudioDecodeError
 from engine.serve.openai_errors import ApiError, bad_parameter
+from engine.serve.upload import MAX_CLIPS
 from engine.speakers.diarization import Diarizer
 from engine.speakers.embedding import SAMPLE_RATE, SpeakerEncoder
 from engine.types import Recording
@@ -36,7 +37,7 @@ from engine.voices.recogniser import VoiceEmbedder, VoiceRecogniser
 from engine.voices.samples import KnownVoice, VoiceSample, check_name
 
 NAMES, REFERENCES = "known_speaker_names", "known_speaker_references"
-MAX_SPEAKERS = 4
+MAX_SPEAKERS = MAX_CLIPS  # OpenAI's four; the upload already stops a fifth clip as it arrives
 MIN_SECONDS, MAX_SECONDS = 2.0, 10.0
 SUFFIXES = {"audio/wav": ".wav", "audio/x-wav": ".wav", "audio/wave": ".wav", "audio/flac": ".flac",
             "audio/x-flac": ".flac", "audio/mpeg": ".mp3", "audio/mp3": ".mp3", "audio/ogg": ".ogg",
