@@ -11,8 +11,10 @@ another (`PORT_TRIES`). A child that exits, or is not answering after `startup_s
 uploads) live in a folder of its own, removed when it is stopped or replaced. `exit_reason()`
 says why a child stopped ("killed by signal 9"); `stop()` asks it to end (SIGTERM), then kills
 it after `grace` seconds. On Linux the child is also killed when the thread that started it
-ends, so a crash of the app leaves no engine behind (PR_SET_PDEATHSIG; start it from a thread
-that lives as long as the app: the worker's). Nothing here imports torch or the engine's models.
+ends, so a crash of the app leaves no engine behind (PR_SET_PDEATHSIG). That thread is the
+`EngineProcess`'s own (`_Parent`), which lives as long as the app, so `ensure` may be called from
+any thread: the worker's, a recording's, the watch folder's. Nothing here imports torch or the
+engine's models.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import queue
 import secrets
 import shutil
 import signal
@@ -31,7 +34,9 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from pathlib import Path
+from typing import Any, TypeVar
 
 from engine.errors import Cancelled, MurmurError
 from engine.serve.config import KEY_ENV
@@ -40,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]  # the folder that holds the `engine`
 PORT_TRIES = 3
 _PR_SET_PDEATHSIG = 1
 _TAIL = 1500  # characters of the child's error output quoted in a failure
+T = TypeVar("T")
 
 
 class EngineError(MurmurError):
@@ -59,6 +65,7 @@ class EngineProcess:
         self._port = 0
         self._folder: Path | None = None  # the child's temporary folder (its log, its uploads)
         self._lock = threading.Lock()
+        self._parent = _Parent()  # the thread children are started from (PR_SET_PDEATHSIG)
 
     @property
     def url(self) -> str:
@@ -128,9 +135,9 @@ class EngineProcess:
         command = [sys.executable, "-m", "engine", "serve", "--host", "127.0.0.1", "--port", str(self._port),
                    *flags]  # fmt: skip
         with open(self._folder / "engine.log", "wb") as log:
-            self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                             stderr=log, env=env, cwd=ROOT,
-                                             preexec_fn=_die_with_parent())  # fmt: skip
+            self._process = self._parent.call(lambda: subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, env=env, cwd=ROOT,
+                preexec_fn=_die_with_parent()))  # fmt: skip
 
     def _wait_ready(self, cancel: threading.Event | None) -> None:
         deadline = time.monotonic() + self.startup_seconds
@@ -170,6 +177,28 @@ class EngineProcess:
         if self._folder is not None:  # its log, and the uploads a killed child left behind
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
+
+
+class _Parent:
+    """A daemon thread that lives as long as the app and runs what it is given: children started
+    from it are killed by PR_SET_PDEATHSIG only when the app ends, not when a caller's thread does."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.Queue[tuple[Callable[[], Any], Future[Any]]] = queue.Queue()
+        threading.Thread(target=self._run, daemon=True, name="engine-parent").start()
+
+    def call(self, fn: Callable[[], T]) -> T:
+        done: Future[T] = Future()
+        self._jobs.put((fn, done))
+        return done.result()
+
+    def _run(self) -> None:
+        while True:
+            fn, done = self._jobs.get()
+            try:
+                done.set_result(fn())
+            except BaseException as exc:  # handed to the caller, who raises it
+                done.set_exception(exc)
 
 
 def _free_port() -> int:

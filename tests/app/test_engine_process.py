@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -50,10 +51,16 @@ def alive(pid: int) -> bool:
 
 def test_the_engine_key_stays_off_the_command_line_and_only_its_holder_is_served(tmp_path):
     # catches: the key handed over as `--api-key KEY` (every user of the machine reads it in `ps`)
+    # and: the child started from the calling thread (PR_SET_PDEATHSIG kills it as soon as that
+    # thread ends: a recording's connecting thread, the watch folder's)
     engine = EngineProcess()
     try:
-        url, key = engine.ensure(["--backend", "whisper", "--diarizer", "none"])
-        pid = engine.pid
+        answer: list[tuple[str, str]] = []
+        caller = threading.Thread(target=lambda: answer.append(engine.ensure(["--backend", "whisper",
+                                                                              "--diarizer", "none"])))
+        caller.start()
+        caller.join()  # the thread that asked for the engine has ended
+        (url, key), pid = answer[0], engine.pid
         command = Path(f"/proc/{pid}/cmdline").read_bytes().decode()
         assert "engine\0serve" in command and "--host\x00127.0.0.1" in command
         assert key not in command and len(key) >= 16
