@@ -149,16 +149,18 @@ def _remote_live(args: argparse.Namespace) -> Any:
         return None
     import os
 
-    from engine.remote.realtime_client import RealtimeClient
+    from engine.remote.realtime_client import RealtimeClient, RemoteLine
     from engine.serve.config import KEY_ENV
 
-    def line(start: float, text: str) -> None:
-        print(f"[{format_clock(start)}] {text}", flush=True)
+    def line(line: RemoteLine) -> None:
+        who = f"{line.speaker}: " if line.speaker else ""
+        print(f"[{format_clock(line.start)}] {who}{line.text}", flush=True)
 
     def error(message: str) -> None:
         print(f"murmur: {message}", file=sys.stderr, flush=True)
 
-    return RealtimeClient(args.remote, args.api_key or os.environ.get(KEY_ENV), line, error)
+    key, speakers = args.api_key or os.environ.get(KEY_ENV), args.diarizer != "none"
+    return RealtimeClient(args.remote, key, line, error, speakers=speakers, language=args.language)
 
 
 def _backend(args: argparse.Namespace) -> Any:

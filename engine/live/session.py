@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.audio.resample import StreamingResampler
-from engine.audio.vad import VadConfig
+from engine.audio.vad import SileroVad, VadConfig
 from engine.backends.base import Backend
 from engine.errors import RecordingError
 from engine.live.capture import CaptureStream
@@ -74,6 +74,22 @@ class LiveConfig:
             raise ValueError(f"live segments are cut at a pause after (0, {self.max_segment_seconds}) s, "
                              f"got {cut}")  # fmt: skip
 
+    def streaming_vad(self, detector: SileroVad | None = None) -> StreamingVad:
+        """The detector that closes live segments (`detector`'s model when given, else its own)."""
+        return StreamingVad(self.vad, self.max_segment_seconds, detector, self.cut_after_seconds)
+
+    def decoder(self, backend: Backend) -> Backend:
+        """What live lines decode with: whisper's greedy variant of `backend` when `greedy`."""
+        return backend.variant(beam_size=1) if self.greedy and hasattr(backend, "variant") else backend
+
+    def may_cut(self, transcriber: LiveTranscriber | None) -> bool:
+        """A piece cut now is decoded now, not queued, and the decoder keeps up with such pieces:
+        its last decode took less than the cut bound (each piece, however short, costs a decode)."""
+        cut = self.cut_after_seconds
+        if transcriber is None or cut is None:
+            return True
+        return transcriber.has_spare_time(time.monotonic()) and transcriber.last_decode_seconds < cut
+
 
 @dataclass(frozen=True, slots=True)
 class LiveStatus:
@@ -97,8 +113,7 @@ class LiveSession:
         self.on_error = on_error
         self.segments: list[SpeechSegment] = []
         self.capture = CaptureStream(source, path, on_block=self._on_block, on_error=self._on_capture_error)
-        self.vad = StreamingVad(self.config.vad, self.config.max_segment_seconds,
-                                cut_after=self.config.cut_after_seconds)  # fmt: skip
+        self.vad = self.config.streaming_vad()
         self._resampler = StreamingResampler(source.sample_rate, RATE, group_output=RELEASE_SAMPLES)
         self._audio: list[np.ndarray] = []  # 16 kHz pieces from sample `_audio_from` on
         self._audio_from = 0
@@ -106,11 +121,9 @@ class LiveSession:
         self._stopped = False
         self.transcriber: LiveTranscriber | None = None
         if backend is not None:
-            speakers = OnlineSpeakers(_encoder()) if self.config.speakers else None
-            greedy = self.config.greedy and hasattr(backend, "variant")
-            live = backend.variant(beam_size=1) if greedy else backend
-            self.transcriber = LiveTranscriber(live, speakers, on_line or (lambda line: None),
-                                               self._report)  # fmt: skip
+            speakers = OnlineSpeakers(speaker_encoder()) if self.config.speakers else None
+            self.transcriber = LiveTranscriber(self.config.decoder(backend), speakers,
+                                               on_line or (lambda line: None), self._report)  # fmt: skip
 
     @property
     def path(self) -> Path:
@@ -170,17 +183,9 @@ class LiveSession:
         samples = self._resampler.push(block)
         with self._lock:
             self._audio.append(samples)
-            self._take(self.vad.push(samples, may_cut=self._decoder_has_spare_time()))
+            self._take(self.vad.push(samples, may_cut=self.config.may_cut(self.transcriber)))
         if self.on_audio is not None:
             self.on_audio(samples)
-
-    def _decoder_has_spare_time(self) -> bool:
-        """A piece cut now is decoded now, not queued, and the decoder keeps up with such pieces:
-        its last decode took less than the cut bound (each piece, however short, costs a decode)."""
-        t, cut = self.transcriber, self.config.cut_after_seconds
-        if t is None or cut is None:
-            return True
-        return t.has_spare_time(time.monotonic()) and t.last_decode_seconds < cut
 
     def _take(self, closed: list[SpeechSegment]) -> None:
         for segment in closed:
@@ -217,7 +222,8 @@ class LiveSession:
             self.transcriber.close(wait)
 
 
-def _encoder() -> object:
+def speaker_encoder() -> object:
+    """The GE2E encoder provisional speakers are found with (loaded on first use)."""
     from engine.speakers.embedding import SpeakerEncoder
 
     return SpeakerEncoder()

@@ -1,11 +1,16 @@
-"""A live-audio client of a Murmur server's `WS /v1/realtime` (`murmur record --live --remote`).
+"""A live-audio client of a Murmur server's `WS /v1/realtime` (`murmur record --live --remote`,
+and the app's recording, which speaks to its own engine process or a server the same way).
 
-`RealtimeClient(url, key, on_line, on_error)`: `start()` connects (audio sent before is kept
-and sent then, so a client can connect once its microphone is open) (an http(s) URL becomes
-ws(s)://…/v1/realtime; `ServerError` when it cannot) and sets the session to 16 kHz PCM16;
+`RealtimeClient(url, key, on_line, on_error, speakers=False, language=None)`: `start()` connects
+(audio sent before is kept and sent then, so a client can connect once its microphone is open) (an
+http(s) URL becomes ws(s)://…/v1/realtime; `ServerError` when it cannot) and sets the session to
+16 kHz PCM16, the language, and provisional speakers when asked (`session.murmur.speakers`);
 `send(samples)` sends 16 kHz float32 samples as they are captured (`input_audio_buffer.append`);
-each completed item's lines come to `on_line(start_seconds, text)` on the receiving thread,
-server `error` events to `on_error`.
+each completed item's lines come to `on_line(RemoteLine)` on the receiving thread (absolute
+seconds, and the provisional speaker "S1"… when asked for), server `error` events to `on_error`.
+`behind_seconds()`: how long the oldest speech the server has closed (`committed`) has waited
+for its lines (0 when none waits); `lines` counts the lines received; `connected` says whether
+the socket is open.
 `finish(timeout)` commits what is left, waits until the server has transcribed everything sent
 (`murmur.drained`) and closes; False when `timeout` ran out or the server went away first.
 `close_code` is the server's close code once the socket has ended (see engine/serve/realtime.py).
@@ -18,6 +23,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,7 +32,16 @@ from engine.errors import ServerError
 
 RATE = 16000
 
-LineFn = Callable[[float, str], None]
+
+@dataclass(frozen=True, slots=True)
+class RemoteLine:
+    start: float  # seconds from the first sample sent
+    end: float
+    text: str
+    speaker: str | None = None  # provisional ("S1"…), when the session asked for speakers
+
+
+LineFn = Callable[[RemoteLine], None]
 ErrorFn = Callable[[str], None]
 
 
@@ -39,10 +54,14 @@ def realtime_url(url: str) -> str:
 
 
 class RealtimeClient:
-    def __init__(self, url: str, key: str | None, on_line: LineFn, on_error: ErrorFn) -> None:
+    def __init__(self, url: str, key: str | None, on_line: LineFn, on_error: ErrorFn, speakers: bool = False,
+                 language: str | None = None) -> None:  # fmt: skip
         self.url, self.key = realtime_url(url), key
         self.on_line, self.on_error = on_line, on_error
+        self.speakers, self.language = speakers, language
         self.close_code: int | None = None
+        self.lines = 0
+        self._committed: dict[str, float] = {}  # item id → when the server closed it (monotonic)
         self._socket: Any = None
         self._early: list[bytes] = []  # audio captured before the socket was open
         self._drained = threading.Event()
@@ -58,10 +77,12 @@ class RealtimeClient:
             socket = connect(self.url, additional_headers=headers, open_timeout=30, legacy=True)
         except Exception as exc:
             raise ServerError(f"cannot open the live stream at {self.url}: {exc}") from exc
-        audio = {"input": {"format": {"type": "audio/pcm", "rate": RATE}}}
+        audio = {"input": {"format": {"type": "audio/pcm", "rate": RATE},
+                           "transcription": {"language": self.language}}}  # fmt: skip
+        session = {"type": "transcription", "audio": audio, "murmur": {"speakers": self.speakers}}
         with self._lock:  # audio captured meanwhile waits, so it follows the early audio
             self._socket = socket
-            self._send({"type": "session.update", "session": {"type": "transcription", "audio": audio}})
+            self._send({"type": "session.update", "session": session})
             for pcm in self._early:
                 self._append(pcm)
             self._early = []
@@ -76,6 +97,16 @@ class RealtimeClient:
                 return
         if pcm and not self._ended.is_set():
             self._append(pcm)
+
+    @property
+    def connected(self) -> bool:
+        return self._socket is not None and not self._ended.is_set()
+
+    def behind_seconds(self, now: float | None = None) -> float:
+        """How long the oldest closed speech still without its lines has waited."""
+        with self._lock:
+            oldest = min(self._committed.values(), default=None)
+        return 0.0 if oldest is None else max(0.0, (now or time.monotonic()) - oldest)
 
     def _append(self, pcm: bytes) -> None:
         self._send({"type": "input_audio_buffer.append", "audio": base64.b64encode(pcm).decode()})
@@ -118,9 +149,16 @@ class RealtimeClient:
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
-        if kind == "conversation.item.input_audio_transcription.completed":
+        if kind == "input_audio_buffer.committed":
+            with self._lock:
+                self._committed[str(event.get("item_id"))] = time.monotonic()
+        elif kind == "conversation.item.input_audio_transcription.completed":
             for line in event.get("lines", []):
-                self.on_line(float(line["start"]), line["text"])
+                self.lines += 1
+                self.on_line(RemoteLine(float(line["start"]), float(line["end"]), line["text"],
+                                        line.get("speaker")))  # fmt: skip
+            with self._lock:
+                self._committed.pop(str(event.get("item_id")), None)
         elif kind == "murmur.drained":
             self._drained.set()
         elif kind == "error":

@@ -14,6 +14,10 @@ it on a WebSocket). It follows OpenAI's realtime transcription session where it 
   transcript (and, beyond OpenAI's fields, `lines`: each line's text and absolute start/end
   seconds); `murmur.drained` once every item committed before a client's commit is completed
   (a client that is done sends a commit and closes after it); `error` as OpenAI shapes it.
+- Beyond OpenAI: `session.murmur.speakers` (true/false, before the first audio) gives each line a
+  provisional `speaker` ("S1"…: `engine.live.online_speakers`, as `murmur record --live`). Segments
+  close as `murmur record --live`'s do (`engine.live.session.LiveConfig`: 300 ms of silence, a long
+  turn cut at a pause while the decoder has spare time, whisper decoding greedily).
 - What differs: turn detection is always the server's (a `turn_detection` setting is refused);
   any rate in `RATES` (OpenAI: 24 kHz only); a `prompt` is refused (400-style `error`, not ignored);
   binary frames are refused.
@@ -32,15 +36,16 @@ import binascii
 import itertools
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from engine.audio.resample import StreamingResampler
 from engine.audio.vad import FRAME
+from engine.live.online_speakers import OnlineSpeakers
+from engine.live.session import LiveConfig, speaker_encoder
 from engine.live.transcriber import RATE, LiveLine, LiveTranscriber
-from engine.live.vad_stream import StreamingVad
 from engine.types import SpeechSegment
 
 OPENAI_RATE = 24000  # pcm16 in OpenAI's realtime API
@@ -78,7 +83,8 @@ class RealtimeSession:
         self.backend, self.emit = backend, emit
         self.rate = OPENAI_RATE
         self.language: str | None = None
-        self.vad = StreamingVad(detector=detector)
+        self.live = LiveConfig(speakers=False)
+        self.vad = self.live.streaming_vad(detector)
         self._resampler: StreamingResampler | None = None  # made at the first audio
         self._audio = np.zeros(0, np.float32)  # 16 kHz samples from `_audio_from` on
         self._audio_from = 0
@@ -87,7 +93,7 @@ class RealtimeSession:
         self._drain_at: int | None = None  # items to complete before `murmur.drained`
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self.transcriber = LiveTranscriber(backend, None, self._on_line, self._on_error)
+        self.transcriber: LiveTranscriber | None = None  # made at the first closed segment
 
     def start(self) -> None:
         self.emit({"type": "transcription_session.created", "session": self._session()})
@@ -108,7 +114,7 @@ class RealtimeSession:
     def poll(self) -> None:
         """Send `completed` for the items decoded since the last poll (in order), then `murmur.drained`."""
         with self._lock:
-            waiting = self.transcriber.pending
+            waiting = self.transcriber.pending if self.transcriber is not None else 0
             done = self._submitted - waiting
             finished = self._items[: max(0, len(self._items) - waiting)]
             del self._items[: len(finished)]
@@ -116,8 +122,7 @@ class RealtimeSession:
             if drained:
                 self._drain_at = None
         for item in finished:
-            lines = [{"start": round(li.utterance.start, 3), "end": round(li.utterance.end, 3),
-                      "text": li.utterance.text} for li in item.lines]  # fmt: skip
+            lines = [_line(li) for li in item.lines]
             self.emit({"type": "conversation.item.input_audio_transcription.completed", "item_id": item.id,
                        "content_index": 0, "transcript": " ".join(li["text"] for li in lines),
                        "lines": lines})  # fmt: skip
@@ -132,14 +137,16 @@ class RealtimeSession:
 
     def close(self) -> None:
         """Stop decoding (queued speech dropped) and free the audio."""
-        self.transcriber.close(wait=False)
+        if self.transcriber is not None:
+            self.transcriber.close(wait=False)
         self._audio = np.zeros(0, np.float32)
 
     def _session(self) -> dict[str, Any]:
         return {"object": "realtime.transcription_session", "input_audio_format": "pcm16",
                 "audio": {"input": {"format": {"type": "audio/pcm", "rate": self.rate}}},
                 "input_audio_transcription": {"model": self.backend.describe(), "language": self.language},
-                "turn_detection": {"type": "server_vad"}}  # fmt: skip
+                "turn_detection": {"type": "server_vad"},
+                "murmur": {"speakers": self.live.speakers}}  # fmt: skip
 
     def _update(self, session: dict[str, Any], ga: bool) -> None:
         if ga:
@@ -170,6 +177,16 @@ class RealtimeSession:
                                    f"{where}.transcription.prompt").event())  # fmt: skip
         self.rate = int(rate)
         self._language(transcription.get("language"), f"{where}.transcription.language")
+        self._speakers((session.get("murmur") or {}).get("speakers"))
+
+    def _speakers(self, speakers: Any) -> None:
+        if speakers is None or bool(speakers) == self.live.speakers:
+            return
+        if self.transcriber is not None:
+            self.emit(SessionError("speakers cannot be turned on or off once speech has been heard",
+                                   "unsupported_setting", "session.murmur.speakers").event())  # fmt: skip
+            return
+        self.live = replace(self.live, speakers=bool(speakers))
 
     def _language(self, language: Any, param: str) -> None:
         if not language or language == self.language:
@@ -183,7 +200,8 @@ class RealtimeSession:
             self.emit(SessionError(str(exc), "unsupported_language", param).event())
             return
         self.language, self.backend = str(language), backend
-        self.transcriber.backend = backend
+        if self.transcriber is not None:
+            self.transcriber.backend = self.live.decoder(backend)
 
     def _append(self, audio: Any) -> None:
         try:
@@ -210,19 +228,27 @@ class RealtimeSession:
 
     def _take(self, samples: np.ndarray, closing: bool = False) -> None:
         self._audio = np.concatenate([self._audio, samples])
-        closed = self.vad.push(samples) + (self.vad.flush() if closing else [])
+        closed = self.vad.push(samples, self.live.may_cut(self.transcriber))
+        closed += self.vad.flush() if closing else []
         for segment in closed:
             item = _Item(f"item_{next(self._ids)}", segment)
             self.emit({"type": "input_audio_buffer.committed", "item_id": item.id})
             with self._lock:  # `poll` reads the items, the count and the decoder's queue together
                 self._items.append(item)
                 self._submitted += 1
-                self.transcriber.submit(segment, self._slice(segment))
-        if self.transcriber.backlog_seconds > MAX_BACKLOG_SECONDS:
+                self._decoder().submit(segment, self._slice(segment))
+        if self.transcriber is not None and self.transcriber.backlog_seconds > MAX_BACKLOG_SECONDS:
             raise SessionError("the server is too far behind this stream", "behind", None, BEHIND)
         keep = closed[-1].end if closed else (self.vad.seconds - KEEP_SECONDS)
         if closed or not self.vad.in_speech:
             self._trim(round(keep * RATE))
+
+    def _decoder(self) -> LiveTranscriber:
+        if self.transcriber is None:
+            speakers = OnlineSpeakers(speaker_encoder()) if self.live.speakers else None
+            self.transcriber = LiveTranscriber(self.live.decoder(self.backend), speakers, self._on_line,
+                                               self._on_error)  # fmt: skip
+        return self.transcriber
 
     def _slice(self, segment: SpeechSegment) -> np.ndarray:
         a = max(0, round(segment.start * RATE) - self._audio_from)
@@ -247,3 +273,12 @@ class RealtimeSession:
     def _on_error(self, exc: Exception) -> None:  # the decoder's thread
         self.emit({"type": "error", "error": {"type": "server_error", "code": "transcription_failed",
                                               "message": str(exc), "param": None}})  # fmt: skip
+
+
+def _line(line: LiveLine) -> dict[str, Any]:
+    """One line of a `completed` event: text, absolute start and end, and its speaker when known."""
+    u = line.utterance
+    out: dict[str, Any] = {"start": round(u.start, 3), "end": round(u.end, 3), "text": u.text}
+    if u.speaker is not None:
+        out["speaker"] = u.speaker
+    return out
