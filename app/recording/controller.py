@@ -1,26 +1,32 @@
 """The GUI side of one live recording: an `engine.live.LiveSession` whose news arrives as Qt signals.
 
-`RecordingController.start(source, path, backend)` starts the session; the engine's callbacks
-run on its threads and are re-emitted as signals, so slots run on the GUI thread:
-`line(LiveLine)`, `segment(SpeechSegment)`, `failed(message)` (the device stopped or the disk
-filled; the file keeps what was recorded), and, every `TICK_MS`, `status(LiveStatus)`.
+`RecordingController.start(source, path, connect)` starts the session: the capture to FLAC and
+the speech regions stay in this process, beside the audio device; the live lines come from the
+engine (`app.recording.live_link.LiveLink`: the audio goes to the app's engine process or a
+Murmur server as it is captured; `connect` returns its address and key), so no model decodes in
+the window's interpreter. Callbacks run on other threads and are re-emitted as signals, so slots
+run on the GUI thread: `line(LiveLine)`, `segment(SpeechSegment)`, `failed(message)` (the device
+stopped or the disk filled: the file keeps what was recorded; or live lines stopped: the
+recording goes on), and, every `TICK_MS`, `status(LiveStatus)` (the engine's lag and lines).
 For the growing waveform the audio is kept as a display signal (`display()`): the minimum and
 maximum of every `DISPLAY_BLOCK` samples, interleaved, at `DISPLAY_RATE` values a second — the
 same envelope at 1/16 of the memory (about 14 MB an hour); the full audio is on disk.
 `stop()` ends the capture at once and emits `stopped(path)` (also emitted when the source ends
-by itself: a failure, or a file played to its end); the live lines then catch up on the worker
-and `caught_up()` is emitted when the last one is in. No torch is imported here.
+by itself: a failure, or a file played to its end); the engine's live lines then catch up and
+`caught_up()` is emitted when the last one is in. No torch or whisper is imported here.
 """
 
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.recording.live_link import Connect, LiveLink
 from engine.errors import RecordingError
 
 TICK_MS = 100
@@ -39,6 +45,7 @@ class RecordingController(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.session: Any = None
+        self.link: LiveLink | None = None
         self._audio: list[np.ndarray] = []  # display signal pieces
         self._rest = np.zeros(0, np.float32)
         self._lock = threading.Lock()
@@ -59,22 +66,29 @@ class RecordingController(QObject):
         """Recording, or live lines still catching up after the stop."""
         return self.active or self._catching_up
 
-    def start(self, source: Any, path: Path, backend: Any = None, speakers: bool = True) -> None:
-        """Start recording `source` into `path` (raises `RecordingError` if it will not open)."""
-        from engine.live.session import LiveConfig, LiveSession
+    def start(self, source: Any, path: Path, connect: Connect | None = None, speakers: bool = True,
+              language: str | None = None) -> None:  # fmt: skip
+        """Start recording `source` into `path` (raises `RecordingError` if it will not open), with
+        live lines from the engine `connect` reaches (None: recording only)."""
+        from engine.live.session import LiveSession
 
         with self._lock:
             self._audio = []
         self._rest = np.zeros(0, np.float32)
         self.path = path
-        session = LiveSession(
-            source, path, backend, LiveConfig(speakers=speakers), on_line=self.line.emit,
-            on_segment=self.segment.emit, on_error=self._on_error, on_audio=self._on_audio,
-        )  # fmt: skip
+        link = (
+            None
+            if connect is None
+            else LiveLink(connect, self.line.emit, self._on_link_error, speakers, language)
+        )
+        session = LiveSession(source, path, None, on_segment=self.segment.emit, on_error=self._on_error,
+                              on_audio=self._on_audio)  # fmt: skip
         session.start()
-        self.session = session
+        self.session, self.link = session, link
+        if link is not None:
+            link.start()
         self._stopped = False
-        self.status.emit(session.status())  # at once: "loading models" shows before the first tick
+        self.status.emit(self._status())  # at once: "loading models" shows before the first tick
         self._timer.start()
 
     def pause(self) -> None:
@@ -105,22 +119,34 @@ class RecordingController(QObject):
             return self._audio[0] if self._audio else np.zeros(0, np.float32)
 
     def shutdown(self) -> None:
-        """Stop and wait (closing the window): the file is complete, no line is decoded any more."""
+        """Stop (closing the window): the file is complete, no line is asked for any more."""
         if self.session is not None:
             self.session.stop()
-            if self.session.transcriber is not None:
-                self.session.transcriber.close(wait=False)
+        if self.link is not None:
+            self.link.close()
         self._timer.stop()
 
     def _catch_up(self, session: Any) -> None:
         session.finish(timeout=None)
+        if self.link is not None:
+            self.link.finish(timeout=None)
         self._catching_up = False
         self.caught_up.emit()
+
+    def _status(self) -> Any:
+        status, link = self.session.status(), self.link
+        if link is None:
+            return status
+        return replace(
+            status, behind_seconds=link.behind_seconds(), lines=link.lines, loading=link.connecting
+        )
 
     def _tick(self) -> None:
         if self.session is None:
             return
-        self.status.emit(self.session.status())
+        self.status.emit(self._status())
+        if self.active and self.link is not None:
+            self.link.lost()  # the engine went away while recording: said once, the recording goes on
         if self.session.capture.ended.is_set() and not self._stopped:
             self.stop()  # the source ended by itself (a file played to its end, or a failure)
         if not self.busy:
@@ -134,9 +160,14 @@ class RecordingController(QObject):
         self._rest = pending[whole:]
         with self._lock:
             self._audio.append(pairs)
+        if self.link is not None:
+            self.link.send(samples)
 
     def _on_error(self, exc: Exception) -> None:
         if isinstance(exc, RecordingError):
             self.failed.emit(f"{exc}\n\nEverything recorded until then is kept in {self.path}.")
         else:
             self.failed.emit(f"Live transcription: {exc}\n\nThe recording goes on.")
+
+    def _on_link_error(self, message: str) -> None:
+        self.failed.emit(f"Live transcription: {message}\n\nThe recording goes on.")

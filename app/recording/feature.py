@@ -10,6 +10,8 @@ is chosen; Record there (or the action again):
    longer than a twentieth of that) with the speech regions, live
    lines enter the table in time order with provisional speakers ("Speaker 1"…), and the
    captions window shows them; the bar shows the level, the elapsed time and any lag;
+   The live lines come from the engine the transcriptions use (the app's engine process or the
+   Murmur server of the settings), its audio sent as it is captured (`app.recording.live_link`);
 3. Stop (or a device failure, after its message) opens the recorded file; once the live lines
    have caught up, the full pipeline runs over it (one undoable step, like Transcribe). Lines the
    user edited while recording are kept (`app.keep_edits`).
@@ -32,9 +34,11 @@ from app.envelope import EnvelopePyramid
 from app.keep_edits import keep_edited
 from app.recording.captions import CaptionsWindow
 from app.recording.controller import DISPLAY_RATE, RecordingController
+from app.recording.live_link import Connect
 from app.recording.panel import RecordPanel
 from app.recording.recovery_offer import offer_recovery
 from app.recording.watch_folder import FolderWatch
+from app.settings import engine_flags
 from engine.errors import RecordingError
 from engine.live.flac_writer import new_recording_path
 from engine.types import Transcript, Utterance
@@ -139,7 +143,9 @@ class RecordingFeature(QObject):
         try:
             source = source if source is not None else self._microphone()
             path = new_recording_path(self.folder)  # never the file of a recording made this second
-            self.controller.start(source, path, self._backend(), speakers=w.settings.diarizer != "none")
+            s = w.settings
+            self.controller.start(source, path, self._live_engine(), speakers=s.diarizer != "none",
+                                  language=s.language or None)  # fmt: skip
         except (RecordingError, ValueError) as exc:
             w.show_error("Cannot record", str(exc))
             return False
@@ -169,13 +175,13 @@ class RecordingFeature(QObject):
 
         return MicSource(self.panel.device_name())
 
-    def _backend(self) -> Any:
-        from engine.backends import build_backend
-        from engine.recipe import recipe_from
-
-        s = self.window.settings  # live lines come from whisper, with the chosen model and language
-        chosen = recipe_from({"model": s.model or None, "language": s.language}, "whisper")
-        return build_backend("whisper", chosen.backend_config)
+    def _live_engine(self) -> Connect:
+        """Where live lines come from: the settings' Murmur server, else the app's engine process."""
+        s = self.window.settings
+        if s.run_on == "server":
+            return lambda: (s.server_url, s.server_key or None)
+        engine = self.window.session.runner.worker.engine
+        return lambda: engine.ensure(engine_flags(s))
 
     def _show_devices(self) -> None:
         from engine.live.sources import list_devices

@@ -172,13 +172,13 @@ def test_record_first_shows_the_bar_and_the_microphone_choice_is_remembered(make
     assert again.recording.panel.device_name() == "USB headset"
 
 
-def test_the_bar_says_loading_models_until_the_live_transcriber_is_ready(recorder_window, tmp_path: Path):
+def test_the_bar_says_loading_models_until_the_engines_live_stream_is_open(recorder_window, tmp_path: Path):
     w = recorder_window
     panel = w.recording.panel
     assert w.recording.start(FileSource(clip(tmp_path / "c.flac", 0.0, 30.0)))
     assert panel.lag.text() == "Loading models…"  # shown at once, before any line can come
     wait_until(lambda: panel.lag.text() != "Loading models…", timeout=60)
-    assert w.recording.controller.session.transcriber.ready
+    assert not w.recording.controller.link.connecting  # the engine's live stream is open
     w.recording.stop()
     wait_until(lambda: not w.recording.controller.active, timeout=10)
 
@@ -211,3 +211,55 @@ def test_pause_leaves_the_paused_audio_out_of_the_recording(recorder_window, qtb
     assert np.allclose(recorded[cut:], original[len(original) - rest :], atol=2 / 32768)
     assert (len(original) - len(recorded)) / 16000 > 1.0  # the 1 s (or more) paused at 4x speed
     wait_until(lambda: panel.elapsed.text() == format_time(len(recorded) / 16000), timeout=10)
+
+
+def engine_metrics(window) -> dict[str, float]:
+    """The app's engine process's /metrics, read with its key."""
+    import urllib.request
+
+    engine = window.session.runner.worker.engine
+    request = urllib.request.Request(
+        f"{engine.url}/metrics", headers={"Authorization": f"Bearer {engine.key}"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        lines = answer.read().decode().splitlines()
+    return {n: float(v) for n, v in (li.rsplit(" ", 1) for li in lines if li and not li.startswith("#"))}
+
+
+def test_live_lines_come_from_the_engine_process_with_provisional_speakers(recorder_window, tmp_path: Path):
+    # catches: live lines decoded in the window's process again (a model beside the editor), the
+    # audio not reaching the engine's live stream, the speakers not asked for, or the stream left
+    # open after the recording (the engine keeps its session and audio)
+    w = recorder_window
+    assert w.recording.start(FileSource(clip(tmp_path / "c.flac", 0.0, 26.0), speed=2.0))
+    wait_until(lambda: w.model.rowCount() >= 3, timeout=90)
+    assert engine_metrics(w)["murmur_realtime_sessions"] == 1
+    assert w.recording.controller.session.transcriber is None  # nothing decodes in this process
+    speakers = {u.speaker for u in w.model.utterances}
+    assert None not in speakers and len(speakers) >= 2  # "Speaker 1", "Speaker 2"… while recording
+    w.recording.stop()
+    wait_until(lambda: not w.recording.controller.busy, timeout=120)
+    wait_until(lambda: engine_metrics(w)["murmur_realtime_sessions"] == 0, timeout=10)
+
+
+def test_an_engine_killed_while_recording_stops_live_lines_with_a_message_and_the_recording_goes_on(
+    recorder_window, tmp_path: Path
+) -> None:
+    # catches: a lost live stream not noticed (the lag grows silently), said more than once, or
+    # ending the recording with it
+    w = recorder_window
+    assert w.recording.start(FileSource(clip(tmp_path / "c.flac", 0.0, 30.0), speed=1.0))
+    wait_until(lambda: w.model.rowCount() >= 1, timeout=90)
+    shown: list[str] = []
+    w.recording.controller.failed.connect(shown.append)
+    os.kill(w.session.runner.worker.engine.pid, signal.SIGKILL)
+    wait_until(lambda: shown, timeout=30)
+    assert "live lines stop here" in shown[0] and "The recording goes on" in shown[0]
+    assert w.recording.controller.active
+    seconds = w.recording.controller.session.capture.seconds
+    wait_until(lambda: w.recording.controller.session.capture.seconds > seconds + 2, timeout=30)
+    assert len(shown) == 1  # said once
+    w.recording.stop()
+    [flac] = (tmp_path / "recordings").glob("*.flac")
+    wait_until(lambda: not w.recording.controller.busy, timeout=60)
+    assert sf.info(flac).duration > seconds + 2
