@@ -38,6 +38,7 @@ from app.recording.live_link import Connect
 from app.recording.panel import RecordPanel
 from app.recording.recovery_offer import offer_recovery
 from app.recording.watch_folder import FolderWatch
+from app.remote_settings import run_pipeline
 from app.settings import engine_flags
 from engine.errors import RecordingError
 from engine.live.flac_writer import new_recording_path
@@ -74,11 +75,11 @@ class RecordingFeature(QObject):
         self._wave = QTimer(self)
         self._wave.setInterval(WAVE_MS)
         self._wave.timeout.connect(self._redraw_wave)
-        self.watch = FolderWatch(window.store, self)
+        self.watch = FolderWatch(window.store, self._watch_pipeline, self)
         self._connect()
         folder = self.watch.folder
         if folder is not None and folder.is_dir():  # the watch folder setting survives a restart
-            self.watch.start(folder, window.settings)
+            self.watch.start(folder)
 
     @property
     def folder(self) -> Path:
@@ -273,22 +274,13 @@ class RecordingFeature(QObject):
         a["record"].setText("Stop &Recording" if self.controller.active else "&Record…")
 
     # -- watch folder ------------------------------------------------------------------------------
+    def _watch_pipeline(self) -> Any:
+        """The watch folder's next file goes to the engine the transcriptions use, with the settings now."""
+        return run_pipeline(self.window.settings, self.window.session.runner.worker.engine)
+
     def choose_watch_folder(self) -> None:
         """Stop watching, or choose a folder whose new recordings are transcribed in the background."""
-        if self.watch.active:
-            self.watch.stop()
-            self.window.show_message("No longer watching a folder")
-            return
-        from PySide6.QtWidgets import QFileDialog
-
-        start = str(self.watch.folder or Path.home())
-        folder = QFileDialog.getExistingDirectory(self.window, "Watch a folder for new recordings", start)
-        if folder:
-            self.watch.start(Path(folder), self.window.settings)
-            self.window.show_message(f"Watching {folder}: new recordings are transcribed into "
-                                     f"{self.watch.out}")  # fmt: skip
-        else:
-            self.watch.changed.emit(False)
+        self.window.show_message(self.watch.toggle(self.window))
 
     # -- recovery ----------------------------------------------------------------------------------
     def offer_recovery(self) -> QMessageBox | None:

@@ -1,12 +1,13 @@
 """The app's watch folder: what `murmur watch` does, in the background of the window.
 
-`FolderWatch(store)` keeps its choice in the settings (`watch_folder`, `watch_out`; the
-transcripts go to `watch_out`, by default a "Transcripts" folder inside the watched one) and,
+`FolderWatch(store, pipeline)` keeps its choice in the settings (`watch_folder`, `watch_out`;
+the transcripts go to `watch_out`, by default a "Transcripts" folder inside the watched one) and,
 once `start()`ed, polls `engine.live.folder_watch.FolderWatcher` every `POLL_MS` on the GUI
-thread. Each ready file is transcribed on one background thread with the pipeline the
-transcription settings describe (`app.settings.engine_arguments`), exported (SRT, VTT, TXT,
-JSON, DOCX) under the stem the watcher gives it (never another file's transcripts) and recorded
-in the state file, so a restart of the app skips it; `transcribed(name,
+thread. Each ready file is transcribed on one background thread by the pipeline `pipeline()`
+gives at that moment (in the window: the engine the transcriptions use, with the window's
+settings then, `app.remote_settings.run_pipeline`; nothing decodes in the window's process),
+exported (SRT, VTT, TXT, JSON, DOCX) under the stem the watcher gives it (never another file's
+transcripts) and recorded in the state file, so a restart of the app skips it; `transcribed(name,
 outputs)` or `skipped(name, reason)` follow. Files are taken one at a time, in name order.
 """
 
@@ -14,12 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.settings import SettingsStore, TranscribeSettings, engine_arguments
+from app.settings import SettingsStore
 from engine.errors import MurmurError
 
 POLL_MS = 1000
@@ -32,12 +34,12 @@ class FolderWatch(QObject):
     skipped = Signal(str, str)  # file name, reason
     changed = Signal(bool)  # watching or not
 
-    def __init__(self, store: SettingsStore, parent: QObject | None = None) -> None:
+    def __init__(
+        self, store: SettingsStore, pipeline: Callable[[], Any], parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
-        self.store = store
+        self.store, self.pipeline = store, pipeline
         self.watcher: Any = None
-        self.settings = TranscribeSettings()
-        self._pipeline: Any = None
         self._busy = threading.Event()
         self._stop = threading.Event()
         self._timer = QTimer(self)
@@ -53,19 +55,33 @@ class FolderWatch(QObject):
     def active(self) -> bool:
         return self._timer.isActive()
 
-    def start(self, folder: Path, settings: TranscribeSettings, out: Path | None = None,
-              settle_seconds: float = 2.0) -> None:  # fmt: skip
+    def start(self, folder: Path, out: Path | None = None, settle_seconds: float = 2.0) -> None:
         """Watch `folder` (remembered); raises ValueError when it does not exist."""
         from engine.live.folder_watch import STATE_NAME, FolderWatcher
 
         out = out or folder / "Transcripts"
         self.watcher = FolderWatcher(folder, out / STATE_NAME, settle_seconds)
-        self.out, self.settings, self._pipeline = out, settings, None
+        self.out = out
         self.store.set_value(FOLDER_KEY, str(folder))
         self.store.set_value(OUT_KEY, str(out))
         self._stop.clear()
         self._timer.start()
         self.changed.emit(True)
+
+    def toggle(self, window: Any) -> str:
+        """Stop watching, or ask `window`'s user for a folder to watch; what to tell them."""
+        if self.active:
+            self.stop()
+            return "No longer watching a folder"
+        from PySide6.QtWidgets import QFileDialog
+
+        start = str(self.folder or Path.home())
+        folder = QFileDialog.getExistingDirectory(window, "Watch a folder for new recordings", start)
+        if not folder:
+            self.changed.emit(False)
+            return ""
+        self.start(Path(folder))
+        return f"Watching {folder}: new recordings are transcribed into {self.out}"
 
     def stop(self) -> None:
         """Stop watching and forget the folder."""
@@ -91,7 +107,7 @@ class FolderWatch(QObject):
 
         path = ready.path
         try:
-            transcript = self._get_pipeline().run(path, None, self._stop)
+            transcript = self.pipeline().run(path, None, self._stop)
             written = export(transcript, self.out, FORMATS, stem=self.watcher.stem_for(path.name))
         except (MurmurError, ValueError, OSError) as exc:
             if not self._stop.is_set():
@@ -107,11 +123,3 @@ class FolderWatch(QObject):
         """The outcome into the state; a state that cannot be saved stays in memory for this run."""
         with contextlib.suppress(OSError):
             outcome(ready, detail)
-
-    def _get_pipeline(self) -> Any:
-        if self._pipeline is None:
-            from engine.pipeline import Pipeline
-
-            backend, config, options = engine_arguments(self.settings)
-            self._pipeline = Pipeline.create(backend, config, **options)
-        return self._pipeline

@@ -16,7 +16,8 @@ def test_dropped_recordings_are_transcribed_once_and_the_choice_is_remembered(ma
     w = make_window(store=store)
     messages: list[str] = []
     w.statusBar().messageChanged.connect(lambda m: m and messages.append(m))
-    w.recording.watch.start(inbox, TranscribeSettings(diarizer="none"), settle_seconds=0.5)
+    w.set_settings(TranscribeSettings(diarizer="none"))
+    w.recording.watch.start(inbox, settle_seconds=0.5)
     assert w.actions_by_name["watch"].isChecked()
     samples, rate = sf.read(DEMO, dtype="float32", stop=16000 * 4)
     sf.write(inbox / "call.wav", samples, rate)
@@ -25,6 +26,8 @@ def test_dropped_recordings_are_transcribed_once_and_the_choice_is_remembered(ma
     wait_until(lambda: (out / "call.txt").exists() and any("skipped broken.mp3" in m for m in messages),
                timeout=120)  # fmt: skip
     assert "meeting" in (out / "call.txt").read_text().lower()
+    # catches: the watch folder decoding in the window's process again (nothing else started the engine)
+    assert w.session.runner.worker.engine.running()
     wait_until(lambda: any("transcribed call.wav" in m for m in messages), timeout=10)
 
     w.recording.watch.shutdown()
