@@ -9,7 +9,8 @@
   seconds of the connection opening or of the previous response: a client that connects and
   says nothing, or drips its headers, is disconnected. A body's pieces have the same deadline
   each (`engine.serve.upload.receive_upload`), and an idle keep-alive connection is closed after
-  uvicorn's `timeout_keep_alive`.
+  uvicorn's `timeout_keep_alive`. A connection upgraded to a WebSocket (`/v1/realtime`) leaves
+  this deadline behind: the live session's own idle rule applies (`engine.serve.realtime`).
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ class GuardedH11Protocol(H11Protocol):
         super().handle_events()
         if self._handling():  # a whole request head has arrived: the app has it now
             self._stop_waiting()
+
+    def handle_websocket_upgrade(self, event: Any) -> None:
+        self._stop_waiting()  # the WebSocket protocol owns the connection now, with its own idle rule
+        super().handle_websocket_upgrade(event)
 
     def on_response_complete(self) -> None:
         if not self.transport.is_closing():

@@ -183,3 +183,17 @@ def test_a_client_that_disconnects_mid_speech_frees_its_session_and_queued_work(
         time.sleep(0.2)
     assert metrics["murmur_realtime_sessions"] == 0
     assert metrics["murmur_queue_jobs"] == 0  # nothing of it is left in the shared batch
+
+
+def test_a_live_stream_outlives_the_deadline_for_silent_http_clients(speech):
+    # catches: the connection guard's deadline for a request head left running after the upgrade
+    # to a WebSocket (every live stream was cut after `--client-timeout`, 30 s by default)
+    with server("--diarizer", "none", "--client-timeout", "1") as short:
+        socket = open_session(short.url)
+        for start in range(0, 3 * RATE, RATE // 10):  # 3 s at a microphone's pace
+            append(socket, speech[start : start + RATE // 10])
+            time.sleep(0.1)
+        socket.send(json.dumps({"type": "input_audio_buffer.commit"}))
+        events = events_until(socket, "murmur.drained")
+        socket.close()
+    assert any(e["type"].endswith("input_audio_transcription.completed") for e in events)
