@@ -108,6 +108,24 @@ def display_color(book: SpeakerBook, speaker_id: str | None) -> str:
     return found.color if found else UNASSIGNED_COLOR
 
 
+def with_live_speaker(book: SpeakerBook, speaker_id: str | None, known: tuple[str, float] | None = None
+                      ) -> SpeakerBook:  # fmt: skip
+    """`book` with a live recording's speaker in it: added as "Speaker N" (its place) when new, and
+    named after the known voice the engine recognised (`known`: name and score) or, without one,
+    back to "Speaker N" when it had a recognised name. A name the user typed stays."""
+    if speaker_id is None:
+        return book
+    if find(book, speaker_id) is None:
+        book = (*book, SpeakerInfo(speaker_id, f"Speaker {len(book) + 1}", free_color(book)))
+    index = next(i for i, s in enumerate(book) if s.id == speaker_id)
+    info = book[index]
+    if known is not None:
+        info = replace(info, name=known[0], score=known[1])
+    elif info.score is not None:
+        info = replace(info, name=f"Speaker {index + 1}", score=None)
+    return (*book[:index], info, *book[index + 1 :])
+
+
 def rename(book: SpeakerBook, speaker_id: str, name: str) -> SpeakerBook:
     name = " ".join(name.split())
     if not name:

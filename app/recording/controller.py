@@ -5,7 +5,8 @@ the speech regions stay in this process, beside the audio device; the live lines
 engine (`app.recording.live_link.LiveLink`: the audio goes to the app's engine process or a
 Murmur server as it is captured; `connect` returns its address and key), so no model decodes in
 the window's interpreter. Callbacks run on other threads and are re-emitted as signals, so slots
-run on the GUI thread: `line(LiveLine)`, `segment(SpeechSegment)`, `failed(message)` (the device
+run on the GUI thread: `line(LiveLine)`, `segment(SpeechSegment)`, `named(speaker, name, score)`
+(a known voice recognised in a live speaker; None when no longer), `failed(message)` (the device
 stopped or the disk filled: the file keeps what was recorded; or live lines stopped: the
 recording goes on), and, every `TICK_MS`, `status(LiveStatus)` (the engine's lag and lines).
 For the growing waveform the audio is kept as a display signal (`display()`): the minimum and
@@ -41,6 +42,7 @@ class RecordingController(QObject):
     failed = Signal(str)
     stopped = Signal(Path)
     caught_up = Signal()
+    named = Signal(str, object, object)  # live speaker, known voice's name or None, score or None
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -79,7 +81,7 @@ class RecordingController(QObject):
         link = (
             None
             if connect is None
-            else LiveLink(connect, self.line.emit, self._on_link_error, speakers, language)
+            else LiveLink(connect, self.line.emit, self._on_link_error, speakers, language, self.named.emit)
         )
         session = LiveSession(source, path, None, on_segment=self.segment.emit, on_error=self._on_error,
                               on_audio=self._on_audio)  # fmt: skip

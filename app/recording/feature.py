@@ -69,6 +69,7 @@ class RecordingFeature(QObject):
         self.dock.hide()
         self.captions = CaptionsWindow(str(window.store.value(CAPTIONS_THEME_KEY, "dark")))
         self.produced: set[Utterance] = set()  # live lines as decoded (to tell the user's edits apart)
+        self.named: dict[str, tuple[str, float] | None] = {}  # live speaker → known voice and score
         self._final_pending: Path | None = None
         self._caught_up = True
         self._edited: list[Utterance] = []
@@ -102,6 +103,7 @@ class RecordingFeature(QObject):
         self.panel.devices.currentTextChanged.connect(lambda n: n and w.store.set_value(DEVICE_KEY, n))
         c.line.connect(self._on_line)
         c.segment.connect(self._on_segment)
+        c.named.connect(self._on_named)
         c.status.connect(self.panel.show_status)
         c.failed.connect(self._on_failed)
         c.stopped.connect(self._on_stopped)
@@ -151,6 +153,7 @@ class RecordingFeature(QObject):
             w.show_error("Cannot record", str(exc))
             return False
         self.produced.clear()
+        self.named.clear()
         self._caught_up = False
         w.model.set_document((), (), Transcript(utterances=(), source=str(path)))
         w.undo_stack.clear()
@@ -237,15 +240,19 @@ class RecordingFeature(QObject):
     # -- live news ---------------------------------------------------------------------------------
     def _on_line(self, line: Any) -> None:
         model, u = self.window.model, line.utterance
-        book = model.book
-        if u.speaker is not None and sp.find(book, u.speaker) is None:
-            number = len(book) + 1
-            book = (*book, sp.SpeakerInfo(u.speaker, f"Speaker {number}", sp.free_color(book)))
-            model.change_rows({}, book)
+        if u.speaker is not None and sp.find(model.book, u.speaker) is None:
+            model.change_rows({}, sp.with_live_speaker(model.book, u.speaker, self.named.get(u.speaker)))
         self.produced.add(u)
         model.replace_rows(model.insertion_row(u.start), 0, [u])
         name, color = sp.display_name(model.book, u.speaker), sp.display_color(model.book, u.speaker)
         self.captions.add_line(name, color, u.text)
+
+    def _on_named(self, speaker: str, name: str | None, score: float | None) -> None:
+        """A known voice recognised (or no longer) in a live speaker: its name in the book."""
+        known = None if name is None or score is None else (name, score)
+        self.named[speaker] = known
+        if sp.find(self.window.model.book, speaker) is not None:
+            self.window.model.change_rows({}, sp.with_live_speaker(self.window.model.book, speaker, known))
 
     def _on_segment(self, _segment: Any) -> None:
         segments = self.controller.session.segments

@@ -1,16 +1,17 @@
 """A recording's live lines from the engine: its audio goes to `WS /v1/realtime` as it is captured.
 
-`LiveLink(connect, on_line, on_error, speakers, language)` is what a recording in the window uses
+`LiveLink(connect, on_line, on_error, speakers, language, on_name)` is what a recording in the window uses
 instead of decoding in the window's process: the app's own engine process and a remote Murmur
 server are spoken to alike (`connect()` returns the address and key: it starts the local engine
 when needed, so it may take seconds, and runs on a thread of its own). Contract:
 - `start()` begins connecting; `send(samples)` takes 16 kHz float32 audio as it is captured and
   never blocks: audio captured before the socket opens is kept and sent first, in order.
 - The engine's lines come to `on_line(LiveLine)` (absolute seconds, provisional speaker "S1"…) on
-  the socket's thread. Anything that ends live lines — the engine will not start, the stream
-  cannot open, the server reports an error, the socket closes while recording — reaches
-  `on_error(message)` once per cause; the recording itself never depends on the link, and audio is
-  no longer kept once the link has failed (memory stays bounded).
+  the socket's thread; a known voice recognised in a live speaker (an engine with a voice library)
+  to `on_name(speaker, name_or_None, score_or_None)`. Anything that ends live lines — the
+  engine will not start, the stream cannot open, the server reports an error, the socket closes
+  while recording — reaches `on_error(message)` once per cause; the recording itself never
+  depends on the link, and audio is no longer kept once the link has failed (memory bounded).
 - `connecting` until the socket is open; `behind_seconds()` is the server's backlog as the user
   sees it (closed speech still without its lines); `lines` counts the lines received.
 - `finish(timeout)` (after the recording stopped) waits for the connection attempt, then for every
@@ -27,7 +28,7 @@ import numpy as np
 
 from engine.errors import MurmurError
 from engine.live.transcriber import LiveLine
-from engine.remote.realtime_client import RealtimeClient, RemoteLine
+from engine.remote.realtime_client import NameFn, RealtimeClient, RemoteLine
 from engine.types import SpeechSegment, Utterance
 
 Connect = Callable[[], tuple[str, str | None]]
@@ -35,8 +36,9 @@ Connect = Callable[[], tuple[str, str | None]]
 
 class LiveLink:
     def __init__(self, connect: Connect, on_line: Callable[[LiveLine], None], on_error: Callable[[str], None],
-                 speakers: bool = True, language: str | None = None) -> None:  # fmt: skip
-        self.connect, self.on_line, self.on_error = connect, on_line, on_error
+                 speakers: bool = True, language: str | None = None,
+                 on_name: NameFn | None = None) -> None:  # fmt: skip
+        self.connect, self.on_line, self.on_error, self.on_name = connect, on_line, on_error, on_name
         self.speakers, self.language = speakers, language
         self.client: RealtimeClient | None = None
         self._unsent: list[np.ndarray] = []  # audio captured before the client existed
@@ -92,7 +94,8 @@ class LiveLink:
     def _open(self) -> None:
         try:
             url, key = self.connect()
-            client = RealtimeClient(url, key, self._line, self._server_error, self.speakers, self.language)
+            client = RealtimeClient(url, key, self._line, self._server_error, self.speakers, self.language,
+                                    self.on_name)  # fmt: skip
             with self._lock:
                 if self._failed:
                     return

@@ -7,7 +7,9 @@ http(s) URL becomes ws(s)://…/v1/realtime; `ServerError` when it cannot) and s
 16 kHz PCM16, the language, and provisional speakers when asked (`session.murmur.speakers`);
 `send(samples)` sends 16 kHz float32 samples as they are captured (`input_audio_buffer.append`);
 each completed item's lines come to `on_line(RemoteLine)` on the receiving thread (absolute
-seconds, and the provisional speaker "S1"… when asked for), server `error` events to `on_error`.
+seconds, and the provisional speaker "S1"… when asked for), server `error` events to `on_error`,
+and a known voice's name for a speaker (`murmur.speaker.named`, a server with a voice library) to
+`on_name(speaker, name_or_None, score_or_None)`.
 `behind_seconds()`: how long the oldest speech the server has closed (`committed`) has waited
 for its lines (0 when none waits); `lines` counts the lines received; `connected` says whether
 the socket is open.
@@ -43,6 +45,7 @@ class RemoteLine:
 
 LineFn = Callable[[RemoteLine], None]
 ErrorFn = Callable[[str], None]
+NameFn = Callable[[str, str | None, float | None], None]
 
 
 def realtime_url(url: str) -> str:
@@ -55,10 +58,10 @@ def realtime_url(url: str) -> str:
 
 class RealtimeClient:
     def __init__(self, url: str, key: str | None, on_line: LineFn, on_error: ErrorFn, speakers: bool = False,
-                 language: str | None = None) -> None:  # fmt: skip
+                 language: str | None = None, on_name: NameFn | None = None) -> None:  # fmt: skip
         self.url, self.key = realtime_url(url), key
         self.on_line, self.on_error = on_line, on_error
-        self.speakers, self.language = speakers, language
+        self.speakers, self.language, self.on_name = speakers, language, on_name
         self.close_code: int | None = None
         self.lines = 0
         self._committed: dict[str, float] = {}  # item id → when the server closed it (monotonic)
@@ -159,6 +162,8 @@ class RealtimeClient:
                                         line.get("speaker")))  # fmt: skip
             with self._lock:
                 self._committed.pop(str(event.get("item_id")), None)
+        elif kind == "murmur.speaker.named" and self.on_name is not None:
+            self.on_name(str(event.get("speaker")), event.get("name"), event.get("score"))
         elif kind == "murmur.drained":
             self._drained.set()
         elif kind == "error":

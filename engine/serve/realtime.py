@@ -1,9 +1,9 @@
 """`WS /v1/realtime`: live audio in over a WebSocket, transcript lines out as they become final.
 
 `register(app, server)` adds the route. Each connection runs one `RealtimeSession` (the protocol:
-`realtime_session.py`) on the server's backend, so its speech decodes in the same shared batch as
-the uploaded files' chunks. The API key, when the server has one, comes as
-`Authorization: Bearer KEY`. The socket ends with a close code that says why:
+`realtime_session.py`) on the server's backend (and its voice library, with `--voices`), so its
+speech decodes in the same shared batch as the uploaded files' chunks. The API key, when the
+server has one, comes as `Authorization: Bearer KEY`. The socket ends with a close code that says why:
 
     1000  the client closed it (or sent a close)        1003  a sample rate or audio format not supported
     1007  a frame that is not a JSON event, or audio    1008  a missing or wrong API key
@@ -28,7 +28,8 @@ from fastapi import FastAPI, WebSocket
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
 from engine.serve.auth import authorized
-from engine.serve.realtime_session import BAD_PAYLOAD, RealtimeSession, SessionError
+from engine.serve.realtime_errors import BAD_PAYLOAD, SessionError
+from engine.serve.realtime_session import RealtimeSession
 
 log = logging.getLogger(__name__)
 IDLE_SECONDS = 15.0  # a session that receives nothing this long is closed
@@ -60,7 +61,7 @@ async def _serve(websocket: WebSocket, server: Any) -> None:
     def emit(event: dict[str, Any]) -> None:  # from any thread
         loop.call_soon_threadsafe(out.put_nowait, event)
 
-    session = await asyncio.to_thread(RealtimeSession, server.backend, server.detector, emit)
+    session = await asyncio.to_thread(RealtimeSession, server.backend, server.detector, emit, _voices(server))
     sender = asyncio.create_task(_send(websocket, out))
     ticker = asyncio.create_task(_tick(session))
     code, reason = NORMAL, ""
@@ -80,6 +81,14 @@ async def _serve(websocket: WebSocket, server: Any) -> None:
         if code is not None and websocket.client_state is WebSocketState.CONNECTED:
             with contextlib.suppress(RuntimeError, WebSocketDisconnect):
                 await websocket.close(code=code, reason=reason[:120])
+
+
+def _voices(server: Any) -> Any:
+    """The voice library live speakers are named from: the server's `--voices`, or None."""
+    from engine.voices import VoiceLibrary, library_path
+
+    chosen = server.pipeline_config.speakers.voices
+    return None if chosen is None else VoiceLibrary(library_path(chosen))
 
 
 async def _receive(websocket: WebSocket, session: RealtimeSession) -> tuple[int | None, str]:

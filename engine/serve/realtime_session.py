@@ -17,7 +17,10 @@ it on a WebSocket). It follows OpenAI's realtime transcription session where it 
 - Beyond OpenAI: `session.murmur.speakers` (true/false, before the first audio) gives each line a
   provisional `speaker` ("S1"…: `engine.live.online_speakers`, as `murmur record --live`). Segments
   close as `murmur record --live`'s do (`engine.live.session.LiveConfig`: 300 ms of silence, a long
-  turn cut at a pause while the decoder has spare time, whisper decoding greedily).
+  turn cut at a pause while the decoder has spare time, whisper decoding greedily). With a voice
+  library (`voices`: the server's `--voices`), a provisional speaker that has said enough and
+  matches a known voice clearly is named: `murmur.speaker.named` (`speaker`, `name`, `score`;
+  `name` null when a closer speaker took the name) (`engine.live.live_names`).
 - What differs: turn detection is always the server's (a `turn_detection` setting is refused);
   any rate in `RATES` (OpenAI: 24 kHz only); a `prompt` is refused (400-style `error`, not ignored);
   binary frames are refused.
@@ -43,30 +46,21 @@ import numpy as np
 
 from engine.audio.resample import StreamingResampler
 from engine.audio.vad import FRAME
-from engine.live.online_speakers import OnlineSpeakers
-from engine.live.session import LiveConfig, speaker_encoder
+from engine.live.live_names import live_speakers
+from engine.live.session import LiveConfig
 from engine.live.transcriber import RATE, LiveLine, LiveTranscriber
+from engine.serve.realtime_errors import BAD_FORMAT, BAD_PAYLOAD, BEHIND, SessionError
 from engine.types import SpeechSegment
+from engine.voices.library import VoiceLibraryError
+from engine.voices.matching import Match
+from engine.voices.recogniser import VoiceSource
 
 OPENAI_RATE = 24000  # pcm16 in OpenAI's realtime API
 RATES = (8000, 16000, 24000, 32000, 44100, 48000)
 MAX_BACKLOG_SECONDS = 300.0  # speech waiting to be decoded before the session is refused more
 KEEP_SECONDS = 1.0  # audio kept before the open speech while nobody speaks (the detector's padding)
-BAD_FORMAT, BAD_PAYLOAD, BEHIND = 1003, 1007, 1013
 
 Emit = Callable[[dict[str, Any]], None]
-
-
-class SessionError(Exception):
-    """A client's mistake: an `error` event, and the close code when the session must end."""
-
-    def __init__(self, message: str, code: str, param: str | None = None, close: int | None = None) -> None:
-        super().__init__(message)
-        self.message, self.code, self.param, self.close = message, code, param, close
-
-    def event(self) -> dict[str, Any]:
-        return {"type": "error", "error": {"type": "invalid_request_error", "code": self.code,
-                                           "message": self.message, "param": self.param}}  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -79,8 +73,8 @@ class _Item:
 class RealtimeSession:
     """The protocol of one live-audio session (see the module contract)."""
 
-    def __init__(self, backend: Any, detector: Any, emit: Emit) -> None:
-        self.backend, self.emit = backend, emit
+    def __init__(self, backend: Any, detector: Any, emit: Emit, voices: VoiceSource | None = None) -> None:
+        self.backend, self.emit, self.voices = backend, emit, voices
         self.rate = OPENAI_RATE
         self.language: str | None = None
         self.live = LiveConfig(speakers=False)
@@ -245,10 +239,23 @@ class RealtimeSession:
 
     def _decoder(self) -> LiveTranscriber:
         if self.transcriber is None:
-            speakers = OnlineSpeakers(speaker_encoder()) if self.live.speakers else None
-            self.transcriber = LiveTranscriber(self.live.decoder(self.backend), speakers, self._on_line,
-                                               self._on_error)  # fmt: skip
+            decoder = self.live.decoder(self.backend)
+            self.transcriber = LiveTranscriber(decoder, self._live_speakers(), self._on_line, self._on_error)
         return self.transcriber
+
+    def _live_speakers(self) -> Any:
+        """Provisional speakers when asked for, named from the server's voice library when it has one."""
+        if not self.live.speakers:
+            return None
+        try:
+            return live_speakers(self.voices, self._on_name)
+        except VoiceLibraryError as exc:
+            self.emit(SessionError(f"known voices are not named: {exc}", "voice_library", None).event())
+            return live_speakers(None, self._on_name)
+
+    def _on_name(self, speaker: str, match: Match | None) -> None:  # the decoder's thread
+        self.emit({"type": "murmur.speaker.named", "speaker": speaker, "name": match and match.name,
+                   "score": match and round(match.score, 4)})  # fmt: skip
 
     def _slice(self, segment: SpeechSegment) -> np.ndarray:
         a = max(0, round(segment.start * RATE) - self._audio_from)

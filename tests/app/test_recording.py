@@ -263,3 +263,34 @@ def test_an_engine_killed_while_recording_stops_live_lines_with_a_message_and_th
     [flac] = (tmp_path / "recordings").glob("*.flac")
     wait_until(lambda: not w.recording.controller.busy, timeout=60)
     assert sf.info(flac).duration > seconds + 2
+
+
+def test_known_voices_are_named_while_recording_and_a_stranger_keeps_speaker_n(
+    recorder_window, tmp_path: Path, monkeypatch
+) -> None:
+    # catches: the engine's names never reaching the window (live lines stay "Speaker N" until the
+    # final run), a name put on the wrong live speaker, or a stranger named
+    from app.settings import TranscribeSettings
+    from engine.voices import library_path
+    from tests.engine.live.test_live_names import remembered, tuesday
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # the engine process inherits it
+    library_path(None).parent.mkdir(parents=True)
+    remembered(library_path(None))  # Bob and Carol, from another meeting
+    meeting = tuesday()  # Carol, Erin (never remembered), Bob
+    sf.write(tmp_path / "tuesday.wav", meeting.recording().samples, 16000)
+    w = recorder_window
+    w.set_settings(TranscribeSettings(known_voices=True))
+    assert w.recording.start(FileSource(tmp_path / "tuesday.wav", speed=1.0))
+    book = lambda: {s.id: s.name for s in w.model.book}  # noqa: E731
+    wait_until(lambda: {"Bob", "Carol"} <= set(book().values()), timeout=150)
+    assert w.recording.controller.active  # named while recording, not by the final run
+    spoke: dict[str, list[str]] = {}
+    for u in w.model.utterances:
+        turn = max(meeting.turns, key=lambda t: min(t.end, u.end) - max(t.start, u.start))
+        spoke.setdefault(book()[u.speaker], []).append(turn.speaker)
+    for name in ("Bob", "Carol"):
+        assert max(set(spoke[name]), key=spoke[name].count) == name.lower()
+    assert all(s.score is not None for s in w.model.book if s.name in ("Bob", "Carol"))
+    w.recording.stop()
+    wait_until(lambda: not w.recording.controller.busy, timeout=120)
