@@ -6,9 +6,10 @@ for utterances the engine left unassigned. Every change goes through `app.comman
 undoable and shows everywhere at once (transcript chips, waveform lanes, exports). A refused edit
 is reported through `message`. Items are kept per speaker and updated in place: a change of the
 book renames, recolours, adds or removes items; a change of turns updates only the talk times of
-the speakers it names (`TranscriptModel.turns_changed`), never the whole list. A speaker's
-context menu asks to remember its voice (`remember_requested`) and, for a name recognised from
-the known voices (its tooltip gives the similarity), to undo that name (`not_recognised`).
+the speakers it names (`TranscriptModel.turns_changed`), never the whole list. A right-click on a
+speaker (or the context-menu key) asks for that speaker's menu (`menu_requested`), the one the
+transcript's speaker cells open too (`app.widgets.speaker_menu`); a name recognised from the known
+voices gives its similarity in the tooltip.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
-    QMenu,
     QPushButton,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -75,8 +75,7 @@ def swatch(color: str, size: int = 14) -> QIcon:
 
 class SpeakerPanel(QWidget):
     message = Signal(str)
-    remember_requested = Signal(str)  # a speaker id: remember this voice
-    not_recognised = Signal(str)  # a speaker id: its recognised name is wrong
+    menu_requested = Signal(str, QPoint)  # a speaker id, where its menu goes (global coordinates)
 
     def __init__(self, model: TranscriptModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -169,23 +168,10 @@ class SpeakerPanel(QWidget):
         item.setData(Qt.ItemDataRole.AccessibleTextRole, item.toolTip())
 
     def _show_menu(self, at: QPoint) -> None:
-        menu = self.context_menu(at)
-        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        menu.popup(self.list.viewport().mapToGlobal(at))
-
-    def context_menu(self, at: QPoint) -> QMenu:
-        """The menu of the speaker at `at` (list coordinates): remember its voice, or undo a name
-        recognised from the known voices."""
-        menu = QMenu(self.list)
         item = self.list.itemAt(at)
         sid = item.data(IdRole) if item is not None else None
-        if sid is None:
-            return menu
-        menu.addAction("Remember This Voice…", lambda: self.remember_requested.emit(sid))
-        info = sp.find(self.model.book, sid)
-        if info is not None and info.score is not None:
-            menu.addAction(f"Not {info.name}", lambda: self.not_recognised.emit(sid))
-        return menu
+        if sid is not None:
+            self.menu_requested.emit(sid, self.list.viewport().mapToGlobal(at))
 
     def selected_ids(self) -> list[str]:
         return [i.data(IdRole) for i in self.list.selectedItems() if i.data(IdRole) is not None]

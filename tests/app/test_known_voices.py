@@ -71,8 +71,10 @@ def choose_in_menu(window, speaker_id: str, label: str) -> None:
 
 
 def remember(window, speaker_id: str, name: str) -> None:
+    """Remember This Voice… from the panel's menu, and wait for the voice to be stored."""
     answer_next_input(name)
     choose_in_menu(window, speaker_id, "Remember This Voice…")
+    wait_until(lambda: not window.voices.busy, timeout=120)
 
 
 def open_recording(window, path: Path) -> None:
