@@ -81,6 +81,11 @@ class SamplePlayer:
     def playing(self) -> bool:
         return self._player is not None and self._player.playing
 
+    @property
+    def position(self) -> float:
+        """Seconds of the clip played so far (0 with none)."""
+        return self._player.position if self._player is not None else 0.0
+
     def stop(self) -> None:
         if self._player is not None:
             self._player.close()

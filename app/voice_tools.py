@@ -49,6 +49,7 @@ class VoiceTools:
         self.commands = {RENAME: self.ask_to_rename, REMEMBER: self.ask_to_remember,
                          NOT_RECOGNISED: self.not_recognised}  # fmt: skip
         window.speaker_panel.menu_requested.connect(self.show_menu)
+        window.playback.state_changed.connect(lambda playing: self.samples.stop() if playing else None)
         self.cell_menu.requested.connect(self.show_menu)
         window.actions_by_name["known_voices"].triggered.connect(self.show_window)
 

@@ -44,6 +44,8 @@ def load_clip(path: str | Path, start: float, end: float) -> Recording:
             pieces, rate = _decode_range(container, stream, start, end)
         except av.FFmpegError as exc:
             raise unreadable(path, exc, SUPPORTED_EXTENSIONS) from exc
+    if not rate:
+        raise AudioDecodeError(f"'{path.name}' is not an audio file this app can read (no audio in it)")
     samples = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
     return Recording(samples.astype(np.float32, copy=False), rate, source=path)
 
