@@ -58,10 +58,10 @@ def test_right_clicking_a_lines_speaker_offers_that_speakers_menu_with_the_recog
 
 def test_with_the_table_filtered_to_one_speaker_the_menu_is_the_shown_lines_speaker(window):
     # catches: the view's row taken for the transcript's row (the filter shows Bob's lines only,
-    # so the first row on screen is transcript row 1, and row 0 is Speaker 1's)
+    # so the first row on screen is transcript row 1, and transcript row 0 is Speaker 1's)
     window.transcript_view.filter.set_speaker("S2")
     QApplication.processEvents()
-    right_click(window, 3)
+    right_click(window, 1)
     assert entries(open_menu())[-1] == "Not Bob"
     close_menus()
 
@@ -77,8 +77,9 @@ def test_not_bob_on_the_cell_gives_the_speaker_its_label_back_in_one_undoable_st
 
 
 def test_rename_speaker_from_the_cell_renames_everywhere_and_undoes(window):
-    # catches: the rename applied to the selected line's speaker rather than the clicked one
-    window.transcript_view.select_row(0)
+    # catches: the rename applied to the speaker selected in the panel (as its Colour… and Merge…
+    # buttons do) rather than the one whose cell was clicked
+    window.speaker_panel.list.setCurrentItem(window.speaker_panel.item_for("S1"))
     answer_next_input("Carol")
     right_click(window, 2)
     choose(open_menu(), "Rename Speaker…")

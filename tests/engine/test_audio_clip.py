@@ -23,7 +23,7 @@ def demo() -> tuple[np.ndarray, int]:
 
 
 def test_a_range_of_a_flac_is_exactly_those_samples_of_the_whole_file():
-    # catches: the range taken from the file's start (no seek), or one frame's samples off
+    # catches: a sample too many or too few at either end of the range (a rounding slip after the seek)
     full, rate = demo()
     clip = load_clip(DEMO, 30.8, 39.9)
     assert clip.sample_rate == rate and clip.source == DEMO
