@@ -26,7 +26,8 @@ from engine.voices import VoiceEmbedder, VoiceLibrary
 
 @dataclass(frozen=True, slots=True)
 class RememberRequest:
-    """Remember `speaker_id`'s voice (then called `label`) under `name`."""
+    """Remember `speaker_id`'s voice (then called `label`, in the window's `document`-th
+    transcript) under `name`."""
 
     speaker_id: str
     label: str
@@ -34,6 +35,7 @@ class RememberRequest:
     transcript: Transcript
     recording: Recording
     library: VoiceLibrary
+    document: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,8 @@ class VoiceTools:
     def __init__(self, window: Any) -> None:
         self.window = window
         self.dialog: KnownVoicesDialog | None = None
+        self.document = 0  # counts the transcripts shown (a run's result, an opened file, their undo)
+        window.model.modelReset.connect(self._next_document)
         self.jobs = VoiceJobs(window)
         self.jobs.finished.connect(self._remembered)
         self.samples = SamplePlayer(window.playback)
@@ -103,7 +105,7 @@ class VoiceTools:
         if info is None:
             return "That speaker is no longer in the transcript"
         self.jobs.submit(RememberRequest(speaker_id, info.name, name, self.window.model.transcript(),
-                                         audio.recording, user_library()))  # fmt: skip
+                                         audio.recording, user_library(), self.document))  # fmt: skip
         return f"Remembering {name.strip()}'s voice from {info.name}'s lines…"
 
     def _remembered(self, done: Remembered) -> None:
@@ -117,11 +119,16 @@ class VoiceTools:
         self.window.show_message(f"Remembered {name}'s voice ({done.added} sample(s)){named}; turn on "
                                  "Known voices in the settings for later transcripts")  # fmt: skip
 
+    def _next_document(self) -> None:
+        self.document += 1
+
     def _name_speaker(self, request: RememberRequest) -> bool:
-        """Name the speaker asked about after the voice, unless it is gone, was renamed meanwhile,
-        already has that name or another speaker has it; whether it was named."""
+        """Name the speaker asked about after the voice, unless another transcript is shown now
+        (its ids are other people), it is gone, was renamed meanwhile, already has that name or
+        another speaker has it; whether it was named."""
         info, name = sp.find(self.window.model.book, request.speaker_id), request.name.strip()
-        if info is None or info.name != request.label or info.name == name:
+        same = request.document == self.document and info is not None and info.name == request.label
+        if not same or name == request.label:
             return False
         try:
             commands.rename_speaker(self.window.model, request.speaker_id, name)

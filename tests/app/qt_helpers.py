@@ -75,10 +75,12 @@ LEFT, RIGHT = Qt.MouseButton.LeftButton, Qt.MouseButton.RightButton
 
 def click_cell(window, row: int, column: int = SPEAKER, button: Qt.MouseButton = LEFT) -> None:
     """A click on a transcript cell through the window, as the user's mouse gives it (a right-click:
-    Qt makes the context-menu event). Every click of a test goes through the window this way: QTest
-    mixing clicks on widgets with clicks on windows loses the context-menu event."""
+    Qt makes the context-menu event). The pointer first comes from the window's corner, as a real
+    one arrives; a click where the last one was, in a window since closed, loses the context-menu
+    event otherwise, and so does mixing QTest's clicks on widgets with clicks on windows."""
     view = window.transcript_view
     at = view.viewport().mapTo(window, cell_center(window, row, column))
+    QTest.mouseMove(window.windowHandle(), QPoint(1, 1))
     QTest.mouseClick(window.windowHandle(), button, Qt.KeyboardModifier.NoModifier, at)
     QApplication.processEvents()
 

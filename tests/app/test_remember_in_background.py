@@ -144,3 +144,16 @@ def test_closing_the_window_while_a_voice_is_embedded_stores_it_and_does_not_cra
     letting_go.join()
     assert library.voice("Carol").samples
     QApplication.processEvents()  # the job's late result reaches a closed window: nothing happens
+
+
+def test_a_transcript_shown_while_a_voice_is_embedded_keeps_its_speakers_names(window, library):
+    # catches: the name given to whoever has the speaker's id in the transcript shown by then
+    # (a finished run or another file: its "Speaker 2" is someone else)
+    lock = Lock(library.path)
+    try:
+        remember_from_cell(window, 1, "Carol")
+        show_transcript(window, Transcript(LINES[:2], SPEAKERS[:2], 124.0, source=str(DEMO)))
+    finally:
+        lock.release()
+    wait_until(lambda: not window.voices.busy, timeout=120)
+    assert names(window) == {"S1": "Speaker 1", "S2": "Speaker 2"} and library.voice("Carol").samples
