@@ -40,7 +40,7 @@ EXTRA_KEYS: tuple[tuple[str, str, str], ...] = (
     ("Transcript", "The selected line's speaker menu (rename, remember the voice, Not <name>)",
      "Menu key, Shift+F10, right-click the speaker"),
     ("Speakers", "Rename the selected speaker", "F2, double click"),
-    ("Speakers", "The speaker's menu", "Menu key, right-click"),
+    ("Speakers", "The current speaker's menu", "Menu key, Shift+F10, right-click"),
     ("Words", "Seek to a word", "Click the word"),
 )
 

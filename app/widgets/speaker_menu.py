@@ -7,6 +7,7 @@ of a transcript line.
 - `speaker_menu(book, speaker_id, choose, parent)`: those entries as a `QMenu`; choosing one
   calls `choose(command, speaker_id)`. The window carries the commands out (`app.voice_tools`),
   so both places share one implementation; an unknown speaker gets an empty menu.
+- `is_menu_key(event)`: the context-menu key or Shift+F10, which open it from the keyboard.
 - `SpeakerCellMenu` watches a `TranscriptView`: a right-click on a line's speaker cell, or the
   context-menu key / Shift+F10 on the current line (whatever cell holds the focus), emits
   `requested(speaker_id, global position)`. Lines without a speaker ask for nothing.
@@ -51,6 +52,12 @@ def speaker_menu(book: sp.SpeakerBook, speaker_id: str, choose: Choose, parent: 
     return menu
 
 
+def is_menu_key(event: QKeyEvent) -> bool:
+    """The context-menu key, or Shift+F10 (its stand-in on keyboards without one)."""
+    shift_f10 = event.key() == Qt.Key.Key_F10 and event.modifiers() == Qt.KeyboardModifier.ShiftModifier
+    return shift_f10 or event.key() == Qt.Key.Key_Menu
+
+
 class SpeakerCellMenu(QObject):
     """Asks for the speaker menu of a transcript line (see the module contract)."""
 
@@ -67,12 +74,10 @@ class SpeakerCellMenu(QObject):
             if event.reason() != QContextMenuEvent.Reason.Mouse:
                 return self._ask(None)
             return watched is self.view.viewport() and self._ask(event.pos())  # (the view: passed up)
-        if isinstance(event, QKeyEvent) and event.type() == QEvent.Type.KeyPress and watched is self.view:
-            shift = event.modifiers() == Qt.KeyboardModifier.ShiftModifier
-            shift_f10 = event.key() == Qt.Key.Key_F10 and shift
-            if shift_f10 or event.key() == Qt.Key.Key_Menu:
-                self._ask(None)
-                return True
+        pressed = isinstance(event, QKeyEvent) and event.type() == QEvent.Type.KeyPress
+        if pressed and watched is self.view and is_menu_key(event):
+            self._ask(None)
+            return True
         return False
 
     def _ask(self, at: QPoint | None) -> bool:

@@ -7,15 +7,15 @@ undoable and shows everywhere at once (transcript chips, waveform lanes, exports
 is reported through `message`. Items are kept per speaker and updated in place: a change of the
 book renames, recolours, adds or removes items; a change of turns updates only the talk times of
 the speakers it names (`TranscriptModel.turns_changed`), never the whole list. A right-click on a
-speaker (or the context-menu key) asks for that speaker's menu (`menu_requested`), the one the
-transcript's speaker cells open too (`app.widgets.speaker_menu`); a name recognised from the known
-voices gives its similarity in the tooltip.
+speaker, or the context-menu key / Shift+F10 on the current one, asks for that speaker's menu
+(`menu_requested`), the one the transcript's speaker cells open too (`app.widgets.speaker_menu`);
+a name recognised from the known voices gives its similarity in the tooltip.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QIcon, QKeyEvent, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QColorDialog,
@@ -36,6 +36,7 @@ from app import speakers as sp
 from app.known_voices import recognised_text
 from app.timeline import format_time
 from app.transcript_model import TranscriptModel
+from app.widgets.speaker_menu import is_menu_key
 
 IdRole = Qt.ItemDataRole.UserRole + 1
 TalkRole = Qt.ItemDataRole.UserRole + 2
@@ -104,6 +105,7 @@ class SpeakerPanel(QWidget):
         self.list.itemChanged.connect(self._on_item_changed)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._show_menu)
+        self.list.installEventFilter(self)  # the context-menu key and Shift+F10
         model.speakers_changed.connect(self.refresh)
         model.turns_changed.connect(self._on_turns)
         self.refresh()
@@ -172,6 +174,14 @@ class SpeakerPanel(QWidget):
         sid = item.data(IdRole) if item is not None else None
         if sid is not None:
             self.menu_requested.emit(sid, self.list.viewport().mapToGlobal(at))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.list and isinstance(event, QKeyEvent) and event.type() == QEvent.Type.KeyPress:
+            item = self.list.currentItem()
+            if is_menu_key(event) and item is not None:
+                self._show_menu(self.list.visualItemRect(item).center())
+                return True
+        return super().eventFilter(watched, event)
 
     def selected_ids(self) -> list[str]:
         return [i.data(IdRole) for i in self.list.selectedItems() if i.data(IdRole) is not None]

@@ -127,3 +127,13 @@ def test_a_line_without_a_speaker_and_the_text_cell_open_no_speaker_menu(window)
         popup = QApplication.activePopupWidget()
         assert popup is None or "Rename Speaker…" not in entries(popup)  # toolbars' menu: fine
         close_menus()
+
+
+def test_shift_f10_in_the_speakers_panel_opens_the_current_speakers_menu(window):
+    # catches: the panel's keyboard menu taken from the first speaker instead of the current one
+    panel = window.speaker_panel
+    QTest.keyClick(window, Qt.Key.Key_F8)  # Go to Speakers
+    panel.list.setCurrentItem(panel.item_for("S2"))
+    QTest.keyClick(panel.list, Qt.Key.Key_F10, Qt.KeyboardModifier.ShiftModifier)
+    assert entries(open_menu())[-1] == "Not Bob"
+    close_menus()
