@@ -66,9 +66,26 @@ def test_a_range_that_is_not_a_clip_is_refused(start, end):
         load_clip(DEMO, start, end)
 
 
+def test_the_length_limit_is_the_clips_own_length_wherever_it_starts():
+    # catches: the limit measured from the file's start (a clip late in a long file refused), or an
+    # empty range refused; the refusal names the length asked for
+    assert len(load_clip(DEMO, 5.0, 5.0).samples) == 0
+    assert len(load_clip(DEMO, 0.0, MAX_CLIP_S).samples) == len(demo()[0])  # the limit itself is a clip
+    assert len(load_clip(DEMO, MAX_CLIP_S - 10, MAX_CLIP_S + 10).samples) == 0  # past the demo's end
+    with pytest.raises(ValueError, match=r"at most 600 s long, got 601 s"):
+        load_clip(DEMO, 10.0, 611.0)
+
+
 def test_a_missing_file_or_one_that_is_not_audio_is_a_sentence_naming_it(tmp_path):
     with pytest.raises(AudioDecodeError, match=r"'gone\.flac' is not there any more"):
         load_clip(tmp_path / "gone.flac", 0.0, 1.0)
     (tmp_path / "notes.flac").write_text("not audio")
     with pytest.raises(AudioDecodeError, match=r"'notes\.flac'"):
         load_clip(tmp_path / "notes.flac", 0.0, 1.0)
+    (tmp_path / "notes.txt").write_bytes(bytes(range(256)) * 8)
+    unsupported = r"'notes\.txt' is not an audio file .*'\.txt' is not a supported format"
+    with pytest.raises(AudioDecodeError, match=unsupported):
+        load_clip(tmp_path / "notes.txt", 0.0, 1.0)
+    (tmp_path / "captions.srt").write_text("1\n00:00:00,000 --> 00:00:01,000\nHello.\n")
+    with pytest.raises(AudioDecodeError, match=r"'captions\.srt' has no audio track"):
+        load_clip(tmp_path / "captions.srt", 0.0, 1.0)
