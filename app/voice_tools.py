@@ -95,18 +95,22 @@ class VoiceTools:
         name, ok = QInputDialog.getText(self.window.dialog_parent(), "Remember this voice",
                                         f"Whose voice is {info.name}?", text=offered)  # fmt: skip
         if ok and name.strip():
-            self.window.show_message(self.remember(speaker_id, name))
+            self.remember(speaker_id, name)
 
-    def remember(self, speaker_id: str, name: str) -> str:
-        """Start storing the speaker's voice under `name` (off the GUI thread); the message to show."""
+    def remember(self, speaker_id: str, name: str) -> bool:
+        """Start storing the speaker's voice under `name` (off the GUI thread), saying so in the
+        status bar until the result replaces it; False, with the reason shown, if it cannot start."""
         audio, info = self.window.session.audio, sp.find(self.window.model.book, speaker_id)
         if audio is None:
-            return "Open the recording first: a voice is remembered from its audio"
+            self.window.show_message("Open the recording first: a voice is remembered from its audio")
+            return False
         if info is None:
-            return "That speaker is no longer in the transcript"
+            self.window.show_message("That speaker is no longer in the transcript")
+            return False
         self.jobs.submit(RememberRequest(speaker_id, info.name, name, self.window.model.transcript(),
                                          audio.recording, user_library(), self.document))  # fmt: skip
-        return f"Remembering {name.strip()}'s voice from {info.name}'s lines…"
+        self.window.statusBar().showMessage(f"Remembering {name.strip()}'s voice from {info.name}'s lines…")
+        return True
 
     def _remembered(self, done: Remembered) -> None:
         if done.error is not None:
