@@ -52,6 +52,8 @@ class SamplePlayer:
             return f"{name}'s sample does not say which part of which recording it came from"
         if open_recording is not None and open_recording.name == sample.recording:
             self.stop()
+            if self.playback.reason is not None:  # no sound device: say so, never "Playing"
+                return self.playback.reason
             self.playback.play(sample.start)
             return f"Playing {name} from {sample.recording} at {sample.start:.1f} s"
         found = find_recording(places)

@@ -141,7 +141,8 @@ def test_a_remembered_voice_is_named_in_the_next_meeting_and_a_deleted_one_never
     assert asked == ["Delete voice"] and {v.name for v in data_home.voices()} == {"Alice", "Caroline"}
     select(dialog, "Caroline")
     click(dialog.play_button)
-    assert "Playing Caroline" in dialog.status.text()  # monday is open: its sample plays
+    said = dialog.status.text()  # monday is open: its sample plays (or the machine has no sound device)
+    assert said.startswith("Playing Caroline from m11.flac at ") or said == window.playback.reason
     select(dialog, "Caroline")
     table["Delete voice"] = QMessageBox.StandardButton.Yes
     click(dialog.delete_button)
