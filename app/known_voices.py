@@ -9,7 +9,8 @@ transcript speaker's voice remembered under a name, and how a recognised name is
   added to that person's samples when the library knows the name already. ValueError for a
   name that cannot name a voice or too little speech; `VoiceLibraryError` for a library that
   cannot be written. Nothing is stored on any error.
-- `recognised_text(name, score)`: the tooltip of a speaker named after a known voice.
+- `recognised_text(name, score)`: the tooltip of a speaker named after a known voice;
+  `recognised_short(name, score)` the line its menu opens with.
 - `default_label(book, speaker_id)`: the "Speaker N" a wrongly recognised speaker goes back to.
 """
 
@@ -62,6 +63,10 @@ def remember(
 
 def recognised_text(name: str, score: float) -> str:
     return f"Recognised as {name} from your known voices (similarity {score:.2f})"
+
+
+def recognised_short(name: str, score: float) -> str:
+    return f"Recognised as {name} ({score:.2f})"
 
 
 def default_label(book: sp.SpeakerBook, speaker_id: str) -> str:

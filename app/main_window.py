@@ -281,6 +281,7 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
             event.ignore()
             return
         self.playback.stop()
+        self.voices.shutdown()  # the voices being remembered are stored first
         self.recording.shutdown()
         self.session.shutdown()
         self.projects.close()

@@ -4,8 +4,8 @@ and when it was added; rename, merge two, delete (with their embeddings), play a
 A thin view over `app.known_voices` and the library: every change is made in the library at once
 and the list read again from it; a refused change (a taken name, another embedding model, a
 locked file) is shown in the window's status line, the library left as it was. "Play sample"
-asks `play(name)` to play that person's first sample (the window plays it when its recording is
-the one open) and shows what it answers.
+asks `play(name)` to play that person's first sample (the window plays it from whichever
+recording it came, `app.sample_player`) and shows what it answers.
 """
 
 from __future__ import annotations

@@ -6,15 +6,16 @@ for utterances the engine left unassigned. Every change goes through `app.comman
 undoable and shows everywhere at once (transcript chips, waveform lanes, exports). A refused edit
 is reported through `message`. Items are kept per speaker and updated in place: a change of the
 book renames, recolours, adds or removes items; a change of turns updates only the talk times of
-the speakers it names (`TranscriptModel.turns_changed`), never the whole list. A speaker's
-context menu asks to remember its voice (`remember_requested`) and, for a name recognised from
-the known voices (its tooltip gives the similarity), to undo that name (`not_recognised`).
+the speakers it names (`TranscriptModel.turns_changed`), never the whole list. A right-click on a
+speaker, or the context-menu key / Shift+F10 on the current one, asks for that speaker's menu
+(`menu_requested`), the one the transcript's speaker cells open too (`app.widgets.speaker_menu`);
+a name recognised from the known voices gives its similarity in the tooltip.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QIcon, QKeyEvent, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QColorDialog,
@@ -23,7 +24,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
-    QMenu,
     QPushButton,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -36,6 +36,7 @@ from app import speakers as sp
 from app.known_voices import recognised_text
 from app.timeline import format_time
 from app.transcript_model import TranscriptModel
+from app.widgets.speaker_menu import is_menu_key
 
 IdRole = Qt.ItemDataRole.UserRole + 1
 TalkRole = Qt.ItemDataRole.UserRole + 2
@@ -75,8 +76,7 @@ def swatch(color: str, size: int = 14) -> QIcon:
 
 class SpeakerPanel(QWidget):
     message = Signal(str)
-    remember_requested = Signal(str)  # a speaker id: remember this voice
-    not_recognised = Signal(str)  # a speaker id: its recognised name is wrong
+    menu_requested = Signal(str, QPoint)  # a speaker id, where its menu goes (global coordinates)
 
     def __init__(self, model: TranscriptModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -105,6 +105,7 @@ class SpeakerPanel(QWidget):
         self.list.itemChanged.connect(self._on_item_changed)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._show_menu)
+        self.list.installEventFilter(self)  # the context-menu key and Shift+F10
         model.speakers_changed.connect(self.refresh)
         model.turns_changed.connect(self._on_turns)
         self.refresh()
@@ -169,23 +170,18 @@ class SpeakerPanel(QWidget):
         item.setData(Qt.ItemDataRole.AccessibleTextRole, item.toolTip())
 
     def _show_menu(self, at: QPoint) -> None:
-        menu = self.context_menu(at)
-        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        menu.popup(self.list.viewport().mapToGlobal(at))
-
-    def context_menu(self, at: QPoint) -> QMenu:
-        """The menu of the speaker at `at` (list coordinates): remember its voice, or undo a name
-        recognised from the known voices."""
-        menu = QMenu(self.list)
         item = self.list.itemAt(at)
         sid = item.data(IdRole) if item is not None else None
-        if sid is None:
-            return menu
-        menu.addAction("Remember This Voice…", lambda: self.remember_requested.emit(sid))
-        info = sp.find(self.model.book, sid)
-        if info is not None and info.score is not None:
-            menu.addAction(f"Not {info.name}", lambda: self.not_recognised.emit(sid))
-        return menu
+        if sid is not None:
+            self.menu_requested.emit(sid, self.list.viewport().mapToGlobal(at))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.list and isinstance(event, QKeyEvent) and event.type() == QEvent.Type.KeyPress:
+            item = self.list.currentItem()
+            if is_menu_key(event) and item is not None:
+                self._show_menu(self.list.visualItemRect(item).center())
+                return True
+        return super().eventFilter(watched, event)
 
     def selected_ids(self) -> list[str]:
         return [i.data(IdRole) for i in self.list.selectedItems() if i.data(IdRole) is not None]

@@ -1,4 +1,5 @@
-"""Helpers for the app tests: wait for background jobs while Qt runs, isolated settings, the demo."""
+"""Helpers for the app tests: wait for background jobs while Qt runs, isolated settings, the demo,
+right-clicks on a transcript cell and choices in the menu that opens."""
 
 from __future__ import annotations
 
@@ -6,13 +7,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QTimer
-from PySide6.QtWidgets import QApplication, QInputDialog
+from PySide6.QtCore import QPoint, QSettings, Qt, QTimer
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QInputDialog, QMenu
 
 from app import commands
 from app import speakers as sp
 from app.main_window import MainWindow
 from app.settings import SettingsStore
+from app.transcript_model import SPEAKER
 from engine.types import Transcript
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "meeting.flac"
@@ -55,3 +58,53 @@ def answer_next_input(text: str) -> None:
             QTimer.singleShot(20, answer)
 
     QTimer.singleShot(20, answer)
+
+
+def names(window) -> dict[str, str]:
+    return {s.id: s.name for s in window.model.book}
+
+
+def cell_center(window, row: int, column: int = SPEAKER) -> QPoint:
+    view = window.transcript_view
+    index = view.filter.mapFromSource(window.model.index(row, column))
+    return view.visualRect(index).center()
+
+
+LEFT, RIGHT = Qt.MouseButton.LeftButton, Qt.MouseButton.RightButton
+
+
+def click_cell(window, row: int, column: int = SPEAKER, button: Qt.MouseButton = LEFT) -> None:
+    """A click on a transcript cell through the window, as the user's mouse gives it (a right-click:
+    Qt makes the context-menu event). The pointer first comes from the window's corner, as a real
+    one arrives; a click where the last one was, in a window since closed, loses the context-menu
+    event otherwise, and so does mixing QTest's clicks on widgets with clicks on windows."""
+    view = window.transcript_view
+    at = view.viewport().mapTo(window, cell_center(window, row, column))
+    QTest.mouseMove(window.windowHandle(), QPoint(1, 1))
+    QTest.mouseClick(window.windowHandle(), button, Qt.KeyboardModifier.NoModifier, at)
+    QApplication.processEvents()
+
+
+def right_click(window, row: int, column: int = SPEAKER) -> None:
+    click_cell(window, row, column, RIGHT)
+
+
+def open_menu() -> QMenu:
+    wait_until(lambda: isinstance(QApplication.activePopupWidget(), QMenu), timeout=5)
+    return QApplication.activePopupWidget()
+
+
+def entries(menu: QMenu) -> list[str]:
+    return [a.text() for a in menu.actions()]
+
+
+def choose(menu: QMenu, label: str) -> None:
+    menu.setActiveAction(menu.actions()[entries(menu).index(label)])
+    QTest.keyClick(menu, Qt.Key.Key_Return)
+    QApplication.processEvents()
+
+
+def close_menus() -> None:
+    while (popup := QApplication.activePopupWidget()) is not None:
+        popup.close()
+        QApplication.processEvents()

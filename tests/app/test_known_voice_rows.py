@@ -10,7 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.known_voices import VoiceRow, default_label, recognised_text, remember, rows, user_library
+from app.known_voices import (
+    VoiceRow,
+    default_label,
+    recognised_short,
+    recognised_text,
+    remember,
+    rows,
+    user_library,
+)
 from app.speakers import SpeakerInfo
 from engine.audio.io import load_audio
 from engine.speakers.embedding import SAMPLE_RATE
@@ -57,6 +65,7 @@ def test_not_recognised_gives_the_speaker_its_place_in_the_book_or_the_next_free
 
 def test_a_recognised_name_shows_its_similarity_to_two_places():
     assert recognised_text("Alice", 0.9449) == "Recognised as Alice from your known voices (similarity 0.94)"
+    assert recognised_short("Alice", 0.9449) == "Recognised as Alice (0.94)"  # the speaker menu's first line
 
 
 def test_a_speakers_own_speech_is_remembered_under_the_name_given(tmp_path):

@@ -71,8 +71,10 @@ def choose_in_menu(window, speaker_id: str, label: str) -> None:
 
 
 def remember(window, speaker_id: str, name: str) -> None:
+    """Remember This Voice… from the panel's menu, and wait for the voice to be stored."""
     answer_next_input(name)
     choose_in_menu(window, speaker_id, "Remember This Voice…")
+    wait_until(lambda: not window.voices.busy, timeout=120)
 
 
 def open_recording(window, path: Path) -> None:
@@ -139,7 +141,8 @@ def test_a_remembered_voice_is_named_in_the_next_meeting_and_a_deleted_one_never
     assert asked == ["Delete voice"] and {v.name for v in data_home.voices()} == {"Alice", "Caroline"}
     select(dialog, "Caroline")
     click(dialog.play_button)
-    assert "Playing Caroline" in dialog.status.text()  # monday is open: its sample plays
+    said = dialog.status.text()  # monday is open: its sample plays (or the machine has no sound device)
+    assert said.startswith("Playing Caroline from m11.flac at ") or said == window.playback.reason
     select(dialog, "Caroline")
     table["Delete voice"] = QMessageBox.StandardButton.Yes
     click(dialog.delete_button)

@@ -1,0 +1,91 @@
+"""One time range of a file, decoded alone (`engine.audio.clip`): the same samples the whole file's
+decode has there, from a seekable FLAC and from an AAC file alike, stereo mixed to mono, a range
+past the end cut short, and bad ranges and missing files refused with a sentence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import av
+import numpy as np
+import pytest
+import soundfile as sf
+
+from engine.audio.clip import MAX_CLIP_S, load_clip
+from engine.errors import AudioDecodeError
+
+DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "meeting.flac"
+
+
+def demo() -> tuple[np.ndarray, int]:
+    samples, rate = sf.read(DEMO, dtype="float32")
+    return samples, rate
+
+
+def test_a_range_of_a_flac_is_exactly_those_samples_of_the_whole_file():
+    # catches: a sample too many or too few at either end of the range (a rounding slip after the seek)
+    full, rate = demo()
+    clip = load_clip(DEMO, 30.8, 39.9)
+    assert clip.sample_rate == rate and clip.source == DEMO
+    np.testing.assert_array_equal(clip.samples, full[round(30.8 * rate) : round(39.9 * rate)])
+
+
+def test_a_range_of_an_aac_file_lines_up_with_the_audio_it_was_encoded_from(tmp_path):
+    # catches: the clip cut by packet times before the seek point rather than by decoded frame times
+    full, rate = demo()
+    path = tmp_path / "meeting.m4a"
+    with av.open(str(path), "w") as out:
+        stream = out.add_stream("aac", rate=rate, layout="mono")
+        for i in range(0, rate * 60, 1024):
+            frame = av.AudioFrame.from_ndarray(full[None, i : i + 1024].copy(), format="flt", layout="mono")
+            frame.sample_rate, frame.pts = rate, i
+            for packet in stream.encode(frame):
+                out.mux(packet)
+        for packet in stream.encode(None):
+            out.mux(packet)
+    clip = load_clip(path, 30.8, 39.9)
+    reference = full[round(30.8 * rate) : round(39.9 * rate)]
+    assert len(clip.samples) == len(reference)
+    assert np.corrcoef(clip.samples, reference)[0, 1] > 0.99
+
+
+def test_stereo_is_mixed_to_mono_and_a_range_past_the_end_gives_what_there_is(tmp_path):
+    # catches: one channel taken for the mix, or samples invented past the end of the file
+    rate = 8000
+    left = np.linspace(-0.5, 0.5, rate * 3, dtype=np.float32)
+    path = tmp_path / "two.wav"
+    sf.write(path, np.stack([left, -left / 2], axis=1), rate, subtype="FLOAT")
+    clip = load_clip(path, 2.5, 9.0)
+    np.testing.assert_allclose(clip.samples, (left / 4)[round(2.5 * rate) :], atol=1e-6)
+    assert len(load_clip(path, 4.0, 5.0).samples) == 0
+
+
+@pytest.mark.parametrize(("start", "end"), [(-1.0, 2.0), (5.0, 4.0), (0.0, MAX_CLIP_S + 1)])
+def test_a_range_that_is_not_a_clip_is_refused(start, end):
+    with pytest.raises(ValueError, match="clip"):
+        load_clip(DEMO, start, end)
+
+
+def test_the_length_limit_is_the_clips_own_length_wherever_it_starts():
+    # catches: the limit measured from the file's start (a clip late in a long file refused), or an
+    # empty range refused; the refusal names the length asked for
+    assert len(load_clip(DEMO, 5.0, 5.0).samples) == 0
+    assert len(load_clip(DEMO, 0.0, MAX_CLIP_S).samples) == len(demo()[0])  # the limit itself is a clip
+    assert len(load_clip(DEMO, MAX_CLIP_S - 10, MAX_CLIP_S + 10).samples) == 0  # past the demo's end
+    with pytest.raises(ValueError, match=r"at most 600 s long, got 601 s"):
+        load_clip(DEMO, 10.0, 611.0)
+
+
+def test_a_missing_file_or_one_that_is_not_audio_is_a_sentence_naming_it(tmp_path):
+    with pytest.raises(AudioDecodeError, match=r"'gone\.flac' is not there any more"):
+        load_clip(tmp_path / "gone.flac", 0.0, 1.0)
+    (tmp_path / "notes.flac").write_text("not audio")
+    with pytest.raises(AudioDecodeError, match=r"'notes\.flac'"):
+        load_clip(tmp_path / "notes.flac", 0.0, 1.0)
+    (tmp_path / "notes.txt").write_bytes(bytes(range(256)) * 8)
+    unsupported = r"'notes\.txt' is not an audio file .*'\.txt' is not a supported format"
+    with pytest.raises(AudioDecodeError, match=unsupported):
+        load_clip(tmp_path / "notes.txt", 0.0, 1.0)
+    (tmp_path / "captions.srt").write_text("1\n00:00:00,000 --> 00:00:01,000\nHello.\n")
+    with pytest.raises(AudioDecodeError, match=r"'captions\.srt' has no audio track"):
+        load_clip(tmp_path / "captions.srt", 0.0, 1.0)
