@@ -212,8 +212,9 @@ def record_live(folder: Path, beat, env: dict[str, str]) -> None:
             if session is None:
                 print("[record with live lines] recording did not start")
                 return
-            beat.doing = "loading the live models"
-            spin_until(lambda: session.transcriber is None or session.transcriber.ready, 120)
+            beat.doing = "starting the engine's live stream"
+            link = feature.controller.link
+            spin_until(lambda: link is None or not link.connecting, 120)
             player = subprocess.Popen(["paplay", f"--device={SINK}", str(DEMO)], env=env)
             rounds = 0
             while player.poll() is None:
