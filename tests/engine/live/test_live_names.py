@@ -31,11 +31,17 @@ class Counted:
     picks the person (1.0 → alice, 2.0 → bob); every call and its audio length are kept."""
 
     def __init__(self) -> None:
-        self.lengths: list[int] = []
+        self.calls: list[int] = []
 
     def __call__(self, samples: np.ndarray) -> np.ndarray:
-        self.lengths.append(len(samples))
+        self.calls.append(len(samples))
         return UNIT["alice"] if samples[0] == 1.0 else UNIT["bob"]
+
+    @property
+    def lengths(self) -> list[int]:
+        """The speech each comparison embedded whole (each also embeds its newer half)."""
+        assert self.calls[1::2] == [n - n // 2 for n in self.calls[::2]]
+        return self.calls[::2]
 
 
 def speech(seconds: float, who: float = 1.0) -> np.ndarray:
@@ -70,7 +76,7 @@ def test_at_most_two_minutes_of_a_speaker_are_kept_and_embedded_once_more_at_the
 
 def test_a_name_moves_to_the_closer_speaker_and_the_other_is_told_it_lost_it():
     # catches: two live speakers both shown as the same person, or the loser never told
-    vectors = iter([np.array([0.96, 0.28, 0.0]), np.array([1.0, 0.0, 0.0])])
+    vectors = iter([np.array([0.96, 0.28, 0.0])] * 2 + [np.array([1.0, 0.0, 0.0])] * 2)  # whole, newer half
     names = LiveNames(
         UNIT, lambda samples: next(vectors), MatchConfig(min_seconds=1.0, threshold=0.9, margin=0.1)
     )
@@ -85,7 +91,7 @@ def test_without_known_voices_nothing_is_embedded():
     # catches: every live speaker embedded twice (once for naming) when there is nobody to name
     embed = Counted()
     names = LiveNames({}, embed, MatchConfig(min_seconds=1.0))
-    assert names.hear("S1", speech(10.0)) == {} and embed.lengths == []
+    assert names.hear("S1", speech(10.0)) == {} and embed.calls == []
 
 
 def remembered(path: Path) -> VoiceLibrary:
@@ -123,3 +129,12 @@ def test_live_speakers_are_named_after_known_voices_and_strangers_stay_unnamed(l
     final = {sid: m.name for sid, m in named.items() if m is not None}
     assert sorted(final.values()) == ["Bob", "Carol"]
     assert all(person_of[sid] == name.lower() for sid, name in final.items())
+
+
+def test_a_live_speaker_whose_newer_speech_is_someone_else_is_not_named():
+    # catches: the newer half's agreement left out (a live speaker that merged two voices named
+    # after the one its earlier speech came from), or compared with another person's name
+    names = LiveNames(UNIT, Counted(), MatchConfig(min_seconds=4.0, threshold=0.9, margin=0.1))
+    whole_alice_half_bob = np.concatenate([speech(2.0, 1.0), speech(2.0, 2.0)])  # newer half: bob
+    assert names.hear("S1", whole_alice_half_bob) == {} and names.names == {}
+    assert names.hear("S1", speech(4.0, 1.0))["S1"].name == "alice"  # 8 s: the newer half is alice's
