@@ -11,7 +11,7 @@ import pytest
 
 from engine.live.live_names import MAX_SECONDS, LiveNames, live_speakers
 from engine.synth import ROSTER, MeetingConfig, SyntheticMeeting, build_meeting
-from engine.voices import VoiceEmbedder, VoiceLibrary
+from engine.voices import VoiceEmbedder, VoiceLibrary, VoiceLibraryError
 from engine.voices.enrol import samples_from_transcript
 from engine.voices.matching import Match, MatchConfig
 from tests.engine.voices.test_recogniser import as_found, who
@@ -69,9 +69,9 @@ def test_at_most_two_minutes_of_a_speaker_are_kept_and_embedded_once_more_at_the
     embed = Counted()
     names = LiveNames(UNIT, embed, MatchConfig(min_seconds=4.0))
     for _ in range(30):
-        names.hear("S1", speech(10.0))
+        names.hear("S1", speech(7.0))  # the 18th piece crosses the limit: only its first second is kept
     assert max(embed.lengths) == MAX_SECONDS * RATE
-    assert embed.lengths == [10 * RATE, 20 * RATE, 40 * RATE, 80 * RATE, 120 * RATE]
+    assert embed.lengths == [7 * RATE, 14 * RATE, 28 * RATE, 56 * RATE, 112 * RATE, 120 * RATE]
 
 
 def test_a_name_moves_to_the_closer_speaker_and_the_other_is_told_it_lost_it():
@@ -138,3 +138,34 @@ def test_a_live_speaker_whose_newer_speech_is_someone_else_is_not_named():
     whole_alice_half_bob = np.concatenate([speech(2.0, 1.0), speech(2.0, 2.0)])  # newer half: bob
     assert names.hear("S1", whole_alice_half_bob) == {} and names.names == {}
     assert names.hear("S1", speech(4.0, 1.0))["S1"].name == "alice"  # 8 s: the newer half is alice's
+
+
+def test_the_configured_bar_decides_not_the_default_one():
+    # catches: the match made with the default threshold (0.91) instead of the one configured, for
+    # the whole speech or for its newer half (each alone would refuse this 0.88)
+    close = np.array([0.88, 0.0, np.sqrt(1 - 0.88**2)])  # 0.88 to alice, 0 to bob
+    lenient = LiveNames(UNIT, lambda samples: close, MatchConfig(min_seconds=1.0, threshold=0.85, margin=0.1))
+    assert lenient.hear("S1", speech(1.0))["S1"].name == "alice"
+    usual = LiveNames(UNIT, lambda samples: close, MatchConfig(min_seconds=1.0))
+    assert usual.hear("S1", speech(1.0)) == {}
+
+
+def test_without_a_library_file_live_speakers_are_plain_and_no_file_is_made(tmp_path):
+    # catches: `or` turned into `and` (no library: a crash; a missing one: created by looking)
+    missing = VoiceLibrary(tmp_path / "none" / "voices.sqlite")
+    assert type(live_speakers(None, print)).__name__ == "OnlineSpeakers"
+    assert type(live_speakers(missing, print)).__name__ == "OnlineSpeakers"
+    assert not (tmp_path / "none").exists()
+
+
+def test_a_library_of_another_embedding_model_is_refused_naming_the_file(library):
+    # catches: the refusal losing which library it is about
+    import shutil
+    import sqlite3
+
+    other = library.path.with_name("other.sqlite")
+    shutil.copy(library.path, other)
+    with sqlite3.connect(other) as db:
+        db.execute("UPDATE embeddings SET model = 'ecapa', model_version = '2'")
+    with pytest.raises(VoiceLibraryError, match=f"{other}.*never compared"):
+        live_speakers(VoiceLibrary(other), print)
