@@ -1,0 +1,91 @@
+"""The tiny model's training clips: the clip spec is part of the recipe (a long-clip and a short-clip
+checkpoint never share a cache folder), every clip lasts what its spec says with the spec's turns and
+voices, and each reference is chunk-relative — its times say where the clip's own audio speaks."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from engine.backends.vibevoice.config import SAMPLE_RATE
+from engine.testing.tiny import LONG_RECIPE, TinyRecipe
+from engine.testing.tiny_clips import EDGE_S, ClipSpec, synthesize_clips
+
+
+@pytest.fixture(scope="module")
+def long_clips():
+    return synthesize_clips(LONG_RECIPE.clips, LONG_RECIPE.clip_seed, LONG_RECIPE.clip)
+
+
+def test_recipes_differing_only_in_clip_length_are_cached_in_different_folders():
+    short = TinyRecipe()
+    longer = replace(short, clip=replace(short.clip, seconds=(20.0, 40.0)))
+    assert longer.key() != short.key()
+    assert LONG_RECIPE.key() != short.key()
+    assert TinyRecipe().key() == short.key()  # the same recipe finds its cached build again
+
+
+def test_long_clips_last_20_to_40_seconds_with_the_turns_and_voices_of_their_spec(long_clips):
+    assert [c.name for c in long_clips] == ["clip0", "clip1", "clip2"]
+    for index, clip in enumerate(long_clips):
+        turns, voices = LONG_RECIPE.clip.of(index)
+        assert 20.0 <= clip.duration <= 40.0
+        assert len(clip.segments) == turns
+        speakers = [s.speaker for s in clip.segments]
+        assert list(dict.fromkeys(speakers)) == list(range(voices))  # numbered in order of appearance
+        assert all(10 <= len(s.text.split()) <= 15 for s in clip.segments)
+    assert [len(c.segments) for c in long_clips] == [6, 8, 10]
+
+
+def test_every_reference_time_is_chunk_relative_and_marks_where_the_clip_speaks(long_clips):
+    for clip in long_clips:
+        first, last = clip.segments[0], clip.segments[-1]
+        assert first.start == EDGE_S and abs(last.end - (clip.duration - EDGE_S)) <= 0.01
+        loud = _loudness(clip.samples)
+        for seg in clip.segments:  # speech right inside each segment's edges
+            assert loud(seg.start, seg.start + 0.15) > 1e-3 and loud(seg.end - 0.15, seg.end) > 1e-3
+        for a, b in itertools.pairwise(clip.segments):  # silence between turns
+            assert a.end < b.start and loud(a.end + 0.02, b.start - 0.02) < 1e-4
+        assert loud(0.0, first.start - 0.01) < 1e-4
+
+
+def test_each_reference_is_written_as_the_reply_the_model_learns(long_clips):
+    for clip in long_clips:
+        reply = json.loads(clip.target)
+        assert [(r["Start"], r["End"], r["Speaker"], r["Content"]) for r in reply] == [
+            (s.start, s.end, s.speaker, s.text) for s in clip.segments
+        ]
+
+
+def test_the_default_spec_is_the_short_clips_of_two_voices():
+    clips = synthesize_clips(3, 0)
+    assert [len(c.segments) for c in clips] == [2, 3, 2]
+    assert all(5.0 <= c.duration <= 9.0 for c in clips)
+    assert all({s.speaker for s in c.segments} == {0, 1} for c in clips)
+
+
+def test_a_spec_no_draw_can_meet_is_refused_with_the_reason():
+    with pytest.raises(ValueError, match=r"no clip of 2 turns lasted \(60.0, 90.0\) s"):
+        synthesize_clips(1, 0, ClipSpec(seconds=(60.0, 90.0)))
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"seconds": (9.0, 5.0)}, {"seconds": (0.0, 5.0)}, {"turns": ()}, {"turns": (0,)}, {"voices": (1,)},
+     {"voices": (9,)}, {"words": (12, 10)}],
+)  # fmt: skip
+def test_an_impossible_clip_spec_is_a_value_error(fields):
+    with pytest.raises(ValueError):
+        ClipSpec(**fields)
+
+
+def _loudness(samples: np.ndarray):
+    def rms(start: float, end: float) -> float:
+        part = samples[round(start * SAMPLE_RATE) : round(end * SAMPLE_RATE)]
+        return float(np.sqrt(np.mean(np.square(part, dtype=np.float64)))) if len(part) else 0.0
+
+    return rms
