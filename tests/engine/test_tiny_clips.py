@@ -1,6 +1,8 @@
 """The tiny model's training clips: the clip spec is part of the recipe (a long-clip and a short-clip
 checkpoint never share a cache folder), every clip lasts what its spec says with the spec's turns and
-voices, and each reference is chunk-relative — its times say where the clip's own audio speaks."""
+voices, and each reference is chunk-relative — its times say where the clip's own audio speaks. The
+long-clip checkpoint (slow: trained on first use) transcribes its clips with their references
+through `murmur transcribe`, within the default token budget."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import numpy as np
 import pytest
 
 from engine.backends.vibevoice.config import SAMPLE_RATE
-from engine.testing.tiny import LONG_RECIPE, TinyRecipe
+from engine.testing.tiny import LONG_RECIPE, TinyRecipe, read_clips, tiny_trained_model
 from engine.testing.tiny_clips import EDGE_S, ClipSpec, synthesize_clips
 
 
@@ -81,6 +83,24 @@ def test_a_spec_no_draw_can_meet_is_refused_with_the_reason():
 def test_an_impossible_clip_spec_is_a_value_error(fields):
     with pytest.raises(ValueError):
         ClipSpec(**fields)
+
+
+@pytest.mark.slow
+def test_the_long_checkpoint_transcribes_each_clip_as_its_reference_through_the_command_line(tmp_path):
+    from engine.cli import main
+
+    folder = tiny_trained_model(recipe=LONG_RECIPE)
+    assert folder.name == f"vibevoice-tiny-{LONG_RECIPE.key()}"
+    assert json.loads((folder / "training.json").read_text())["steps"] > 0
+    clips = read_clips(folder)
+    files = [str(audio) for audio, _ in clips]
+    args = ["transcribe", *files, "--backend", "vibevoice", "--model", str(folder), "--device", "cpu"]
+    assert main([*args, "--format", "json", "--out", str(tmp_path), "-q"]) == 0
+    for audio, reference in clips:
+        written = json.loads((tmp_path / f"{audio.stem}.json").read_text())["utterances"]
+        assert [u["text"] for u in written] == [s.text for s in reference]  # the last turn too: no cut-off
+        assert [round(u["start"], 2) for u in written] == [s.start for s in reference]
+        assert len({u["speaker"] for u in written}) == len({s.speaker for s in reference})
 
 
 def _loudness(samples: np.ndarray):
