@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.backends.vibevoice.prompt import SYSTEM_PROMPT, instruction
-from engine.testing.tiny_clips import ClipSpec
+from engine.testing.clip_spec import ClipSpec
 from engine.types import Segment
 
 SPECIAL_TOKENS = (

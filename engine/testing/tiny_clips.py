@@ -1,16 +1,15 @@
 """Synthetic multi-speaker clips with exact references, for training the tiny model.
 
 `synthesize_clips(count, seed, spec)` speaks single-sentence turns with distinct espeak voices
-(`engine.synth`), one after another with short gaps, at 24 kHz. A `ClipSpec` says how long every
-clip is (`seconds`), how many turns and voices it has (clip `i` takes the `i`-th value of each
-tuple, cycling) and how many words a turn's sentence has; the default is the short clips (2–3 turns of at
-most 9 words, two voices, 5–9 s). Voices take turns in order, so `Speaker` numbers them from 0 in
-order of appearance. A draw whose clip falls outside `seconds` is drawn again (the same rng, so
-the result is still fixed). Speech starts 0.05 s in and ends 0.05 s before the clip does, so
-voice-activity chunking keeps the whole clip as one chunk. Each clip's reference is the model's
-reply format: `Start`/`End` in seconds from the clip's start, rounded to 2 decimals (first and last
-word of the turn), `Speaker`, `Content` the sentence. The same `(count, seed, spec)` always gives
-the same clips.
+(`engine.synth`), one after another with short gaps, at 24 kHz. A `ClipSpec` (`clip_spec.py`) says
+how long every clip is, how many turns and voices it has and how many words a turn's sentence has;
+the default is the short clips (2–3 turns of at most 9 words, two voices, 5–9 s). Voices take
+turns in order, so `Speaker` numbers them from 0 in order of appearance. A draw whose clip falls
+outside the spec's length is drawn again (the same rng, so the result is still fixed). Speech
+starts 0.05 s in and ends 0.05 s before the clip does, so voice-activity chunking keeps the whole
+clip as one chunk. Each clip's reference is the model's reply format: `Start`/`End` in seconds from
+the clip's start, rounded to 2 decimals (first and last word of the turn), `Speaker`, `Content`
+the sentence. The same `(count, seed, spec)` always gives the same clips.
 """
 
 from __future__ import annotations
@@ -24,36 +23,12 @@ from engine.audio.resample import resample
 from engine.backends.vibevoice.config import SAMPLE_RATE
 from engine.synth import ROSTER, Espeak
 from engine.synth.script import load_corpus
+from engine.testing.clip_spec import ClipSpec
 from engine.types import Segment
 
 EDGE_S = 0.05  # silence before the first and after the last word
 GAP_S = (0.3, 0.7)
 MAX_DRAWS = 50  # draws per clip before a spec is declared unreachable
-
-
-@dataclass(frozen=True, slots=True)
-class ClipSpec:
-    """What every clip of a recipe looks like: clip `i` has `turns[i mod len]` turns spoken by
-    `voices[i mod len]` voices, sentences of `words` words (inclusive), and lasts `seconds`."""
-
-    seconds: tuple[float, float] = (5.0, 9.0)
-    turns: tuple[int, ...] = (2, 3)
-    voices: tuple[int, ...] = (2,)
-    words: tuple[int, int] = (1, 9)  # short sentences keep the targets short
-
-    def __post_init__(self) -> None:
-        for name in ("seconds", "words"):
-            low, high = getattr(self, name)
-            if not 0 < low <= high:
-                raise ValueError(f"clip {name} must be a range 0 < low <= high, got ({low}, {high})")
-        if not self.turns or min(self.turns) < 1:
-            raise ValueError(f"every clip needs at least one turn, got {self.turns}")
-        if not self.voices or min(self.voices) < 2 or max(self.voices) > len(ROSTER):
-            raise ValueError(f"a clip has 2 to {len(ROSTER)} voices, got {self.voices}")
-
-    def of(self, index: int) -> tuple[int, int]:
-        """(turns, voices) of clip `index`."""
-        return self.turns[index % len(self.turns)], self.voices[index % len(self.voices)]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -84,6 +59,8 @@ def reply_json(segments: tuple[Segment, ...]) -> str:
 def synthesize_clips(count: int = 3, seed: int = 0, spec: ClipSpec | None = None) -> list[TinyClip]:
     """`count` clips as `spec` says (see the module docstring)."""
     spec = spec or ClipSpec()
+    if max(spec.voices) > len(ROSTER):
+        raise ValueError(f"a clip has at most {len(ROSTER)} voices (the roster's), got {spec.voices}")
     rng = np.random.default_rng(seed)
     low, high = spec.words
     sentences = [s for s in load_corpus().all_sentences if low <= len(s.split()) <= high]

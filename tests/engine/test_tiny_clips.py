@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from engine.backends.vibevoice.config import SAMPLE_RATE
+from engine.testing.clip_spec import ClipSpec
 from engine.testing.tiny import LONG_RECIPE, TinyRecipe, read_clips, tiny_trained_model
-from engine.testing.tiny_clips import EDGE_S, ClipSpec, synthesize_clips
+from engine.testing.tiny_clips import EDGE_S, synthesize_clips
 
 
 @pytest.fixture(scope="module")
@@ -73,12 +74,14 @@ def test_the_default_spec_is_the_short_clips_of_two_voices():
 def test_a_spec_no_draw_can_meet_is_refused_with_the_reason():
     with pytest.raises(ValueError, match=r"no clip of 2 turns lasted \(60.0, 90.0\) s"):
         synthesize_clips(1, 0, ClipSpec(seconds=(60.0, 90.0)))
+    with pytest.raises(ValueError, match="at most 8 voices"):
+        synthesize_clips(1, 0, ClipSpec(voices=(9,)))
 
 
 @pytest.mark.parametrize(
     "fields",
     [{"seconds": (9.0, 5.0)}, {"seconds": (0.0, 5.0)}, {"turns": ()}, {"turns": (0,)}, {"voices": (1,)},
-     {"voices": (9,)}, {"words": (12, 10)}],
+     {"voices": ()}, {"words": (12, 10)}],
 )  # fmt: skip
 def test_an_impossible_clip_spec_is_a_value_error(fields):
     with pytest.raises(ValueError):
