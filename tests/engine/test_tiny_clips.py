@@ -19,8 +19,8 @@ from engine.testing.tiny import LONG_RECIPE, TinyRecipe, read_clips, tiny_traine
 from engine.testing.tiny_clips import EDGE_S, synthesize_clips
 
 
-@pytest.fixture(scope="module")
-def long_clips():
+@pytest.fixture
+def long_clips():  # made anew for each test (0.7 s), so a mutation run sees each test call it
     return synthesize_clips(LONG_RECIPE.clips, LONG_RECIPE.clip_seed, LONG_RECIPE.clip)
 
 
@@ -51,12 +51,28 @@ def test_every_reference_time_is_chunk_relative_and_marks_where_the_clip_speaks(
         loud = _loudness(clip.samples)
         for seg in clip.segments:  # speech right inside each segment's edges
             assert loud(seg.start, seg.start + 0.15) > 1e-3 and loud(seg.end - 0.15, seg.end) > 1e-3
-        for a, b in itertools.pairwise(clip.segments):  # silence between turns
-            assert a.end < b.start and loud(a.end + 0.02, b.start - 0.02) < 1e-4
+        for a, b in itertools.pairwise(clip.segments):  # a short silence between turns
+            assert 0.29 <= b.start - a.end <= 0.71 and loud(a.end + 0.02, b.start - 0.02) < 1e-4
         assert loud(0.0, first.start - 0.01) < 1e-4
 
 
+def test_the_same_seed_gives_the_same_clips_and_another_seed_other_ones(long_clips):
+    again = synthesize_clips(LONG_RECIPE.clips, LONG_RECIPE.clip_seed, LONG_RECIPE.clip)
+    assert [c.target for c in again] == [c.target for c in long_clips]
+    assert all(np.array_equal(a.samples, b.samples) for a, b in zip(again, long_clips, strict=True))
+    other = synthesize_clips(1, LONG_RECIPE.clip_seed + 1, LONG_RECIPE.clip)
+    assert other[0].target != long_clips[0].target
+
+
+def test_every_clip_peaks_at_half_scale_with_no_turn_repeated(long_clips):
+    for clip in long_clips:
+        assert clip.samples.dtype == np.float32
+        assert float(np.max(np.abs(clip.samples))) == pytest.approx(0.5, abs=1e-6)
+        assert len({s.text for s in clip.segments}) == len(clip.segments)
+
+
 def test_each_reference_is_written_as_the_reply_the_model_learns(long_clips):
+    assert long_clips[0].target.startswith('[{"Start":0.05,"End":')  # compact, as VibeVoice-ASR writes
     for clip in long_clips:
         reply = json.loads(clip.target)
         assert [(r["Start"], r["End"], r["Speaker"], r["Content"]) for r in reply] == [
@@ -64,8 +80,18 @@ def test_each_reference_is_written_as_the_reply_the_model_learns(long_clips):
         ]
 
 
+def test_a_clip_draws_distinct_sentences_of_exactly_the_words_its_spec_allows():
+    from engine.synth.script import load_corpus
+
+    allowed = {s for s in load_corpus().all_sentences if 14 <= len(s.split()) <= 15}
+    assert len(allowed) == 4  # the corpus's 14- and 15-word sentences: a clip of 4 turns takes them all
+    (clip,) = synthesize_clips(1, 0, ClipSpec(seconds=(1.0, 90.0), turns=(4,), words=(14, 15)))
+    assert {s.text for s in clip.segments} == allowed
+
+
 def test_the_default_spec_is_the_short_clips_of_two_voices():
-    clips = synthesize_clips(3, 0)
+    clips = synthesize_clips()
+    assert [c.target for c in clips] == [c.target for c in synthesize_clips(3, 0, ClipSpec())]
     assert [len(c.segments) for c in clips] == [2, 3, 2]
     assert all(5.0 <= c.duration <= 9.0 for c in clips)
     assert all({s.speaker for s in c.segments} == {0, 1} for c in clips)
@@ -76,16 +102,25 @@ def test_a_spec_no_draw_can_meet_is_refused_with_the_reason():
         synthesize_clips(1, 0, ClipSpec(seconds=(60.0, 90.0)))
     with pytest.raises(ValueError, match="at most 8 voices"):
         synthesize_clips(1, 0, ClipSpec(voices=(9,)))
+    (every_voice,) = synthesize_clips(1, 0, ClipSpec(seconds=(1.0, 60.0), turns=(8,), voices=(8,)))
+    assert [s.speaker for s in every_voice.segments] == list(range(8))
 
 
 @pytest.mark.parametrize(
-    "fields",
-    [{"seconds": (9.0, 5.0)}, {"seconds": (0.0, 5.0)}, {"turns": ()}, {"turns": (0,)}, {"voices": (1,)},
-     {"voices": ()}, {"words": (12, 10)}],
+    ("fields", "message"),
+    [({"seconds": (9.0, 5.0)}, r"clip seconds must be a range 0 < low <= high, got \(9.0, 5.0\)"),
+     ({"seconds": (0.0, 5.0)}, "clip seconds must be a range"), ({"words": (12, 10)}, "clip words must be"),
+     ({"turns": ()}, "at least one turn"), ({"turns": (0,)}, r"at least one turn, got \(0,\)"),
+     ({"voices": (1,)}, r"at least 2 voices, got \(1,\)"), ({"voices": ()}, "at least 2 voices")],
 )  # fmt: skip
-def test_an_impossible_clip_spec_is_a_value_error(fields):
-    with pytest.raises(ValueError):
+def test_an_impossible_clip_spec_is_a_value_error_that_says_what_is_wrong(fields, message):
+    with pytest.raises(ValueError, match=message):
         ClipSpec(**fields)
+
+
+def test_a_one_turn_clip_of_an_exact_length_is_a_valid_spec():
+    spec = ClipSpec(seconds=(6.0, 6.0), turns=(1,), voices=(2,), words=(9, 9))
+    assert spec.of(0) == spec.of(5) == (1, 2)
 
 
 @pytest.mark.slow
