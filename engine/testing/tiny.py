@@ -5,10 +5,12 @@
   16, 8 filters, one block per stage, downsampling [2,2,4,5,5,8]) and a small byte-level BPE
   tokenizer carrying every special token the prompt uses (its ids differ from Qwen's; code reads
   them from the tokenizer). Saved with `save_pretrained`, loaded back like any real checkpoint.
-- `tiny_trained_model(cache_dir)`: the same shape trained on the CPU to reply with the exact
+- `tiny_trained_model(cache_dir, recipe)`: the same shape trained on the CPU to reply with the exact
   reference JSON of a few synthetic clips (`tiny_clips`); built once per recipe and cached under
-  `<repo>/.cache/murmur/` in a folder named by a hash of the recipe. The folder also holds the
-  clips (`clips/clipN.flac` + `.json`) and `training.json` (steps, seconds).
+  `<repo>/.cache/murmur/` in a folder named by a hash of the whole recipe (clip spec included). The
+  folder also holds the clips (`clips/clipN.flac` + `.json`) and `training.json` (steps, seconds).
+  The default recipe's clips last 5–9 s; `LONG_RECIPE`'s last 20–40 s (6–10 turns, 2–4 voices),
+  long enough that evicting speech the transcript has written saves a real share of a row.
 - `read_clips(folder)`: the cached clips with their references.
 """
 
@@ -18,11 +20,12 @@ import hashlib
 import json
 import os
 import shutil
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.backends.vibevoice.prompt import SYSTEM_PROMPT, instruction
+from engine.testing.clip_spec import ClipSpec
 from engine.types import Segment
 
 SPECIAL_TOKENS = (
@@ -75,6 +78,7 @@ class TinyShape:
 class TinyRecipe:
     shape: TinyShape = TinyShape()
     clips: int = 3
+    clip: ClipSpec = field(default_factory=ClipSpec)  # the clips' length, turns, voices and sentence lengths
     clip_seed: int = 0
     seed: int = 0
     learning_rate: float = 3e-3
@@ -87,6 +91,16 @@ class TinyRecipe:
         version = ".".join(transformers.__version__.split(".")[:2])
         blob = json.dumps([RECIPE_VERSION, version, asdict(self)], sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+# Clips of 20–40 s: 6, 8 and 10 turns of 10–15-word sentences by 2, 3 and 4 voices (21.7, 30.0 and
+# 35.9 s). A vocabulary of 1,024 makes every corpus word one token, so a reply takes about 8.5 tokens
+# per second of speech and fits the default token budget (`budget.token_budget`) of its clip.
+LONG_RECIPE = TinyRecipe(
+    shape=TinyShape(vocab=1024),
+    clip=ClipSpec(seconds=(20.0, 40.0), turns=(6, 8, 10), voices=(2, 3, 4), words=(10, 15)),
+    max_steps=3000,
+)
 
 
 def repo_cache() -> Path:
@@ -221,7 +235,7 @@ def _build_trained(folder: Path, recipe: TinyRecipe) -> None:
     from engine.testing.tiny_clips import synthesize_clips
     from engine.testing.tiny_train import fit_to_targets
 
-    clips = synthesize_clips(recipe.clips, recipe.clip_seed)
+    clips = synthesize_clips(recipe.clips, recipe.clip_seed, recipe.clip)
     model, processor = new_tiny_model(recipe.shape, recipe.seed, tuple(c.target for c in clips))
     report = fit_to_targets(model, processor, clips, folder / "clips", recipe)
     _save(model, processor, folder)

@@ -1,11 +1,15 @@
-"""Short synthetic multi-speaker clips with exact references, for training the tiny model.
+"""Synthetic multi-speaker clips with exact references, for training the tiny model.
 
-`synthesize_clips(count, seed)` speaks 2–3 single-sentence turns per clip with distinct espeak
-voices (`engine.synth`), one after another with short gaps, at 24 kHz. Speech starts 0.05 s in
-and ends 0.05 s before the clip does, so voice-activity chunking keeps the whole clip as one
-chunk. Each clip's reference is the model's reply format: `Start`/`End` in seconds rounded to 2
-decimals (first and last word of the turn), `Speaker` numbered from 0 in order of appearance,
-`Content` the sentence. The same `(count, seed)` always gives the same clips.
+`synthesize_clips(count, seed, spec)` speaks single-sentence turns with distinct espeak voices
+(`engine.synth`), one after another with short gaps, at 24 kHz. A `ClipSpec` (`clip_spec.py`) says
+how long every clip is, how many turns and voices it has and how many words a turn's sentence has;
+the default is the short clips (2–3 turns of at most 9 words, two voices, 5–9 s). Voices take
+turns in order, so `Speaker` numbers them from 0 in order of appearance. A draw whose clip falls
+outside the spec's length is drawn again (the same rng, so the result is still fixed). Speech
+starts 0.05 s in and ends 0.05 s before the clip does, so voice-activity chunking keeps the whole
+clip as one chunk. Each clip's reference is the model's reply format: `Start`/`End` in seconds from
+the clip's start, rounded to 2 decimals (first and last word of the turn), `Speaker`, `Content`
+the sentence. The same `(count, seed, spec)` always gives the same clips.
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ from engine.audio.resample import resample
 from engine.backends.vibevoice.config import SAMPLE_RATE
 from engine.synth import ROSTER, Espeak
 from engine.synth.script import load_corpus
+from engine.testing.clip_spec import ClipSpec
 from engine.types import Segment
 
 EDGE_S = 0.05  # silence before the first and after the last word
 GAP_S = (0.3, 0.7)
-MAX_WORDS = 9  # short sentences keep the tiny model's targets short
+MAX_DRAWS = 50  # draws per clip before a spec is declared unreachable
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -51,30 +56,44 @@ def reply_json(segments: tuple[Segment, ...]) -> str:
     return json.dumps(items, ensure_ascii=False, separators=(",", ":"))
 
 
-def synthesize_clips(count: int = 3, seed: int = 0) -> list[TinyClip]:
-    """`count` clips of 2–3 turns each (see the module docstring)."""
+def synthesize_clips(count: int = 3, seed: int = 0, spec: ClipSpec | None = None) -> list[TinyClip]:
+    """`count` clips as `spec` says (see the module docstring)."""
+    spec = spec or ClipSpec()
+    if max(spec.voices) > len(ROSTER):
+        raise ValueError(f"a clip has at most {len(ROSTER)} voices (the roster's), got {spec.voices}")
     rng = np.random.default_rng(seed)
-    sentences = [s for s in load_corpus().all_sentences if len(s.split()) <= MAX_WORDS]
-    clips = []
+    low, high = spec.words
+    sentences = [s for s in load_corpus().all_sentences if low <= len(s.split()) <= high]
     with Espeak() as espeak:
-        for index in range(count):
-            voices = [ROSTER[int(i)] for i in rng.permutation(len(ROSTER))[:2]]
-            texts = [sentences[int(i)] for i in rng.choice(len(sentences), 2 + index % 2, replace=False)]
-            gaps = rng.uniform(*GAP_S, size=len(texts))
-            clips.append(_clip(f"clip{index}", espeak, voices, texts, gaps))
-    return clips
+        return [_drawn(f"clip{index}", espeak, rng, sentences, spec, index) for index in range(count)]
+
+
+def _drawn(
+    name: str, espeak: Espeak, rng: np.random.Generator, sentences: list[str], spec: ClipSpec, index: int
+) -> TinyClip:
+    """Clip `index`, drawn until its length lies in `spec.seconds`."""
+    turns, voices = spec.of(index)
+    for _ in range(MAX_DRAWS):
+        cast = [ROSTER[int(i)] for i in rng.permutation(len(ROSTER))[:voices]]
+        texts = [sentences[int(i)] for i in rng.choice(len(sentences), turns, replace=False)]
+        gaps = rng.uniform(*GAP_S, size=len(texts))
+        clip = _clip(name, espeak, cast, texts, gaps)
+        if spec.seconds[0] <= clip.duration <= spec.seconds[1]:
+            return clip
+    raise ValueError(f"no clip of {turns} turns lasted {spec.seconds} s in {MAX_DRAWS} draws")
 
 
 def _clip(name: str, espeak: Espeak, voices: list, texts: list[str], gaps: np.ndarray) -> TinyClip:
     rate = espeak.sample_rate
     pieces, segments, cursor = [], [], EDGE_S
     for turn, text in enumerate(texts):
-        speech = espeak.synthesize(text, voices[turn % 2].voice)
+        speaker = turn % len(voices)
+        speech = espeak.synthesize(text, voices[speaker].voice)
         first, last = speech.words[0].start, speech.words[-1].end
         audio = speech.samples[round(first * rate) : round(last * rate)]
         pieces.append((round(cursor * rate), audio))
         end = cursor + len(audio) / rate
-        segments.append(Segment(round(cursor, 2), round(end, 2), text, speaker=turn % 2))
+        segments.append(Segment(round(cursor, 2), round(end, 2), text, speaker=speaker))
         cursor = end + (float(gaps[turn]) if turn + 1 < len(texts) else EDGE_S)
     mix = np.zeros(round(cursor * rate), dtype=np.float32)
     for offset, audio in pieces:
