@@ -43,6 +43,7 @@ class LiveLink:
         self.client: RealtimeClient | None = None
         self._unsent: list[np.ndarray] = []  # audio captured before the client existed
         self._failed = False
+        self._said = False  # the server has reported an error of its own
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._open, daemon=True, name="live-link")
 
@@ -76,7 +77,8 @@ class LiveLink:
         client = self.client
         if client is None or self._failed or client.connected or self._thread.is_alive():
             return False
-        self._fail(f"the engine closed the live stream (code {client.close_code}); live lines stop here")
+        message = f"the engine closed the live stream (code {client.close_code}); live lines stop here"
+        self._fail(message, say=not self._said)  # a reason the server gave before closing was said
         return True
 
     def finish(self, timeout: float | None = None) -> bool:
@@ -106,14 +108,16 @@ class LiveLink:
         except (MurmurError, OSError) as exc:
             self._fail(f"live lines cannot start: {exc}")
 
-    def _fail(self, message: str) -> None:
+    def _fail(self, message: str, say: bool = True) -> None:
         with self._lock:
             if self._failed:
                 return
             self._failed, self._unsent = True, []
-        self.on_error(message)
+        if say:
+            self.on_error(message)
 
     def _server_error(self, message: str) -> None:
+        self._said = True
         self.on_error(f"the engine reported: {message}")
 
     def _line(self, line: RemoteLine) -> None:

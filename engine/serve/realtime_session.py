@@ -25,7 +25,9 @@ it on a WebSocket). It follows OpenAI's realtime transcription session where it 
   any rate in `RATES` (OpenAI: 24 kHz only); a `prompt` is refused (400-style `error`, not ignored);
   binary frames are refused.
 
-Bad input raises `SessionError` with the WebSocket close code the socket ends with: `BAD_PAYLOAD`
+A server whose model is not a 16 kHz one (VibeVoice-ASR) refuses the session at `start()` with an
+`error` (`unsupported_model`) and close 1003. Bad input raises `SessionError` with the WebSocket
+close code the socket ends with: `BAD_PAYLOAD`
 (1007: not JSON, not base64, an odd number of bytes), `BAD_FORMAT` (1003: a rate not in `RATES`,
 another audio format), `BEHIND` (1013: more than `MAX_BACKLOG_SECONDS` of speech waiting). An
 unknown event type or a refused setting is an `error` event and the session goes on. `close()`
@@ -90,6 +92,11 @@ class RealtimeSession:
         self.transcriber: LiveTranscriber | None = None  # made at the first closed segment
 
     def start(self) -> None:
+        """Greet the client; `SessionError` (close 1003) when the server's model cannot take live audio."""
+        if self.backend.sample_rate != RATE:
+            model = self.backend.describe()
+            raise SessionError(f"live audio needs a 16 kHz model such as whisper; this server runs {model}",
+                               "unsupported_model", None, BAD_FORMAT)  # fmt: skip
         self.emit({"type": "transcription_session.created", "session": self._session()})
 
     def handle(self, event: Any) -> None:

@@ -151,3 +151,21 @@ def test_vibevoice_takes_a_prompt_as_context_and_refuses_language_temperature_an
         prompted = api.audio.transcriptions.create(model="vibevoice", file=f, prompt="Alice, Bob",
                                                    temperature=0)  # fmt: skip
     assert prompted.text and prompted.usage.seconds > 0
+
+
+def test_a_live_stream_to_a_vibevoice_server_is_refused_in_a_sentence(served):
+    # catches: the session made anyway (the first speech fails inside the decoder and the socket
+    # ends with 1011 and no word for the client, e.g. the app's recording)
+    import json
+
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    socket = connect(served.url.replace("http://", "ws://") + "/v1/realtime", open_timeout=30, legacy=True)
+    events = []
+    with pytest.raises(ConnectionClosed):
+        while True:
+            events.append(json.loads(socket.recv(timeout=30)))
+    assert socket.close_code == 1003
+    assert [e["error"]["code"] for e in events] == ["unsupported_model"]
+    assert "16 kHz model such as whisper" in events[0]["error"]["message"]
