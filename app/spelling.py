@@ -11,6 +11,9 @@ capitalisation; `add(word)` learns a word for this session (the window remembers
 
 from __future__ import annotations
 
+import gzip
+import json
+import pkgutil
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +21,49 @@ from typing import Any
 
 WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 MAX_SUGGESTIONS = 5
+PIECE = 65536  # characters of the word list parsed at once (a few ms each)
+_NEXT_ENTRY = re.compile(r',\s*"')
+
+
+def _checker(language: str) -> Any:
+    """pyspellchecker's checker for `language`, its word list parsed piece by piece: the package
+    parses the whole list in one call, which holds the interpreter for about 0.2 s (the window,
+    which shares it, froze for that long when a first transcript arrived); a piece holds it for
+    milliseconds. `OSError` or `ValueError` when there is no list for the language."""
+    from spellchecker import SpellChecker
+
+    if not language.isalpha():
+        raise ValueError(f"no dictionary for {language!r}")
+    packed = pkgutil.get_data("spellchecker", f"resources/{language}.json.gz")
+    if packed is None:
+        raise OSError(f"no dictionary for {language!r}")
+    checker = SpellChecker(language=None)
+    checker.word_frequency.load_json(word_counts(gzip.decompress(packed).decode("utf-8")))
+    return checker
+
+
+def word_counts(text: str, piece: int = PIECE) -> dict[str, int]:
+    """The JSON object `{"word": count, …}` in `text`, parsed about `piece` characters at a time
+    (each piece ends before a `, "` that starts the next entry; one found inside a word makes the
+    piece longer)."""
+    body, counts, start = text.strip()[1:-1], {}, 0
+    while start < len(body):
+        end = _entry_end(body, start + piece)
+        while True:
+            try:
+                counts.update(json.loads("{" + body[start:end] + "}"))
+                break
+            except ValueError:  # the `, "` was inside a word: the piece goes on to the next one
+                if end >= len(body):
+                    raise
+                end = _entry_end(body, end + 1)
+        start = end + 1
+    return counts
+
+
+def _entry_end(body: str, at: int) -> int:
+    found = _NEXT_ENTRY.search(body, at)
+    return found.start() if found else len(body)
 
 
 def _match_case(suggestion: str, word: str) -> str:
@@ -33,10 +79,8 @@ class Speller:
     @classmethod
     def load(cls, language: str, own_words: Iterable[str] = ()) -> Speller | None:
         try:
-            from spellchecker import SpellChecker
-
-            checker = SpellChecker(language=language.split("-")[0].lower())
-        except (ImportError, ValueError):  # the package, or a dictionary for the language, is missing
+            checker = _checker(language.split("-")[0].lower())
+        except (ImportError, OSError, ValueError):  # no package, or no dictionary for the language
             return None
         return cls(checker, language, {w.lower() for w in own_words})
 

@@ -79,3 +79,31 @@ def test_next_misspelling_with_the_real_key_then_a_suggestion_fixes_the_line(mak
     qtbot.keyClick(editor, Qt.Key.Key_Escape)
     qtbot.keyClick(view, Qt.Key.Key_F7, Qt.KeyboardModifier.ShiftModifier)
     assert window.statusBar().currentMessage() == "No misspelled words"
+
+
+@pytest.mark.parametrize("language", ["en", "de", "fr"])
+def test_the_word_list_read_piece_by_piece_is_the_packages_word_for_word(language):
+    # catches: an entry lost or cut where one piece ends and the next begins (`end + 2`, a piece
+    # that starts at its separator), or the last entry dropped
+    import gzip
+    import json
+    import pkgutil
+
+    from app.spelling import word_counts
+
+    text = gzip.decompress(pkgutil.get_data("spellchecker", f"resources/{language}.json.gz")).decode("utf-8")
+    assert word_counts(text) == json.loads(text)
+    assert word_counts(text, piece=997) == json.loads(text)
+
+
+def test_a_separator_inside_a_word_makes_the_piece_longer_instead_of_failing():
+    # catches: a piece cut at a `, "` that ends a word (a JSON error, and no spell check at all)
+    from app.spelling import word_counts
+
+    text = '{"plain": 3, "odd, ": 2, "last": 7}'  # the `, "` after "odd" closes the word "odd, "
+    assert word_counts(text, piece=1) == {"plain": 3, "odd, ": 2, "last": 7}
+
+
+def test_a_language_without_a_word_list_has_no_speller():
+    # catches: a missing list raising instead of turning the spell check off
+    assert Speller.load("xx") is None and Speller.load("../en") is None
