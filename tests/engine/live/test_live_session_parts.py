@@ -14,10 +14,13 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from engine.audio.vad import VadConfig
 from engine.errors import RecordingError
 from engine.live.online_speakers import OnlineSpeakers
 from engine.live.session import LiveConfig, LiveSession
 from engine.live.sources import FileSource
+from engine.live.vad_stream import StreamingVad
+from engine.speakers.embedding import SpeakerEncoder
 from engine.types import ChunkResult, Segment, SpeechSegment
 from tests.engine.live.conftest import write_clip
 
@@ -112,6 +115,7 @@ def test_speakers_are_labelled_unless_switched_off(tmp_path: Path) -> None:
     for session in (labelled, plain):
         session.finish(timeout=30)
     assert isinstance(labelled.transcriber.speakers, OnlineSpeakers) and plain.transcriber.speakers is None
+    assert isinstance(labelled.transcriber.speakers.encoder, SpeakerEncoder)
 
 
 def test_the_status_says_loading_until_the_models_are_in_and_paused_while_paused(clip, tmp_path) -> None:
@@ -176,8 +180,9 @@ def test_a_device_that_will_not_open_is_raised_and_stops_the_live_transcriber(tm
 
 @pytest.mark.parametrize("longest", [0.5, 1.0])
 def test_a_longest_segment_of_a_second_or_less_is_refused(longest: float) -> None:
-    with pytest.raises(ValueError, match="must exceed 1 s"):
+    with pytest.raises(ValueError) as refused:
         LiveConfig(max_segment_seconds=longest, cut_after_seconds=None)
+    assert str(refused.value) == "the longest live segment must exceed 1 s"
 
 
 @pytest.mark.parametrize("cut", [0.0, -1.0, 20.0, 25.0])
@@ -207,3 +212,100 @@ def test_a_turn_running_into_the_next_is_cut_only_while_the_decoder_is_free(busy
     turn_end = 43.50 - 36.0
     (end,) = [s.end for s in session.segments if s.start <= turn_end <= s.end + 0.3]
     assert end > turn_end + 5 if busy else end == pytest.approx(turn_end, abs=0.3)
+    recorded, _ = sf.read(clip, dtype="float32")  # the piece after a cut starts inside the pause
+    for segment, heard in zip(session.segments, decoder.heard, strict=True):
+        assert np.array_equal(heard, recorded[round(segment.start * RATE) : round(segment.end * RATE)])
+
+
+def test_the_segments_are_the_ones_the_configured_voice_detector_gives(clip: Path, tmp_path: Path) -> None:
+    config = LiveConfig(vad=VadConfig(min_silence_ms=150), max_segment_seconds=3.0, cut_after_seconds=2.0,
+                        speakers=False)  # fmt: skip
+    session = LiveSession(FileSource(clip, speed=30), tmp_path / "r.flac", config=config)
+    play(session)
+    recorded, _ = sf.read(clip, dtype="float32")
+    vad, expected = StreamingVad(config.vad, 3.0, cut_after=2.0), []
+    for at in range(0, len(recorded), RATE // 10):  # the same 100 ms blocks, a cut always allowed
+        expected += vad.push(recorded[at : at + RATE // 10], may_cut=True)
+    assert session.segments == expected + vad.flush()
+    assert max(s.duration for s in session.segments) <= 3.0
+
+
+def test_audio_at_another_rate_reaches_the_view_at_16_khz_every_100_ms(tmp_path: Path) -> None:
+    samples, _ = sf.read(write_clip(tmp_path / "c.wav", 0.0, 4.0), dtype="float32")
+    sf.write(tmp_path / "44k.wav", samples, 44100)  # a 44.1 kHz device
+    pieces: list[np.ndarray] = []
+    source = FileSource(tmp_path / "44k.wav", speed=30)
+    session = LiveSession(source, tmp_path / "r.flac", on_audio=pieces.append)
+    play(session)
+    assert max(len(p) for p in pieces) <= RATE // 10
+    assert sum(len(p) for p in pieces) == pytest.approx(len(samples) / 44100 * RATE, abs=RATE // 10)
+
+
+class FailsSecond(NotingDecoder):
+    """Fails on the second segment it is given."""
+
+    def transcribe(self, recording, chunks, cancel=None) -> Iterator[ChunkResult]:
+        if len(self.heard) == 1:
+            self.heard.append(recording.samples)
+            raise RuntimeError("the decoder tripped")
+        yield from super().transcribe(recording, chunks, cancel)
+
+
+def test_lines_reach_on_line_and_a_decoder_failure_reaches_on_error(clip: Path, tmp_path: Path) -> None:
+    lines, errors = [], []
+    session = LiveSession(FileSource(clip, speed=30), tmp_path / "r.flac", FailsSecond(), QUIET,
+                          on_line=lines.append, on_error=errors.append)  # fmt: skip
+    play(session)
+    assert session.finish(timeout=30)
+    assert [str(e) for e in errors] == ["the decoder tripped"]
+    assert len(lines) == len(session.segments) - 1 and all(ln.utterance.text == "words" for ln in lines)
+
+
+def test_while_the_decoder_is_held_the_status_shows_the_queue_and_how_far_behind(clip, tmp_path) -> None:
+    decoder = NotingDecoder()
+    decoder.go.clear()
+    session = LiveSession(FileSource(clip, speed=30), tmp_path / "r.flac", decoder, QUIET)
+    session.start()
+    assert session.capture.ended.wait(30)
+    status = session.status()  # every closed segment waits (the first in the held decode)
+    waiting = session.segments
+    assert status.backlog_seconds == pytest.approx(sum(s.duration for s in waiting))
+    assert status.behind_seconds == pytest.approx(status.seconds - waiting[0].end)
+    assert (status.lines, status.seconds) == (0, 12.0)
+    decoder.go.set()
+    session.stop()
+    assert session.finish(timeout=30)
+
+
+def test_a_turn_whose_closing_silence_is_being_timed_counts_as_behind(tmp_path: Path) -> None:
+    clip = write_clip(tmp_path / "turn.wav", 0.0, 3.8)  # speech stops at 3.55 s; 0.25 s of silence
+    session = LiveSession(FileSource(clip, speed=30), tmp_path / "r.flac", NotingDecoder(), QUIET)
+    session.start()
+    assert session.capture.ended.wait(30)
+    assert session.transcriber.drain(timeout=10)
+    ended = session.vad.silent_since
+    assert ended == pytest.approx(3.6, abs=0.15)
+    assert session.status().behind_seconds == pytest.approx(3.8 - ended)
+    session.stop()
+    assert session.finish(timeout=30) and session.status().behind_seconds == 0.0
+
+
+def test_finish_gives_up_at_its_timeout_and_decodes_nothing_more(clip: Path, tmp_path: Path) -> None:
+    decoder = NotingDecoder()
+    decoder.go.clear()
+    lines = []
+    session = LiveSession(FileSource(clip, speed=30), tmp_path / "r.flac", decoder, QUIET,
+                          on_line=lines.append)  # fmt: skip
+    play(session)
+    assert len(session.segments) >= 3
+    threading.Timer(1.0, decoder.go.set).start()  # the decode in progress comes back a second later
+    assert not session.finish(timeout=0.2)
+    assert len(decoder.heard) == 1 and len(lines) == 1
+
+
+def test_only_the_audio_after_the_last_closed_segment_stays_in_memory(clip: Path, tmp_path: Path) -> None:
+    session = LiveSession(FileSource(clip, speed=30), tmp_path / "r.flac", NotingDecoder(), QUIET)
+    play(session)
+    assert session.finish(timeout=30)
+    kept = sum(len(a) for a in session._audio)
+    assert kept == max(0, 12 * RATE - round(session.segments[-1].end * RATE))  # (the pad may pass the end)
