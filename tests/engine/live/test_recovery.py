@@ -90,13 +90,14 @@ def test_a_recording_with_no_audio_is_refused_and_left_as_it_was(tmp_path: Path)
     assert left_in(tmp_path) == ["empty.flac", "empty.flac.recording.json"]
 
 
-def test_a_file_that_is_not_audio_is_refused_in_its_own_words(tmp_path: Path) -> None:
-    notes = tmp_path / "notes.flac"
-    notes.write_text("meeting notes, not a recording")
+@pytest.mark.parametrize("name", ["notes.flac", "notes.dat"])  # opened as a FLAC without a rate; not opened
+def test_a_file_that_is_not_audio_is_refused_in_its_own_words(tmp_path: Path, name: str) -> None:
+    notes = tmp_path / name
+    notes.write_bytes(b"\0meeting notes, not a recording" * 20)
     with pytest.raises(RecordingError) as refused:
         recover(notes)
-    assert str(refused.value) == "notes.flac cannot be read as a recording"
-    assert notes.read_text() == "meeting notes, not a recording"
+    assert str(refused.value) == f"{name} cannot be read as a recording"
+    assert notes.read_bytes() == b"\0meeting notes, not a recording" * 20
 
 
 def test_a_disk_still_full_when_recovering_keeps_the_cut_short_file_and_its_marker(tmp_path: Path) -> None:
@@ -112,6 +113,20 @@ def test_a_disk_still_full_when_recovering_keeps_the_cut_short_file_and_its_mark
     assert path.read_bytes() == before
     assert left_in(tmp_path) == ["meeting.flac", "meeting.flac.recording.json"]  # no half-written copy
     assert recover(find_partial(tmp_path)[0]) == KEPT  # once there is room, it recovers
+
+
+def test_a_disk_too_full_to_start_the_clean_copy_keeps_the_cut_short_file(tmp_path: Path) -> None:
+    path = cut_short(tmp_path, "meeting.flac")
+    before = path.read_bytes()
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (10, hard))  # not even the copy's marker can be written
+    try:
+        with pytest.raises(RecordingError, match="the file has reached the largest size allowed here"):
+            recover(path)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert path.read_bytes() == before
+    assert left_in(tmp_path) == ["meeting.flac", "meeting.flac.recording.json"]
 
 
 def test_markers_without_audio_or_with_unreadable_details_are_handled(tmp_path: Path) -> None:
@@ -131,5 +146,6 @@ def test_the_newest_is_offered_first_and_discarding_keeps_the_audio(tmp_path: Pa
     partial = find_partial(tmp_path)
     assert [p.audio.name for p in partial] == ["a.flac", "b.flac", "c.flac"]
     discard(partial[0])
+    discard(partial[0])  # offered twice (two windows), declined twice: no error
     assert [p.audio.name for p in find_partial(tmp_path)] == ["b.flac", "c.flac"]
     assert (tmp_path / "a.flac").stat().st_size == partial[0].size
