@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -297,3 +298,59 @@ def test_closing_and_waiting_decodes_every_segment_first() -> None:
     t.close()
     assert len(decoder.calls) == 3 and len(out.lines) == 6
     assert decoder.cancels[0] is not None and not decoder.cancels[0].is_set()
+
+
+class TimedDecoder(ScriptedDecoder):
+    """Takes 0.2 s over each segment."""
+
+    def transcribe(self, recording, chunks, cancel=None) -> Iterator[ChunkResult]:
+        time.sleep(0.2)
+        yield from super().transcribe(recording, chunks, cancel)
+
+
+def test_a_decode_is_timed_from_its_start_to_its_end() -> None:
+    t = Lines().transcriber(TimedDecoder())
+    before = time.monotonic()
+    t.submit(SpeechSegment(0.0, 1.0), audio(1.0))
+    assert t.drain(timeout=10)
+    after = time.monotonic()
+    t.close()
+    took = t.last_decode_seconds
+    assert 0.2 <= took <= after - before  # the decode's own time, not a clock reading
+    assert t.has_spare_time(t.free_since + took) and not t.has_spare_time(t.free_since + took / 4)
+
+
+STUCK_AT_EXIT = """
+import threading, numpy as np
+from engine.live.online_speakers import OnlineSpeakers
+from engine.live.transcriber import LiveTranscriber
+from engine.types import SpeechSegment
+
+class Stuck:
+    sample_rate = 16000
+    def load(self): threading.Event().wait()  # a model load that never ends
+    def transcribe(self, recording, chunks, cancel=None): threading.Event().wait()
+
+loading = threading.Event()
+
+class StuckEncoder:
+    def load(self): loading.set(); threading.Event().wait()
+    def embed_audio(self, samples): return None
+
+t = LiveTranscriber(Stuck(), OnlineSpeakers(StuckEncoder()), print)
+t.submit(SpeechSegment(0.0, 1.0), np.zeros(16000, np.float32))
+loading.wait(30)
+print("leaving", flush=True)
+"""
+
+
+def test_a_program_leaving_while_models_load_is_not_held_by_the_live_transcriber(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[3]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run([sys.executable, "-c", STUCK_AT_EXIT], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=30)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "leaving\n"), done.stderr
