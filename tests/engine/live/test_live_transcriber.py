@@ -344,7 +344,7 @@ print("leaving", flush=True)
 """
 
 
-def test_a_program_leaving_while_models_load_is_not_held_by_the_live_transcriber(tmp_path) -> None:
+def test_a_program_leaving_while_models_load_is_not_held_by_the_live_transcriber() -> None:
     import os
     import subprocess
     import sys
@@ -352,5 +352,5 @@ def test_a_program_leaving_while_models_load_is_not_held_by_the_live_transcriber
     root = Path(__file__).resolve().parents[3]
     env = {**os.environ, "PYTHONPATH": str(root)}
     done = subprocess.run([sys.executable, "-c", STUCK_AT_EXIT], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=30)  # fmt: skip
+                          cwd=root, timeout=30)  # fmt: skip
     assert (done.returncode, done.stdout) == (0, "leaving\n"), done.stderr
