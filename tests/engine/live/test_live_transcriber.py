@@ -354,3 +354,24 @@ def test_a_program_leaving_while_models_load_is_not_held_by_the_live_transcriber
     done = subprocess.run([sys.executable, "-c", STUCK_AT_EXIT], capture_output=True, text=True, env=env,
                           cwd=root, timeout=30)  # fmt: skip
     assert (done.returncode, done.stdout) == (0, "leaving\n"), done.stderr
+
+
+def test_the_worker_and_the_encoders_loader_are_daemon_threads() -> None:
+    # the same property as above, seen in process (mutation runs map tests by what runs in process)
+    release = threading.Event()
+
+    class Held(ScriptedDecoder):
+        def load(self) -> None:
+            release.wait(10)
+
+    encoder = ToneEncoder()
+    before = set(threading.enumerate())
+    t = Lines().transcriber(Held(), OnlineSpeakers(encoder))
+    deadline = time.monotonic() + 10
+    while len(set(threading.enumerate()) - before) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    started = set(threading.enumerate()) - before
+    release.set()
+    encoder.go.set()
+    t.close()
+    assert len(started) == 2 and all(thread.daemon for thread in started)
