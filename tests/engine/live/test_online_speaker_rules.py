@@ -113,3 +113,11 @@ def test_thresholds_just_inside_are_taken_and_the_encoder_loads_when_asked(encod
         OnlineSpeakers(encoder, threshold=threshold).load()
     assert encoder.loaded == 2
     OnlineSpeakers(object()).load()  # an encoder without `load` needs none
+
+
+def test_each_segment_counts_once_in_its_speakers_running_mean(encoder: GivenVoices) -> None:
+    # 0° then three times 35°: the centre is at 26.2° (each segment one share); a voice at 62.5° is
+    # 0.806 from it and joins. Counting a segment twice would leave the centre at 24.0° (0.783 away)
+    speakers = OnlineSpeakers(encoder)
+    turns = [(voice(0), LONG)] + [(voice(35), LONG)] * 3 + [(voice(62.5), LONG)]
+    assert labels(speakers, encoder, *turns) == ["S1"] * 5
