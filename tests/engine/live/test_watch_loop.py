@@ -12,6 +12,7 @@ import argparse
 import json
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -27,14 +28,14 @@ from tests.engine.live.conftest import write_clip
 class QuickPipeline:
     """Transcribes a file as one line naming it; refuses `broken*` files as not audio."""
 
-    def __init__(self, cancel_on: str | None = None, cancel: threading.Event | None = None) -> None:
+    def __init__(self, cancel_on: str | None = None) -> None:
         self.runs: list[str] = []
-        self.cancel_on, self.cancel = cancel_on, cancel
+        self.cancel_on = cancel_on
 
-    def run(self, path: Path, progress, cancel) -> Transcript:
+    def run(self, path: Path, progress, cancel: threading.Event) -> Transcript:
         self.runs.append(path.name)
-        if path.name == self.cancel_on and self.cancel is not None:
-            self.cancel.set()  # Ctrl-C while this file is transcribed
+        if path.name == self.cancel_on:
+            cancel.set()  # Ctrl-C while this file is transcribed: the event the watcher handed on
             raise Cancelled("stopped")
         if not path.exists():
             raise MurmurError(f"{path.name} does not exist")
@@ -62,8 +63,16 @@ def inbox(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def pipeline(monkeypatch) -> QuickPipeline:
-    made = QuickPipeline()
-    monkeypatch.setattr(watch, "_pipeline", lambda args: made)
+    """The quick pipeline, handed out where the watcher builds its own (which is built too, from the
+    same flags, and checked: the model itself loads only at a first file, which this one answers)."""
+    made, real = QuickPipeline(), watch._pipeline
+    made.built = []
+
+    def build(args):
+        made.built.append(real(args))
+        return made
+
+    monkeypatch.setattr(watch, "_pipeline", build)
     return made
 
 
@@ -109,7 +118,8 @@ def test_a_folder_already_watched_a_bad_format_and_an_out_that_is_a_file_are_ref
     assert capfd.readouterr().err.startswith("murmur: error: unknown export format nope")
     (tmp_path / "file").write_text("x")
     assert watch.run(flags(inbox, tmp_path / "file")) == 1
-    assert "it is not a folder" in capfd.readouterr().err
+    said = capfd.readouterr().err
+    assert said == f"murmur: error: --out: cannot write into {tmp_path / 'file'}: it is not a folder\n"
     assert pipeline.runs == []
 
 
@@ -117,11 +127,11 @@ def test_ctrl_c_during_a_file_stops_the_watcher_and_the_file_is_taken_again_next
     inbox: Path, tmp_path: Path, monkeypatch, capfd
 ) -> None:
     out, cancel = tmp_path / "out", threading.Event()
-    stopping = QuickPipeline(cancel_on="a.flac", cancel=cancel)
+    stopping = QuickPipeline(cancel_on="a.flac")
     monkeypatch.setattr(watch, "_pipeline", lambda args: stopping)
     args = flags(inbox, out)
     args.cancel = cancel
-    assert watch.run(args) == 0
+    assert watch.run(args) == 0 and cancel.is_set()  # the user's Ctrl-C event reached the pipeline
     assert capfd.readouterr().err.endswith("murmur: stopped watching\n")
     assert "a.flac" not in json.loads((out / STATE_NAME).read_text() if (out / STATE_NAME).exists() else "{}")
     again = QuickPipeline()
@@ -189,3 +199,43 @@ def test_a_file_moved_away_before_it_is_transcribed_is_named_and_not_recorded(in
     watch._Loop(watcher, QuickPipeline(), ("txt",), out)._handle(a, threading.Event())
     assert capfd.readouterr().err == "murmur: a.flac was moved away before it was transcribed\n"
     assert "a.flac" not in watcher.state and not (out / "a.txt").exists()
+
+
+def test_the_pipeline_is_built_from_the_flags_given(inbox: Path, tmp_path: Path, pipeline) -> None:
+    assert watch.run(flags(inbox, tmp_path / "out", "--once", "--diarizer", "none")) == 0
+    [built] = pipeline.built
+    assert built.backend.name == "whisper" and built.config.speakers.diarizer == "none"
+
+
+def test_watch_needs_a_folder_and_out_and_says_what_each_is(capsys) -> None:
+    parser = argparse.ArgumentParser(prog="murmur watch")
+    watch.add_arguments(parser)
+    text = " ".join(parser.format_help().split())
+    assert "murmur watch [-h] --out OUT" in text and text.count(" DIR") >= 2
+    assert "DIR the folder to watch" in text
+    assert "--out OUT folder of the transcripts (and the state file)" in text
+    with pytest.raises(SystemExit):
+        parser.parse_args(["inbox"])
+    assert "the following arguments are required: --out" in capsys.readouterr().err
+
+
+def test_ctrl_c_while_nothing_arrives_stops_the_watcher(inbox: Path, tmp_path: Path, pipeline, capfd) -> None:
+    args = flags(inbox, tmp_path / "out")
+    args.cancel = threading.Event()
+    watching = threading.Thread(target=watch.run, args=(args,))
+    watching.start()
+    deadline = time.monotonic() + 10
+    while len(pipeline.runs) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    args.cancel.set()
+    watching.join(10)
+    assert not watching.is_alive() and capfd.readouterr().err.endswith("murmur: stopped watching\n")
+
+
+def test_the_watchers_notes_are_said_once(inbox: Path, tmp_path: Path, pipeline, capfd) -> None:
+    whole = (inbox / "a.flac").read_bytes()
+    (inbox / "cut.flac").write_bytes(whole[: len(whole) // 2])  # a copy that stopped half-way
+    assert watch.run(flags(inbox, tmp_path / "out", "--once")) == 0
+    notes = [line for line in capfd.readouterr().err.splitlines() if "cut.flac" in line]
+    assert len(notes) == 1 and notes[0].startswith("murmur: waiting for cut.flac: it stopped growing, but ")
+    assert "cut.flac" not in pipeline.runs
