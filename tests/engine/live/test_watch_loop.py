@@ -209,13 +209,18 @@ def test_the_pipeline_is_built_from_the_flags_given(inbox: Path, tmp_path: Path,
     assert built.backend.name == "whisper" and built.config.speakers.diarizer == "none"
 
 
-def test_watch_needs_a_folder_and_out_and_says_what_each_is(capsys) -> None:
+def test_watch_needs_a_folder_and_out_and_says_what_each_flag_is(capsys) -> None:
     parser = argparse.ArgumentParser(prog="murmur watch")
     watch.add_arguments(parser)
     text = " ".join(parser.format_help().split())
     assert "murmur watch [-h] --out OUT" in text and text.count(" DIR") >= 2
     assert "DIR the folder to watch" in text
     assert "--out OUT folder of the transcripts (and the state file)" in text
+    assert "--settle SETTLE seconds a file must stay unchanged before it is taken (default 2)" in text
+    assert "--interval INTERVAL seconds between scans (default 1)" in text
+    assert "--once stop when every file present is handled" in text
+    given = parser.parse_args(["inbox", "--out", "transcripts"])
+    assert (given.settle, given.interval, given.once) == (2.0, 1.0, False)
     with pytest.raises(SystemExit):
         parser.parse_args(["inbox"])
     assert "the following arguments are required: --out" in capsys.readouterr().err
