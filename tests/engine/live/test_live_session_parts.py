@@ -300,7 +300,7 @@ def test_finish_gives_up_at_its_timeout_and_decodes_nothing_more(clip: Path, tmp
                           on_line=lines.append)  # fmt: skip
     play(session)
     assert len(session.segments) >= 3
-    threading.Timer(1.0, decoder.go.set).start()  # the decode in progress comes back a second later
+    threading.Timer(2.0, decoder.go.set).start()  # the decode in progress comes back 2 s later
     assert not session.finish(timeout=0.2)
     assert len(decoder.heard) == 1 and len(lines) == 1
 

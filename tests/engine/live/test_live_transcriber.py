@@ -246,6 +246,7 @@ class HeldDecoder(ScriptedDecoder):
         self.started = threading.Event()
 
     def transcribe(self, recording, chunks, cancel=None) -> Iterator[ChunkResult]:
+        self.held_with = cancel
         self.started.set()
         if not self.go.acquire(timeout=10):
             raise TimeoutError("the test did not let the segment go")
@@ -282,7 +283,9 @@ def test_closing_without_waiting_stops_after_the_segment_being_decoded() -> None
     assert decoder.started.wait(10)
     closing = threading.Thread(target=t.close, kwargs={"wait": False})
     closing.start()
-    time.sleep(0.1)
+    deadline = time.monotonic() + 10
+    while not decoder.held_with.is_set() and time.monotonic() < deadline:
+        time.sleep(0.01)  # the close has asked the decode in progress to stop
     decoder.go.release()
     closing.join(10)
     assert not closing.is_alive() and len(decoder.calls) == 1
