@@ -116,3 +116,32 @@ def test_a_diarized_stream_sends_its_segments_after_the_last_delta_and_before_do
                      "transcript.text.done"]  # fmt: skip
     plain = ClientStream(False).show({"type": "transcript.text.done", "text": "", "usage": {}})
     assert [e["type"] for e in plain] == ["transcript.text.done"]
+
+
+def test_each_refusal_names_its_field_and_says_what_is_wrong_word_for_word():
+    def said(names, references) -> tuple[str | None, str]:
+        error = refused(names, references)
+        return error.param, error.message
+
+    counts = "give one name per reference: 2 known_speaker_names for 1 known_speaker_references"
+    assert said(["a", "b"], [clip(3.0)]) == ("known_speaker_names", counts)
+    assert said(["Ann", ""], [clip(3.0), clip(3.0)])[0] == "known_speaker_names"
+    assert said(["Ann", ""], [clip(3.0), clip(3.0)])[1].startswith("known_speaker_names[1]: ")
+    url = "known_speaker_references[0] must be a data URL with base64 audio (data:audio/wav;base64,...)"
+    for bad in ["data:audio/wav,plain", "audio/wav;base64,AAAA", "data:audio/wav;base64"]:
+        assert said(["a"], [bad]) == ("known_speaker_references", url), bad
+    assert said(["a"], ["data:audio/wav;base64,***"]) == ("known_speaker_references",
+                                                          "known_speaker_references[0] is not valid base64")
+    junk = "data:audio/wav;base64," + base64.b64encode(b"\0not audio" * 50).decode()
+    assert said(["a"], [junk]) == ("known_speaker_references",
+                                   "known_speaker_references[0] could not be decoded as audio")
+    assert said(["a"], [clip(1.5)]) == ("known_speaker_references",
+                                        "known_speaker_references[0] is 1.50 s long; a reference is 2–10 s")
+
+
+def test_a_refusal_for_speakers_without_diarization_says_so():
+    known = known_speakers(["a"], [clip(3.0)])
+    off = refusal(known, "json", False, "embedded")
+    assert off.message == "known_speaker_references needs diarization, which is off for this request"
+    fmt = refusal(None, "diarized_json", False, "embedded")
+    assert fmt.message == "diarized_json needs diarization, which is off for this request"
