@@ -118,11 +118,13 @@ def with_live_speaker(book: SpeakerBook, speaker_id: str | None, known: tuple[st
     if find(book, speaker_id) is None:
         book = (*book, SpeakerInfo(speaker_id, f"Speaker {len(book) + 1}", free_color(book)))
     index = next(i for i, s in enumerate(book) if s.id == speaker_id)
-    info = book[index]
+    info, label = book[index], f"Speaker {index + 1}"
+    if info.score is None and info.name != label:  # the user named this speaker
+        return book
     if known is not None:
         info = replace(info, name=known[0], score=known[1])
-    elif info.score is not None:
-        info = replace(info, name=f"Speaker {index + 1}", score=None)
+    else:
+        info = replace(info, name=label, score=None)
     return (*book[:index], info, *book[index + 1 :])
 
 

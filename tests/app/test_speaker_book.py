@@ -88,3 +88,16 @@ def test_a_finished_run_gives_new_speakers_colours_nobody_kept():
     transcript = Transcript((Utterance(0, 1, "a", "x"), Utterance(1, 2, "b", "y")), (), duration=2.0)
     book = sp.book_from_transcript(transcript, {"y": sp.PALETTE[0]})
     assert [s.color for s in book] == [sp.PALETTE[1], sp.PALETTE[0]] and [s.id for s in book] == ["x", "y"]
+
+
+def test_a_live_speaker_joins_as_speaker_n_and_takes_a_recognised_name_unless_the_user_named_it():
+    # catches: a live speaker numbered by the wrong count, a recognised name put on a speaker the
+    # user had named while recording, or a withdrawn name left in place
+    book = sp.with_live_speaker((), "S1")
+    book = sp.with_live_speaker(book, "S2", ("Bob", 0.93))
+    assert [(s.id, s.name, s.score) for s in book] == [("S1", "Speaker 1", None), ("S2", "Bob", 0.93)]
+    assert sp.with_live_speaker(book, "S2")[1].name == "Speaker 2"  # the name no longer stands
+    typed = sp.rename(book, "S1", "Chair")
+    assert sp.with_live_speaker(typed, "S1", ("Carol", 0.95)) == typed
+    assert sp.with_live_speaker(book, None) == book
+    assert book[0].color != book[1].color
