@@ -89,7 +89,7 @@ class RealtimeSession:
         self._drain_at: int | None = None  # items to complete before `murmur.drained`
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self.transcriber: LiveTranscriber | None = None  # made at the first closed segment
+        self.transcriber: LiveTranscriber | None = None  # made at the first audio
 
     def start(self) -> None:
         """Greet the client; `SessionError` (close 1003) when the server's model cannot take live audio."""
@@ -212,8 +212,9 @@ class RealtimeSession:
         if len(raw) % 2:
             raise SessionError("PCM16 audio has an even number of bytes", "invalid_audio", "audio",
                                BAD_PAYLOAD)  # fmt: skip
-        if self._resampler is None:
+        if self._resampler is None:  # the first audio: the settings are final, the models start loading
             self._resampler = StreamingResampler(self.rate, RATE)
+            self._decoder()
         samples = np.frombuffer(raw, "<i2").astype(np.float32) / 32768.0
         self._take(self._resampler.push(samples))
 
