@@ -108,3 +108,32 @@ def close_menus() -> None:
     while (popup := QApplication.activePopupWidget()) is not None:
         popup.close()
         QApplication.processEvents()
+
+
+def run_window_on_sink(script: str, folder: Path) -> dict:
+    """Run `script` (a window driven in its own process, printing one JSON object last) with a real
+    PulseAudio null sink as its sound device; what it printed. Skips where no sink or PortAudio
+    can run, or where the script reports a `reason` the device could not play."""
+    import json
+    import subprocess
+    import sys
+
+    import pytest
+
+    from engine.testing.pulse_sink import SinkUnavailable, running_sink
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        with running_sink() as sink:
+            env = {**sink.env, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(root)}
+            command = [sys.executable, "-c", script, str(folder)]
+            run = subprocess.run(command, capture_output=True, text=True, cwd=root, env=env, timeout=180)
+    except SinkUnavailable as exc:
+        pytest.skip(str(exc))
+    if "PortAudio library" in run.stderr:
+        pytest.skip("PortAudio is not installed")
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    if out["reason"] is not None:
+        pytest.skip(out["reason"])
+    return out

@@ -10,15 +10,11 @@ set the line's start and end at the playhead; the follow setting is remembered.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-
-from engine.testing.pulse_sink import SinkUnavailable, running_sink
+from qt_helpers import run_window_on_sink
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,19 +117,7 @@ SCRIPT = textwrap.dedent(r"""
 
 
 def test_pause_follow_play_line_loop_and_set_times_with_real_keys_on_a_real_stream(tmp_path):
-    try:
-        with running_sink() as sink:
-            env = {**sink.env, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
-            command = [sys.executable, "-c", SCRIPT, str(tmp_path)]
-            run = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=180)
-    except SinkUnavailable as exc:
-        pytest.skip(str(exc))
-    if "PortAudio library" in run.stderr:
-        pytest.skip("PortAudio is not installed")
-    assert run.returncode == 0, run.stderr[-3000:]
-    out = json.loads(run.stdout.strip().splitlines()[-1])
-    if out["reason"] is not None:
-        pytest.skip(out["reason"])
+    out = run_window_on_sink(SCRIPT, tmp_path)
     assert out["followed"] is True
     assert out["after_page_down"] is False, "selecting another line while playing must stop following"
     assert out["after_ctrl_shift_l"] is True

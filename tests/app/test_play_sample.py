@@ -5,10 +5,7 @@ The library and the recordings are real files in a temporary folder."""
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -17,10 +14,9 @@ import pytest
 import soundfile as sf
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
-from qt_helpers import DEMO, wait_until
+from qt_helpers import DEMO, run_window_on_sink, wait_until
 
 from app.sample_player import sample_places
-from engine.testing.pulse_sink import SinkUnavailable, running_sink
 from engine.voices import EmbeddingModel, VoiceLibrary, VoiceSample, library_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,18 +144,6 @@ SCRIPT = textwrap.dedent(r"""
 
 def test_a_sample_from_another_recording_is_heard_on_a_real_sound_device(tmp_path):
     # catches: the clip decoded but never handed to a player, or left playing after the window closed
-    try:
-        with running_sink() as sink:
-            env = {**sink.env, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
-            command = [sys.executable, "-c", SCRIPT, str(tmp_path)]
-            run = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=180)
-    except SinkUnavailable as exc:
-        pytest.skip(str(exc))
-    if "PortAudio library" in run.stderr:
-        pytest.skip("PortAudio is not installed")
-    assert run.returncode == 0, run.stderr[-3000:]
-    out = json.loads(run.stdout.strip().splitlines()[-1])
-    if out["reason"] is not None:
-        pytest.skip(out["reason"])
+    out = run_window_on_sink(SCRIPT, tmp_path)
     assert out["status"] == f"Playing Carol from meeting.flac ({START:.1f}–{END:.1f} s)"
     assert out["playing"] and not out["open_one_playing"] and not out["after_close"]
