@@ -13,8 +13,9 @@ says why a child stopped ("killed by signal 9"); `stop()` asks it to end (SIGTER
 it after `grace` seconds. On Linux the child is also killed when the thread that started it
 ends, so a crash of the app leaves no engine behind (PR_SET_PDEATHSIG). That thread is the
 `EngineProcess`'s own (`_Parent`), which lives as long as the app, so `ensure` may be called from
-any thread: the worker's, a recording's, the watch folder's. Nothing here imports torch or the
-engine's models.
+any thread: the worker's, a recording's, the watch folder's. The child runs `NICE` steps below the
+app's priority, so its decoding never takes the CPU the window needs to draw and take keys.
+Nothing here imports torch or the engine's models.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]  # the folder that holds the `engine`
 PORT_TRIES = 3
 _PR_SET_PDEATHSIG = 1
 _TAIL = 1500  # characters of the child's error output quoted in a failure
+NICE = 10  # the engine's niceness above the app's: the window wins the CPU when both want it
 T = TypeVar("T")
 
 
@@ -137,7 +139,7 @@ class EngineProcess:
         with open(self._folder / "engine.log", "wb") as log:
             self._process = self._parent.call(lambda: subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, env=env, cwd=ROOT,
-                preexec_fn=_die_with_parent()))  # fmt: skip
+                preexec_fn=_child_setup()))  # fmt: skip
 
     def _wait_ready(self, cancel: threading.Event | None) -> None:
         deadline = time.monotonic() + self.startup_seconds
@@ -207,14 +209,17 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _die_with_parent() -> Callable[[], None] | None:
-    """A function the child runs before it starts: be killed when the parent's thread ends (Linux)."""
-    if not sys.platform.startswith("linux"):
+def _child_setup() -> Callable[[], None] | None:
+    """What the child runs before it starts: step back to `NICE` (its decoding yields the CPU to the
+    window, which must draw and take keys while the engine works), and on Linux be killed when the
+    parent's thread ends. None on Windows, which runs nothing in the child before it starts."""
+    if os.name == "nt":
         return None
-    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: after the fork, only the call
+    prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
 
-    def arm() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    def arm() -> None:  # after the fork: only system calls
+        os.nice(NICE)
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
     return arm
-

@@ -64,6 +64,8 @@ def test_the_engine_key_stays_off_the_command_line_and_only_its_holder_is_served
         command = Path(f"/proc/{pid}/cmdline").read_bytes().decode()
         assert "engine\0serve" in command and "--host\x00127.0.0.1" in command
         assert key not in command and len(key) >= 16
+        # and: the engine at the window's priority (its decoding takes the CPU the window draws with)
+        assert os.getpriority(os.PRIO_PROCESS, pid) > os.getpriority(os.PRIO_PROCESS, 0)
         assert "tiny.en" in RemoteClient(url, key).check()
         with pytest.raises(ServerError, match="401"):
             RemoteClient(url, "not-the-engine-key").check()
