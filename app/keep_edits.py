@@ -10,6 +10,9 @@ final diarization names who spoke), unless nothing overlaps it, when it keeps th
 `with_edited` computes the result (lines and speaker book); `keep_edited` applies it as one more
 undoable step after the final transcript of a recording (undo shows the pure final run), while a
 transcription run again applies it in the run's own step (undo shows the transcript before it).
+`overlaid` is the same without the final diarization: the edited lines keep their speakers, over
+lines that are not a final run's (a run's live lines, the transcript a cancelled run gives back);
+a line without word times cannot give part of itself way and stays whole beside them.
 """
 
 from __future__ import annotations
@@ -53,17 +56,28 @@ def merged(final: Sequence[Utterance], edited: Sequence[Utterance]) -> tuple[Utt
     return tuple(sorted([*kept, *placed], key=lambda u: (u.start, u.end)))
 
 
+def overlaid(base: Sequence[Utterance], edited: Sequence[Utterance]) -> tuple[Utterance, ...]:
+    """`base` with each edited line, as the user left it, in place of the words it covers."""
+    kept = [k for u in base if (k := outside_words(u, edited) if u.words else u) is not None]
+    return tuple(sorted([*kept, *edited], key=lambda u: (u.start, u.end)))
+
+
 def with_edited(
     final: Sequence[Utterance], book: sp.SpeakerBook, edited: Sequence[Utterance]
 ) -> tuple[tuple[Utterance, ...], sp.SpeakerBook]:
     """The final lines with the edited ones merged in, and `book` with any speaker they name."""
     utterances = merged(final, edited)
+    return utterances, with_speakers(book, utterances)
+
+
+def with_speakers(book: sp.SpeakerBook, utterances: Sequence[Utterance]) -> sp.SpeakerBook:
+    """`book` with an entry for every speaker `utterances` name that it lacks."""
     known = {s.id for s in book}
     for u in utterances:
         if u.speaker is not None and u.speaker not in known:
             book = (*book, sp.SpeakerInfo(u.speaker, u.speaker, sp.free_color(book)))
             known.add(u.speaker)
-    return utterances, book
+    return book
 
 
 def keep_edited(model: TranscriptModel, edited: Sequence[Utterance]) -> None:

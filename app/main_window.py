@@ -17,7 +17,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths, Qt
 from PySide6.QtGui import QCloseEvent, QColor, QResizeEvent, QUndoStack
-from PySide6.QtWidgets import QMainWindow, QMessageBox, QStackedWidget, QToolBar, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QMainWindow, QMessageBox, QStackedWidget, QToolBar, QWidget
 
 from app.actions import build_actions
 from app.editing import NUDGE, EditActions, ask
@@ -150,8 +150,10 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
             a[name].triggered.connect(handler)
         self.spelling = connect_review_tools(self)
         self.voices = VoiceTools(self)  # Known Voices…, Remember This Voice…, Not <name>
-        self.undo_stack.canUndoChanged.connect(self.update_actions)
-        self.undo_stack.canRedoChanged.connect(self.update_actions)
+        stack = self.undo_stack
+        for signal in (stack.canUndoChanged, stack.canRedoChanged, stack.indexChanged):
+            signal.connect(self.update_actions)
+        self.session.editing = lambda: self.transcript_view.state() == QAbstractItemView.State.EditingState
         self.undo_stack.cleanChanged.connect(self._update_title)
         self.projects.path_changed.connect(self._update_title)
         for source in (self.session, self.projects):
@@ -240,8 +242,8 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         a, busy, locked = self.actions_by_name, self.session.busy, self.session.locks_edits
         has_rows, has_audio = self.model.rowCount() > 0, self.session.audio is not None
         editable = has_rows and not self.model.read_only
-        a["undo"].setEnabled(self.undo_stack.canUndo() and not locked)
-        a["redo"].setEnabled(self.undo_stack.canRedo() and not locked)
+        a["undo"].setEnabled(self.undo_stack.canUndo() and self.session.may_undo())
+        a["redo"].setEnabled(self.undo_stack.canRedo() and self.session.may_edit())
         a["transcribe"].setEnabled(has_audio and not busy)
         a["retranscribe"].setEnabled(has_audio and not busy)
         a["cancel"].setEnabled(locked)
@@ -262,7 +264,7 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         ):
             a[name].setEnabled(editable)
         a["unassign"].setEnabled(editable)
-        a["insert_line"].setEnabled(not self.model.read_only and not locked)
+        a["insert_line"].setEnabled(not self.model.read_only and self.session.may_edit())
         a["go_to_time"].setEnabled(has_rows or has_audio)
         for n in range(1, 10):
             info = self.model.book[n - 1] if n <= len(self.model.book) else None

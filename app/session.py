@@ -4,15 +4,17 @@
 - `open_audio(path)` decodes off the GUI thread (`audio_ready`, then `plan_ready` with speech and
   chunks); a file that fails to decode ends in `error(title, message)` and leaves the previous
   recording and transcript in place.
-- `transcribe(settings)` snapshots the document, makes the table read-only and fills it with live
-  results: each finished chunk's lines are inserted where they belong (never a relayout of the
-  rows already shown); on success the stitched result replaces the document as one undoable step
-  (the view keeps the selected moment and the scroll position), so undo brings back what was
-  there before. Lines the user edited since the engine produced them (`produced`) are kept as the
-  user left them, by the rule of `app.keep_edits`, in that same step. On failure the snapshot is
-  restored untouched (a first transcription keeps what
-  was finished, also undoable); on cancel the same happens at once (`cancel`), while the decoder
+- `transcribe(settings)` snapshots the document and fills the table with live results while it
+  stays editable (`app.run_edits`: each finished chunk's lines are inserted where they belong,
+  never a relayout of the rows already shown; Undo stops at the run's start). On success the
+  stitched result replaces the document as one undoable step (the view keeps the selected moment
+  and the scroll position), so undo brings back what was there before. Lines the user edited —
+  before the run, since the engine produced them (`produced`), or during it — are kept as the user
+  left them, by the rule of `app.keep_edits`, in that same step. On failure the snapshot is
+  restored (a first transcription keeps what was finished), with the lines edited during the run
+  over it, as one undoable step; on cancel the same happens at once (`cancel`), while the decoder
   finishes the batch it is on in the background ("Cancelling…") and its late results are dropped.
+  The table is read-only only while a range is transcribed again.
 - `retranscribe(settings, start, end)` runs the pipeline with other settings on [start, end]
   only; the lines there are replaced by the result as one undoable step, its speakers matched to
   the existing ones (`engine.retranscribe`); speakers that match nobody are added to the book.
@@ -20,15 +22,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from app import commands
 from app import speakers as sp
-from app.keep_edits import with_edited
+from app.keep_edits import overlaid, with_edited, with_speakers
+from app.run_edits import RunEdits
 from app.settings import TranscribeSettings
 from app.timeline import format_time
 from app.transcript_model import TranscriptModel
@@ -61,6 +65,11 @@ class Session(QObject):
         self.pending_stream: int | None = None  # the audio stream of `pending_path` being opened
         self._snapshot: commands.Document | None = None
         self._partials: list[ChunkResult] = []
+        self._waiting: list[tuple[Utterance, ...]] = []  # chunks' lines not shown yet (a line is edited)
+        self.run_edits = RunEdits(model)
+        self.editing: Callable[[], bool] = lambda: False  # a line's editor is open (set by the window)
+        self._retry = QTimer(self, singleShot=True, interval=200)
+        self._retry.timeout.connect(self._show_waiting)
         self._produced: set[Utterance] = set()  # lines as the engine gave them, since the file opened
         self._job = ""
         self.cancelling = False
@@ -84,6 +93,13 @@ class Session(QObject):
     def locks_edits(self) -> bool:
         """A job runs that may still change the transcript (not one being cancelled)."""
         return self.busy and not self.cancelling
+
+    def may_edit(self) -> bool:
+        """Edits may go on the undo stack: no job locks them, or a transcription runs (`RunEdits`)."""
+        return not self.locks_edits or self.run_edits.running
+
+    def may_undo(self) -> bool:
+        return self.may_edit() and self.run_edits.may_undo()
 
     def _on_idle(self) -> None:
         self.cancelling = False
@@ -109,8 +125,8 @@ class Session(QObject):
             return False
         self._job = "transcribe"
         self._snapshot = commands.current_document(self.model)
-        self._partials = []
-        self.model.read_only = True
+        self._partials, self._waiting = [], []
+        self.run_edits.begin(self._produced)
         self.busy_changed.emit(True)
         self.job_started.emit("Starting transcription", "transcribe")
         return True
@@ -171,12 +187,19 @@ class Session(QObject):
 
         if self._job != "transcribe":  # also after a cancel: late results are dropped
             return
-        if not self._partials and self.model.rowCount():
-            self.model.set_document((), self.model.book, self._meta())  # once: live rows replace the table
+        if not self._partials:
+            self.model.meta = self._meta()
         self._partials.append(result)
-        rows = stitch([result])
-        if rows:
-            self.model.replace_rows(self.model.insertion_row(rows[0].start), 0, rows)
+        self._waiting.append(tuple(stitch([result])))
+        self._show_waiting()
+
+    def _show_waiting(self) -> None:
+        """Chunks' lines in the table, in the order they came; later while a line is edited."""
+        while self._waiting and self._job == "transcribe":
+            if not self.run_edits.add(self._waiting[0], self.editing()):
+                self._retry.start()
+                return
+            self._waiting.pop(0)
 
     def _meta(self) -> Transcript:
         duration = self.audio.recording.duration if self.audio else 0.0
@@ -194,11 +217,10 @@ class Session(QObject):
         if self._job == "cancelled":  # finished before it saw the cancel: what was kept stays
             self.message.emit("Transcription cancelled")
             return
-        self.model.read_only = False
         live, count = (self.model.rowCount() if self._partials else 0), len(transcript.utterances)
+        edited, self._waiting = self.run_edits.settle(), []
         colors = {s.id: s.color for s in self.model.book}
         book = sp.book_from_transcript(transcript, colors)
-        edited = self._edited_lines()
         self._produced = set(transcript.utterances)
         if edited:
             utterances, book = with_edited(transcript.utterances, book, edited)
@@ -209,12 +231,6 @@ class Session(QObject):
         kept = f"; {len(edited)} line(s) you edited were kept (Undo: the transcript before)" if edited else ""
         self.message.emit(f"Transcribed {count} utterances with {transcript.model}{joined}{kept}")
         self.transcribed.emit(transcript)
-
-    def _edited_lines(self) -> list[Utterance]:
-        """Lines of the transcript before this run that the engine did not give as they are."""
-        if self._snapshot is None or not self._produced:  # no run yet: nothing to tell apart
-            return []
-        return [u for u in self._snapshot.utterances if u not in self._produced]
 
     def _on_range(self, result: RangeResult) -> None:
         self._produced.update(result.utterances)
@@ -244,14 +260,24 @@ class Session(QObject):
             self.message.emit("Opening cancelled")
 
     def _keep_partial(self, why: str) -> str:
-        """Restore the snapshot; a first transcription keeps its finished chunks (undoable)."""
+        """Restore the snapshot; a first transcription keeps its finished chunks; lines edited
+        during the run go over either (one undoable step)."""
+        before = set(self._snapshot.utterances) if self._snapshot is not None else set()
+        mine, self._waiting = [u for u in self.run_edits.settle() if u not in before], []
         self._restore()
-        if self.model.rowCount() or not self._partials:
-            return ""
-        from engine.stitching import stitch
+        said = ""
+        base = self.model.utterances
+        if not base and self._partials:
+            from engine.stitching import stitch
 
-        utterances = stitch(sorted(self._partials, key=lambda r: r.chunk.index))
-        self._produced.update(utterances)
-        partial = replace(self._meta(), utterances=utterances)
-        commands.set_document(self.model, partial, self.model.book, f"Partial transcript ({why})")
-        return f"The {len(self._partials)} chunk(s) finished before it {why} were kept."
+            base = tuple(stitch(sorted(self._partials, key=lambda r: r.chunk.index)))
+            self._produced.update(base)
+            said = f"The {len(self._partials)} chunk(s) finished before it {why} were kept."
+        if said or mine:
+            text = f"Partial transcript ({why})" if said else f"Keep lines edited during the run ({why})"
+            utterances = overlaid(base, mine)
+            meta = replace(self._meta() if said else self.model.meta, utterances=utterances)
+            commands.set_document(self.model, meta, with_speakers(self.model.book, utterances), text)
+        if mine:
+            said += f" {len(mine)} line(s) you edited during the run were kept."
+        return said.strip()

@@ -59,7 +59,7 @@ def demo_run(qapp: QApplication, tmp_path_factory: pytest.TempPathFactory) -> De
     stages: list[Stage] = []
     window.session.runner.worker.partial.connect(lambda _: live_rows.append(-1))
     window.model.document_changed.connect(
-        lambda: live_rows.append(window.model.rowCount()) if window.model.read_only else None
+        lambda: live_rows.append(window.model.rowCount()) if window.session.busy else None
     )
     window.session.progress.connect(lambda p: stages.append(p.stage))
     try:

@@ -64,11 +64,11 @@ def test_esc_gives_the_transcript_back_within_two_seconds_keeping_finished_chunk
     results: list[object] = []
     window.session.runner.worker.partial.connect(results.append)
     assert window.transcribe()
-    assert window.model.read_only and window.actions_by_name["cancel"].isEnabled()
+    assert window.session.locks_edits and window.actions_by_name["cancel"].isEnabled()
     wait_until(lambda: len(results) >= 1, timeout=120)  # the first batch is a single chunk
     window.activateWindow()
     window.actions_by_name["cancel"].trigger()  # Esc
-    wait_until(lambda: not window.model.read_only, timeout=10)  # a bound, not a speed gate (see bench/)
+    wait_until(lambda: not window.session.locks_edits, timeout=10)  # a bound, not a speed gate (see bench/)
     kept = window.model.rowCount()
     assert kept > 0 and window.undo_stack.undoText() == "Partial transcript (cancelled)"
     if window.session.busy:  # the decoder finishes the batch it is on: say so meanwhile
@@ -143,3 +143,49 @@ def test_a_failed_run_shows_why_and_keeps_the_edited_transcript(make_window, dem
     assert window.isVisible() and window.model.utterances == before
     window.undo_stack.undo()
     assert window.model.utterance(0).text != "An edit the user made."
+
+
+def fix_line(qtbot, window, row: int, text: str) -> None:
+    """F2 on `row`, type `text` over it, Return: as a reviewer fixes a line."""
+    view = window.transcript_view
+    view.select_row(row)
+    qtbot.keyClick(view, Qt.Key.Key_F2)
+    editor = view.row_delegate.editor
+    editor.selectAll()
+    qtbot.keyClicks(editor, text)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert window.model.utterance(row).text == text
+
+
+def test_lines_fixed_while_the_engine_transcribes_are_kept_by_a_cancel_and_by_the_next_run(
+    make_window, qtbot
+):
+    window = make_window()
+    open_demo(window)
+    chunks: list[object] = []
+    window.session.runner.worker.partial.connect(chunks.append)
+    assert window.transcribe()
+    qtbot.waitUntil(lambda: window.model.rowCount() > 0, timeout=300_000)
+    fix_line(qtbot, window, 0, "Fixed while it ran.")
+    assert window.session.busy, "the line was fixed while the run went on"
+    assert window.actions_by_name["undo"].isEnabled(), "an edit made during a run can be undone"
+    window.activateWindow()
+    with qtbot.waitSignal(window.session.runner.worker.idle, timeout=120_000):
+        qtbot.keyClick(window.transcript_view, Qt.Key.Key_Escape)
+    texts = [u.text for u in window.model.utterances]
+    assert texts.count("Fixed while it ran.") == 1, "the cancel gave back the finished chunks without the fix"
+    partial = window.model.utterances
+
+    chunks.clear()
+    assert window.transcribe()
+    qtbot.waitUntil(lambda: bool(chunks) and window.model.utterances != partial, timeout=300_000)
+    row = next(i for i, u in enumerate(window.model.utterances) if u.text != "Fixed while it ran.")
+    fix_line(qtbot, window, row, "Fixed during the second run.")
+    assert window.session.busy
+    with qtbot.waitSignal(window.session.transcribed, timeout=300_000):
+        pass
+    texts = [u.text for u in window.model.utterances]
+    assert texts.count("Fixed while it ran.") == 1 and texts.count("Fixed during the second run.") == 1
+    assert "2 line(s) you edited were kept" in window.statusBar().currentMessage()
+    window.undo_stack.undo()  # one step: the transcript as it was before the second run
+    assert window.model.utterances == partial
