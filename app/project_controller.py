@@ -144,10 +144,9 @@ class ProjectController(QObject):
 
     def save(self, path: Path | None = None) -> bool:
         """Save to `path` (default: the project's own): a snapshot now, written on the writer's
-        thread; the window counts as saved at once and is marked modified again if the write
-        fails (with an error). False when there is nowhere to save."""
-        path = path or self.path
-        if path is None or not path.name:
+        thread; the window counts as saved at once ("Saving…", then "Saved") and is marked
+        modified again if the write fails (with an error). False when there is nowhere to save."""
+        if (path := path or self.path) is None or not path.name:
             return False
         if path.suffix != SUFFIX:
             path = path.with_name(path.name + SUFFIX)
@@ -164,6 +163,7 @@ class ProjectController(QObject):
         self.path = path
         self.window.undo_stack.setClean()
         self.path_changed.emit()
+        self.message.emit(f"Saving {path.name}…")
         return True
 
     def save_in_place_problem(self) -> str | None:

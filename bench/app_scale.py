@@ -14,8 +14,8 @@ key events on the real window (`QTest.keyClick`: shortcuts, line editor and all)
    player aborts the stream), Space plays again; an autosave until written; Ctrl+S until written.
 2. `transcribe 10 min`: the demo meeting five times over (10.4 min) opened through the window,
    F5 (the app's Transcribe action and worker, whatever runs the engine), and edit rounds and
-   Space/Space until the run lands; one more round after it. The table is read-only while a run
-   writes it, so edits then are refused: the bench counts how many changed the document.
+   Space/Space until the run lands; one more round after it. The table stays editable while the
+   run's lines arrive (`app.run_edits`); the bench counts how many edits changed the document.
 3. `record with live lines`: Ctrl+Alt+R (the recording bar; the `pulse` device, the sink's
    monitor), Ctrl+Alt+R again to record while `paplay` plays the demo into the sink; edit rounds
    on the live lines as they come; Ctrl+Alt+R to stop; rounds while the lines catch up and the

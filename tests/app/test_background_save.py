@@ -32,6 +32,7 @@ def test_ctrl_s_saves_the_moment_it_was_pressed_while_editing_goes_on(demo_windo
     _type_into(window, qtbot, 0, "Saved words.")
     window.actions_by_name["save"].trigger()
     assert not window.isWindowModified(), "the window counts as saved at once"
+    assert window.statusBar().currentMessage() == "Saving meeting.murmur…", "Ctrl+S shows at once"
     _type_into(window, qtbot, 1, "Typed after saving.")  # while the file may still be written
     assert window.isWindowModified()
     qtbot.waitUntil(lambda: not window.projects.writer.busy, timeout=10_000)
