@@ -7,11 +7,14 @@ has at least `max_bins` bins in the window (so at most `factor × max_bins` bins
 the finest level it reduces the window's samples on the fly (at most `base_block × max_bins` of
 them), and it returns the raw samples when the window holds fewer than `2 × max_bins` of them. Memory is about
 `2 × 4 / base_block × 4/3` bytes per sample (≈ 22 MB for three hours at 16 kHz with the defaults).
+`extended(samples)` is the pyramid of a signal that grew (these samples, then more): only the bins
+the new samples reach are computed, so a recording's waveform redraws at the cost of what was
+added, not of the hour already recorded (equal, value for value, to `build` of the whole).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -43,6 +46,8 @@ class EnvelopePyramid:
     samples: np.ndarray  # (T,) float32, kept by reference for the deepest zoom
     sample_rate: int
     levels: tuple[EnvelopeLevel, ...]  # finest first
+    factor: int = 4  # bins of a level per bin of the next
+    min_bins: int = 256  # levels are added while the coarsest has more bins than this
 
     @classmethod
     def build(
@@ -64,7 +69,25 @@ class EnvelopePyramid:
             mins, _ = _reduce(top.mins, top.mins, factor)
             _, maxs = _reduce(top.maxs, top.maxs, factor)
             levels.append(EnvelopeLevel(top.block * factor, mins, maxs))
-        return cls(samples, int(sample_rate), tuple(levels))
+        return cls(samples, int(sample_rate), tuple(levels), factor, min_bins)
+
+    def extended(self, samples: np.ndarray) -> EnvelopePyramid:
+        """The pyramid of `samples`, which begin with this pyramid's samples."""
+        if samples.ndim != 1 or len(samples) < len(self.samples):
+            raise ValueError("extended() takes this pyramid's samples followed by new ones")
+        below: tuple[np.ndarray, np.ndarray] = (samples, samples)
+        stable, block, levels = len(self.samples), self.levels[0].block, []  # stable: inputs unchanged
+        while not levels or len(levels[-1].mins) > self.min_bins:
+            old = self.levels[len(levels)] if len(levels) < len(self.levels) else None
+            keep = min(stable // block, len(old.mins)) if old is not None else 0  # whole, unchanged bins
+            mins, _ = _reduce(below[0][keep * block :], below[0][keep * block :], block)
+            _, maxs = _reduce(below[1][keep * block :], below[1][keep * block :], block)
+            if old is not None:
+                mins, maxs = np.concatenate((old.mins[:keep], mins)), np.concatenate((old.maxs[:keep], maxs))
+            size = block if not levels else levels[-1].block * block
+            levels.append(EnvelopeLevel(size, mins, maxs))
+            below, stable, block = (mins, maxs), keep, self.factor
+        return replace(self, samples=samples, levels=tuple(levels))
 
     @property
     def duration(self) -> float:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.recording.display_signal import DisplaySignal
 from app.recording.live_link import Connect, LiveLink
 from engine.errors import RecordingError
 
@@ -48,9 +49,8 @@ class RecordingController(QObject):
         super().__init__(parent)
         self.session: Any = None
         self.link: LiveLink | None = None
-        self._audio: list[np.ndarray] = []  # display signal pieces
+        self._display = DisplaySignal()
         self._rest = np.zeros(0, np.float32)
-        self._lock = threading.Lock()
         self._timer = QTimer(self)
         self._timer.setInterval(TICK_MS)
         self._timer.timeout.connect(self._tick)
@@ -74,8 +74,7 @@ class RecordingController(QObject):
         live lines from the engine `connect` reaches (None: recording only)."""
         from engine.live.session import LiveSession
 
-        with self._lock:
-            self._audio = []
+        self._display.clear()
         self._rest = np.zeros(0, np.float32)
         self.path = path
         link = (
@@ -114,11 +113,9 @@ class RecordingController(QObject):
         return path
 
     def display(self) -> np.ndarray:
-        """The display signal of everything recorded so far (N,) float32, at `DISPLAY_RATE`."""
-        with self._lock:
-            if len(self._audio) > 1:
-                self._audio = [np.concatenate(self._audio)]
-            return self._audio[0] if self._audio else np.zeros(0, np.float32)
+        """The display signal of everything recorded so far (N,) float32, at `DISPLAY_RATE` (a view:
+        later values are added past its end)."""
+        return self._display.view()
 
     def shutdown(self) -> None:
         """Stop (closing the window): the file is complete, no line is asked for any more."""
@@ -160,8 +157,7 @@ class RecordingController(QObject):
         blocks = pending[:whole].reshape(-1, DISPLAY_BLOCK)  # (n, DISPLAY_BLOCK)
         pairs = np.stack((blocks.min(axis=1), blocks.max(axis=1)), axis=1).reshape(-1)  # (2n,)
         self._rest = pending[whole:]
-        with self._lock:
-            self._audio.append(pairs)
+        self._display.append(pairs)
         if self.link is not None:
             self.link.send(samples)
 

@@ -6,8 +6,7 @@ is chosen; Record there (or the action again):
 1. asks before replacing unsaved edits, starts a new document and records the chosen microphone
    (`MicSource`, the choice remembered in the settings) into `folder` — beside the open project,
    else the recordings folder setting — as FLAC flushed every ≤ 2 s;
-2. while recording, the waveform grows (redrawn every `WAVE_MS`, less often when a redraw takes
-   longer than a twentieth of that) with the speech regions, live
+2. while recording, the waveform grows (`app.recording.live_wave`) with the speech regions, live
    lines enter the table in time order with provisional speakers ("Speaker 1"…), and the
    captions window shows them; the bar shows the level, the elapsed time and any lag;
    The live lines come from the engine the transcriptions use (the app's engine process or the
@@ -22,19 +21,18 @@ Transcribe ▸ Watch Folder… transcribes each new recording in a chosen folder
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QStandardPaths, Qt, QTimer
+from PySide6.QtCore import QObject, QStandardPaths, Qt
 from PySide6.QtWidgets import QDockWidget, QMessageBox
 
 from app import speakers as sp
-from app.envelope import EnvelopePyramid
 from app.keep_edits import keep_edited
 from app.recording.captions import CaptionsWindow
 from app.recording.controller import DISPLAY_RATE, RecordingController
 from app.recording.live_link import Connect
+from app.recording.live_wave import LiveWave
 from app.recording.panel import RecordPanel
 from app.recording.recovery_offer import offer_recovery
 from app.recording.watch_folder import FolderWatch
@@ -44,7 +42,6 @@ from engine.errors import RecordingError
 from engine.live.flac_writer import new_recording_path
 from engine.types import Transcript, Utterance
 
-WAVE_MS = 1000
 DEVICE_KEY = "record_device"
 FOLDER_KEY = "recordings_folder"
 CAPTIONS_THEME_KEY = "captions_theme"
@@ -73,9 +70,7 @@ class RecordingFeature(QObject):
         self._final_pending: Path | None = None
         self._caught_up = True
         self._edited: list[Utterance] = []
-        self._wave = QTimer(self)
-        self._wave.setInterval(WAVE_MS)
-        self._wave.timeout.connect(self._redraw_wave)
+        self.wave = LiveWave(self.controller.display, DISPLAY_RATE, window.waveform.set_audio, self)
         self.watch = FolderWatch(window.store, self._watch_pipeline, self)
         self._connect()
         folder = self.watch.folder
@@ -161,7 +156,7 @@ class RecordingFeature(QObject):
         self.captions.clear()
         self.panel.set_recording(True)
         self.dock.show()
-        self._wave.start()
+        self.wave.start()
         self._update()
         w.show_message(f"Recording to {path}")
         return True
@@ -196,8 +191,7 @@ class RecordingFeature(QObject):
     def _on_stopped(self, path: Path) -> None:
         from engine.live.flac_writer import marker_path
 
-        self._wave.stop()
-        self._redraw_wave()
+        self.wave.stop()
         self.panel.set_recording(False)
         w = self.window
         if marker_path(path).exists():  # a full disk left it unfinished: recovered later, not opened now
@@ -257,15 +251,6 @@ class RecordingFeature(QObject):
     def _on_segment(self, _segment: Any) -> None:
         segments = self.controller.session.segments
         self.window.waveform.set_speech([s.start for s in segments], [s.end for s in segments])
-
-    def _redraw_wave(self) -> None:
-        """Redraw the growing waveform; redrawing never takes more than a twentieth of the time."""
-        started = time.perf_counter()
-        signal = self.controller.display()
-        if len(signal):
-            self.window.waveform.set_audio(EnvelopePyramid.build(signal, DISPLAY_RATE))
-        took_ms = (time.perf_counter() - started) * 1000
-        self._wave.setInterval(max(WAVE_MS, int(20 * took_ms)))
 
     def show_captions(self) -> None:
         self.captions.show()

@@ -61,3 +61,23 @@ def test_odd_lengths_keep_the_tail():
 def test_stereo_input_is_refused():
     with pytest.raises(ValueError, match="1-D"):
         EnvelopePyramid.build(np.zeros((10, 2), np.float32), 16000)
+
+
+@pytest.mark.parametrize("base_block,factor,min_bins", [(64, 4, 256), (4, 2, 16), (1, 3, 1)])
+def test_a_pyramid_extended_as_a_recording_grows_equals_one_built_whole(base_block, factor, min_bins):
+    rng = np.random.default_rng(base_block)
+    signal = rng.standard_normal(50_000).astype(np.float32)
+    grown = EnvelopePyramid.build(signal[:1], 2000, base_block, factor, min_bins)
+    for end in (1, 63, 64, 65, 4097, 4097, 20_000, 50_000):  # partial blocks, whole ones, no growth
+        grown = grown.extended(signal[:end])
+        whole = EnvelopePyramid.build(signal[:end], 2000, base_block, factor, min_bins)
+        assert [lv.block for lv in grown.levels] == [lv.block for lv in whole.levels]
+        for mine, theirs in zip(grown.levels, whole.levels, strict=True):
+            assert np.array_equal(mine.mins, theirs.mins) and np.array_equal(mine.maxs, theirs.maxs)
+        assert grown.duration == end / 2000
+
+
+def test_a_pyramid_is_not_extended_by_a_shorter_signal():
+    pyramid = EnvelopePyramid.build(np.zeros(1000, np.float32), 2000)
+    with pytest.raises(ValueError, match="followed by new ones"):
+        pyramid.extended(np.zeros(999, np.float32))
