@@ -182,17 +182,20 @@ class TranscriptView(QTableView):
         self._anchor = (selected, self._time_of(top), offset)
 
     def _after_reset(self) -> None:
-        self.fit_all_rows()
+        """The reader's place kept; the rows in view fitted now, the others while idle (a new
+        document of thousands of lines is shown without measuring them all first)."""
         anchor, self._anchor = self._anchor, None
-        if anchor is None or not self.source.rowCount():
-            return
-        selected, top, offset = anchor
-        if top is not None and (row := self._proxy_row_near(top)) is not None:
-            self._scroll_row_to(row, offset)
-        if selected is not None and (row := self.source.nearest_row(selected)) is not None:
-            index = self.filter.mapFromSource(self.source.index(row, TEXT))
-            if index.isValid():
-                self.selectionModel().setCurrentIndex(index, SELECT_ROW)
+        self._fitted_width = self.columnWidth(TEXT)
+        if anchor is not None and self.source.rowCount():
+            selected, top, offset = anchor
+            if top is not None and (row := self._proxy_row_near(top)) is not None:
+                self._scroll_row_to(row, offset)
+            if selected is not None and (row := self.source.nearest_row(selected)) is not None:
+                index = self.filter.mapFromSource(self.source.index(row, TEXT))
+                if index.isValid():
+                    self.selectionModel().setCurrentIndex(index, SELECT_ROW)
+        if self.filter.rowCount():  # the top row stays where it is as rows above it are fitted
+            self.heights.fit_soon(0, self.filter.rowCount() - 1)
 
     def _scroll_row_to(self, row: int, y: int) -> None:
         """Scroll so that view row `row` starts `y` pixels below the top of the viewport."""
