@@ -64,6 +64,18 @@ def test_importing_every_app_module_leaves_torch_unloaded():
     assert out.stdout.strip() == "[]"
 
 
+def test_opening_a_recording_in_the_window_does_not_import_scipy():
+    """The window decodes and plans with `engine.pipeline` on a thread of its own process: an
+    import of scipy there (2 s of module code) held the interpreter the window draws with."""
+    code = "import sys, app.main_window, app.worker, engine.pipeline\nprint('scipy' in sys.modules)\n"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+        env={"QT_QPA_PLATFORM": "offscreen", "PATH": ""},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
 def test_every_engine_and_app_module_stays_within_300_lines():
     modules = [p for package in ("engine", "app") for p in sorted((ROOT / package).rglob("*.py"))]
     lengths = {str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines()) for p in modules}

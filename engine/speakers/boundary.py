@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from engine.speakers.diarization import Diarization
 from engine.speakers.reconcile import Key, local_spans
@@ -82,6 +81,9 @@ def _permutation(
         return {}
     rows, cols = list(mine), list(theirs)
     agree = np.array([[_agreement(mine[a], theirs[b]) for b in cols] for a in rows])  # (own, before)
+    from scipy.optimize import linear_sum_assignment  # here: scipy takes 2 s to import, and the
+    # window imports the pipeline only to decode and plan, with no speakers to match
+
     chosen = linear_sum_assignment(-agree)
     return {rows[i]: labels[cols[j]] for i, j in zip(*chosen, strict=True) if agree[i, j] > 0}
 
