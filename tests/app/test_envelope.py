@@ -81,3 +81,19 @@ def test_a_pyramid_is_not_extended_by_a_shorter_signal():
     pyramid = EnvelopePyramid.build(np.zeros(1000, np.float32), 2000)
     with pytest.raises(ValueError, match="followed by new ones"):
         pyramid.extended(np.zeros(999, np.float32))
+
+
+def test_extending_a_long_recording_reduces_only_what_was_added(monkeypatch):
+    import app.envelope as envelope
+
+    hour = np.random.default_rng(3).standard_normal(2000 * 3600).astype(np.float32)
+    pyramid = EnvelopePyramid.build(hour[:-100], 2000)
+    reduced: list[int] = []
+    real = envelope._reduce
+    monkeypatch.setattr(
+        envelope, "_reduce", lambda low, high, block: reduced.append(len(low)) or real(low, high, block)
+    )
+    grown = pyramid.extended(hour)
+    assert sum(reduced) < 2_000, f"an extension by 100 samples went over {sum(reduced)} values"
+    monkeypatch.undo()
+    assert np.array_equal(grown.levels[0].maxs, EnvelopePyramid.build(hour, 2000).levels[0].maxs)

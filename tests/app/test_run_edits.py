@@ -32,7 +32,7 @@ def model(qapp) -> TranscriptModel:
 
 def earlier_run(model: TranscriptModel) -> tuple[Utterance, ...]:
     lines = (line(0.0, "old one two"), line(5.0, "old three four"), line(10.0, "old five six"))
-    model.set_document(lines, model.book, model.meta)
+    model.set_document(lines, model.book, Transcript((), duration=60.0))
     return lines
 
 
@@ -126,3 +126,40 @@ def test_a_chunk_line_without_word_times_stays_whole_beside_the_users_line(model
     bare = Utterance(0.5, 4.0, "beta gamma", "a")  # a server's live line: no word times
     run.add([bare], editing=False)
     assert texts(model) == ["Alpha, beta.", "beta gamma"]
+
+
+def test_a_new_run_keeper_runs_nothing_and_leaves_undo_alone(model):
+    run = RunEdits(model)
+    assert not run.running and run.may_undo()
+    assert run.add([line(0.0, "no run")], editing=False) and model.rowCount() == 0
+    assert run.settle() == []
+
+
+def test_a_chunk_without_lines_is_taken_at_once(model):
+    run = RunEdits(model)
+    run.begin(set())
+    assert run.add([], editing=True), "an empty chunk would be offered again forever"
+
+
+def test_a_chunk_landing_before_the_others_waits_for_nothing_when_nothing_was_edited(model):
+    run = RunEdits(model)
+    run.begin(set())
+    run.add([line(40.0, "late chunk")], editing=False)
+    assert run.add([line(0.0, "early chunk")], editing=True), "no edit to fold: the open editor is left alone"
+    assert texts(model) == ["early chunk", "late chunk"]
+
+
+def test_edits_made_before_the_run_stay_undoable_after_it_and_do_not_make_chunks_fold(model):
+    earlier_run(model)
+    commands.shift_all(model, 1.0)  # before the run: not by place, but below the floor
+    run = RunEdits(model)
+    run.begin(set(model.utterances))
+    run.add([line(0.0, "new first"), line(3.0, "new also")], editing=False)  # replaces the earlier lines
+    commands.merge_same_speaker(model)  # a batch of row changes, by place
+    run.add([line(30.0, "new second")], editing=False)
+    assert run.may_undo(), "nothing above the floor names rows other than by place"
+    assert model.meta.duration == 60.0, "the fold kept what the transcript says of itself"
+    run.settle()
+    assert model.undo_stack.count() == 1, "the step made before the run is still there"
+    model.undo_stack.undo()
+    assert [u.start for u in model.utterances] == [0.0, 5.0, 10.0]

@@ -1,0 +1,62 @@
+"""Lines the user edited survive what replaces them (`app.keep_edits`): word by word, their own
+speaker or the final one, every speaker named in the book, one undo step."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QUndoStack
+
+from app import commands
+from app import speakers as sp
+from app.keep_edits import keep_edited, overlaid, with_speakers
+from app.transcript_model import TranscriptModel
+from engine.types import Transcript, Utterance, Word
+
+
+def line(start: float, text: str, speaker: str | None = "A") -> Utterance:
+    words = tuple(Word(start + i * 0.5, start + i * 0.5 + 0.4, w) for i, w in enumerate(text.split()))
+    return Utterance(start, words[-1].end, text, speaker, words)
+
+
+def test_a_line_over_others_takes_the_words_it_covers_and_keeps_its_own_speaker():
+    base = (line(0.0, "one two three four"), line(5.0, "five six"))  # word middles 0.2, 0.7, 1.2, 1.7
+    mine = Utterance(0.6, 1.2, "TWO", "B")  # covers the middle of "two" only (1.2 is its end)
+    result = overlaid(base, [mine])
+    assert [(u.text, u.speaker) for u in result] == [("one three four", "A"), ("TWO", "B"), ("five six", "A")]
+    assert [u.start for u in result] == sorted(u.start for u in result)
+
+
+def test_a_line_without_word_times_stays_whole_beside_an_edited_line():
+    bare = Utterance(0.0, 4.0, "a line a server sent", "A")
+    mine = Utterance(1.0, 2.0, "mine", "B")
+    assert [u.text for u in overlaid((bare,), [mine])] == ["a line a server sent", "mine"]
+
+
+def test_a_base_line_whose_every_word_is_covered_gives_way_whole():
+    assert [u.text for u in overlaid((line(0.0, "one two"),), [Utterance(0.0, 1.0, "ONE TWO", "B")])] == [
+        "ONE TWO"
+    ]
+
+
+def test_speakers_the_lines_name_join_the_book_once_each_with_free_colours():
+    book = (sp.SpeakerInfo("A", "Ada", "#1F77B4"),)
+    grown = with_speakers(
+        book, [line(0.0, "x", "A"), line(1.0, "y", "S7"), line(2.0, "z", "S7"), line(3.0, "w", None)]
+    )
+    assert [(s.id, s.name) for s in grown] == [("A", "Ada"), ("S7", "S7")]
+    assert grown[1].color != "#1F77B4" and grown[0] is book[0]
+
+
+def test_keeping_edited_lines_after_a_final_run_is_one_undo_step_back_to_the_run(qapp):
+    model = TranscriptModel(QUndoStack())
+    final = (line(0.0, "the final run's words"), line(9.0, "and more"))
+    model.set_document(final, with_speakers((), final), Transcript(final, duration=20.0))
+    keep_edited(model, [Utterance(0.0, 1.4, "My fixed words", "Z")])
+    assert [u.text for u in model.utterances] == ["My fixed words", "words", "and more"]
+    assert model.utterances[0].speaker == "A", "the final speaker it overlaps most replaces the live label"
+    assert model.meta.duration == 20.0
+    assert (
+        model.undo_stack.count() == 1 and model.undo_stack.undoText() == "Keep lines edited while recording"
+    )
+    model.undo_stack.undo()
+    assert model.utterances == final
+    commands.edit_text(model, 0, "x")  # the model is still an ordinary editable one
