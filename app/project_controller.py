@@ -47,9 +47,9 @@ from app.speakers import book_from_transcript
 from engine.types import Transcript
 
 if TYPE_CHECKING:
+    from app.jobs import LoadedAudio
     from app.session import Session
     from app.transcript_model import TranscriptModel
-    from app.worker import LoadedAudio
 
 
 class ProjectHost(Protocol):

@@ -31,12 +31,13 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from app import commands
 from app import speakers as sp
+from app.jobs import EngineJob, LoadedAudio, LoadJob, RangeJob, TranscribeJob
 from app.keep_edits import overlaid, with_edited, with_speakers
 from app.run_edits import RunEdits
 from app.settings import TranscribeSettings
 from app.timeline import format_time
 from app.transcript_model import TranscriptModel
-from app.worker import EngineJob, LoadedAudio, LoadJob, RangeJob, RunController, TranscribeJob
+from app.worker import RunController
 from engine.types import Chunk, ChunkResult, SpeechSegment, Transcript, Utterance
 
 if TYPE_CHECKING:

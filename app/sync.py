@@ -32,8 +32,8 @@ from app.widgets.transcript_view import TranscriptView
 from app.widgets.waveform_view import WaveformView
 
 if TYPE_CHECKING:
+    from app.jobs import LoadedAudio
     from app.session import Session
-    from app.worker import LoadedAudio
 
 SKIP = 5.0  # seconds per Back / Forward
 

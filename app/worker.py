@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.engine_process import EngineError, EngineProcess, EngineStopped
 from app.envelope import EnvelopePyramid
+from app.jobs import EngineJob, LoadedAudio, LoadJob, RangeJob, TranscribeJob
 from app.remote_settings import run_pipeline
 from app.settings import TranscribeSettings, engine_arguments, engine_flags
 from engine.errors import (
@@ -47,10 +49,11 @@ from engine.errors import (
     OutOfMemoryError,
     ServerError,
 )
-from engine.types import Chunk, Progress, Recording, SpeechSegment, Stage, Utterance
+from engine.types import Progress, Stage
 
 log = logging.getLogger(__name__)
 PROGRESS_INTERVAL = 0.05  # seconds between progress signals within one stage
+SWITCH_INTERVAL = 0.001  # seconds a thread holds the interpreter before another may take it
 ENGINE_STOPPED = "The engine stopped"
 
 ERROR_TITLES: dict[type[Exception], str] = {
@@ -61,41 +64,6 @@ ERROR_TITLES: dict[type[Exception], str] = {
     ModelOutputError: "The model's output could not be read",
     OutOfMemoryError: "Out of memory",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class LoadJob:
-    path: Path
-    settings: TranscribeSettings
-    speech: tuple[SpeechSegment, ...] | None = None  # known already (from a project): skip VAD
-    chunks: tuple[Chunk, ...] = ()
-    stream: int | None = None  # which audio stream of the file; None: its default one
-
-
-@dataclass(frozen=True, slots=True)
-class TranscribeJob:
-    settings: TranscribeSettings
-
-
-@dataclass(frozen=True, slots=True)
-class RangeJob:
-    settings: TranscribeSettings
-    start: float
-    end: float
-    existing: tuple[Utterance, ...]  # the transcript's lines, whose speakers the result keeps
-
-
-@dataclass(frozen=True, slots=True)
-class EngineJob:
-    settings: TranscribeSettings  # the engine process is started again with these
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class LoadedAudio:
-    path: Path
-    recording: Recording
-    envelope: EnvelopePyramid
-    stream: int | None = None  # the audio stream of the file it came from; None: the default one
 
 
 def error_message(exc: BaseException) -> tuple[str, str]:
@@ -254,12 +222,15 @@ class TranscriptionWorker(QObject):
 
 
 class RunController(QObject):
-    """Starts jobs on the worker thread and forwards its signals; one job at a time."""
+    """Starts jobs on the worker thread and forwards its signals; one job at a time. The window
+    waits for the worker's turn at the interpreter at nearly every call into Qt: turns of
+    `SWITCH_INTERVAL`, not Python's 5 ms (docs/app.md, responsiveness)."""
 
     submit = Signal(object)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        sys.setswitchinterval(SWITCH_INTERVAL)
         self._cancel = threading.Event()
         self._thread = QThread()
         self._thread.setObjectName("murmur-engine")

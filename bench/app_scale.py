@@ -76,7 +76,7 @@ def show_three_hours(window, rows: int, seconds: float) -> None:
     from app import commands
     from app import speakers as sp
     from app.envelope import EnvelopePyramid
-    from app.worker import LoadedAudio
+    from app.jobs import LoadedAudio
     from engine.pipeline import Prepared
 
     transcript = synthetic_transcript(seconds=HOURS3, count=rows, seed=5)

@@ -77,10 +77,10 @@ def render(folder_out: Path) -> None:
     from app import commands
     from app import speakers as sp
     from app.envelope import EnvelopePyramid
+    from app.jobs import LoadedAudio
     from app.main_window import MainWindow
     from app.settings import SettingsStore
     from app.theme import DARK, LIGHT, contrast_table
-    from app.worker import LoadedAudio
     from engine.pipeline import Prepared
 
     app = QApplication.instance() or QApplication([])
