@@ -11,7 +11,12 @@ ties the demo's clock to the wall clock. Meanwhile `LiveSession.status().behind_
 app and `murmur record --live` show) is sampled and compared with the measured lags. Then the
 full pipeline runs over the recorded file, and both texts are scored against the reference.
 
-    .venv/bin/python bench/live.py [--model tiny.en] [--no-offline]
+With `--remote` the lines come the way the app's recording gets them: the captured audio goes as
+it arrives to a real `murmur serve` subprocess's live endpoint (`WS /v1/realtime`, Murmur's
+`RealtimeClient`, provisional speakers asked for) and a line counts from the moment the client
+receives it; `behind` is the client's. The same capture path, the same reference turns.
+
+    .venv/bin/python bench/live.py [--model tiny.en] [--no-offline] [--remote]
 
 The machine is shared: the load average before and after is printed; lags include waiting for
 the CPU. Last line: `turn lag p50/p95: X / Y s (turn end to line, real audio path)`.
@@ -22,9 +27,12 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +52,16 @@ ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "resources" / "demo" / "meeting.flac"
 STM = ROOT / "resources" / "demo" / "meeting.stm"
 LOUD = 0.02  # a sample above this is the demo's first sound
+
+
+@contextmanager
+def served_whisper(model: str) -> Iterator[str]:
+    """A `murmur serve` subprocess with the whisper `model`, as the app's engine process runs."""
+    sys.path.insert(0, str(ROOT / "tests" / "engine" / "serve"))
+    from conftest import server  # the tests' subprocess helper: start, wait for the model, stop
+
+    with server("--backend", "whisper", "--model", model) as served:
+        yield served.url
 
 
 def reference_turns() -> list[tuple[float, float, str]]:
@@ -83,8 +101,22 @@ class TimedSource:
 
 
 @dataclass(frozen=True, slots=True)
+class Shown:
+    """A live line as the user sees it: the recorded span it covers and when it was ready."""
+
+    start: float  # recorded seconds
+    end: float
+    ready_at: float  # monotonic
+    text: str
+
+
+def shown_line(line: LiveLine) -> Shown:
+    return Shown(line.segment.start, line.segment.end, line.ready_at, line.utterance.text)
+
+
+@dataclass(frozen=True, slots=True)
 class LiveRun:
-    lines: list[LiveLine]
+    lines: list[Shown]
     demo_wall: float  # wall time of the demo's sample 0
     demo_at: float  # recorded seconds of the demo's sample 0
     shown_behind: list[tuple[float, float]]  # (wall time, behind_seconds shown)
@@ -109,6 +141,37 @@ def run_live(backend: WhisperBackend, out: Path, env: dict[str, str]) -> LiveRun
     player.wait()
     session.stop()
     session.finish()
+    return finished_run(session, source, [shown_line(ln) for ln in lines], shown)
+
+
+def run_remote(url: str, out: Path, env: dict[str, str]) -> LiveRun:
+    """The capture as the app records: its audio to the server's live endpoint as it arrives."""
+    from engine.live.sources import MicSource
+    from engine.remote.realtime_client import RealtimeClient
+
+    lines: list[Shown] = []
+    received = lambda ln: lines.append(Shown(ln.start, ln.end, time.monotonic(), ln.text))  # noqa: E731
+    failed = lambda message: print(f"live stream: {message}")  # noqa: E731
+    client = RealtimeClient(url, None, received, failed, speakers=True)
+    source = TimedSource(MicSource("pulse"))
+    session = LiveSession(source, out, None, on_audio=client.send)
+    client.start()
+    session.start()
+    player = subprocess.Popen(["paplay", f"--device={SINK}", str(DEMO)], env=env)
+    shown: list[tuple[float, float]] = []
+    ends = time.monotonic() + sf.info(DEMO).duration + 8.0
+    while time.monotonic() < ends:
+        shown.append((time.monotonic(), client.behind_seconds()))
+        time.sleep(0.2)
+    player.wait()
+    session.stop()
+    session.finish()
+    client.finish(timeout=60)
+    return finished_run(session, source, lines, shown)
+
+
+def finished_run(session: LiveSession, source: TimedSource, lines: list[Shown],
+                 shown: list[tuple[float, float]]) -> LiveRun:  # fmt: skip
     if source.first is None:
         raise SystemExit("the demo never reached the capture (is the pulse ALSA plugin installed?)")
     demo, rate = sf.read(DEMO, dtype="float32")
@@ -125,7 +188,7 @@ def turn_lags(run: LiveRun) -> tuple[list[float], int]:
     lags, missed = [], 0
     for _, end, _ in reference_turns():
         at = run.demo_at + end  # the turn's end in recorded seconds
-        holding = [ln.ready_at for ln in run.lines if ln.segment.start <= at <= ln.segment.end + 0.3]
+        holding = [ln.ready_at for ln in run.lines if ln.start <= at <= ln.end + 0.3]
         if not holding:
             missed += 1
             continue
@@ -143,11 +206,16 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default="tiny.en")
     p.add_argument("--no-offline", action="store_true", help="skip the full run over the recording")
+    p.add_argument("--remote", action="store_true", help="live lines from a murmur serve subprocess")
     args = p.parse_args()
     before = os.getloadavg()[0]
     backend = WhisperBackend(WhisperConfig(model=args.model))
     with tempfile.TemporaryDirectory() as tmp, running_sink() as sink, pointed_here(sink.env):
-        run = run_live(backend, Path(tmp) / "live.flac", sink.env)
+        if args.remote:
+            with served_whisper(args.model) as url:
+                run = run_remote(url, Path(tmp) / "live.flac", sink.env)
+        else:
+            run = run_live(backend, Path(tmp) / "live.flac", sink.env)
         after = os.getloadavg()[0]
         lags, missed = turn_lags(run)
         print(shown_when_waiting(run, lags))
@@ -155,7 +223,7 @@ def main() -> None:
               "shown" if missed else ""))  # fmt: skip
         norm = MurmurNormalizer()
         ref = norm(" ".join(t for _, _, t in reference_turns()))
-        wers = f"live {jiwer.wer(ref, norm(' '.join(ln.utterance.text for ln in run.lines))):.3f}"
+        wers = f"live {jiwer.wer(ref, norm(' '.join(ln.text for ln in run.lines))):.3f}"
         if not args.no_offline:
             config = PipelineConfig(speakers=SpeakerConfig(diarizer="none"))
             offline = Pipeline(backend, config).run(run.path)
@@ -165,7 +233,8 @@ def main() -> None:
     print(f"CPUs: {os.cpu_count()}; load average {before:.1f} before, {after:.1f} after (a shared machine: "
           f"lags include waiting for the CPU; OMP_NUM_THREADS={threads})")
     p50, p95 = np.percentile(lags, [50, 95])
-    print(f"turn lag p50/p95: {p50:.2f} / {p95:.2f} s (turn end to line, real audio path)")
+    path = "real audio path, through murmur serve" if args.remote else "real audio path"
+    print(f"turn lag p50/p95: {p50:.2f} / {p95:.2f} s (turn end to line, {path})")
 
 
 if __name__ == "__main__":
