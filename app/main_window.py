@@ -17,7 +17,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths, Qt
 from PySide6.QtGui import QCloseEvent, QColor, QResizeEvent, QUndoStack
-from PySide6.QtWidgets import QAbstractItemView, QMainWindow, QMessageBox, QStackedWidget, QToolBar, QWidget
+from PySide6.QtWidgets import QMainWindow, QMessageBox, QStackedWidget, QToolBar, QWidget
 
 from app.actions import build_actions
 from app.editing import NUDGE, EditActions, ask
@@ -153,7 +153,7 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         stack = self.undo_stack
         for signal in (stack.canUndoChanged, stack.canRedoChanged, stack.indexChanged):
             signal.connect(self.update_actions)
-        self.session.editing = lambda: self.transcript_view.state() == QAbstractItemView.State.EditingState
+        self.session.editor = self.transcript_view  # a line being typed: waited for, then kept
         self.undo_stack.cleanChanged.connect(self._update_title)
         self.projects.path_changed.connect(self._update_title)
         for source in (self.session, self.projects):

@@ -22,10 +22,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -42,6 +41,13 @@ from engine.types import Chunk, ChunkResult, SpeechSegment, Transcript, Utteranc
 
 if TYPE_CHECKING:
     from engine.retranscribe import RangeResult
+
+
+class LineEditor(Protocol):
+    """The table's view, as far as a run needs it: is a line being typed; keep it and close it."""
+
+    def is_editing(self) -> bool: ...
+    def commit_open_editor(self) -> None: ...
 
 
 class Session(QObject):
@@ -68,7 +74,7 @@ class Session(QObject):
         self._partials: list[ChunkResult] = []
         self._waiting: list[tuple[Utterance, ...]] = []  # chunks' lines not shown yet (a line is edited)
         self.run_edits = RunEdits(model)
-        self.editing: Callable[[], bool] = lambda: False  # a line's editor is open (set by the window)
+        self.editor: LineEditor | None = None  # the table's view (set by the window)
         self._retry = QTimer(self, singleShot=True, interval=200)
         self._retry.timeout.connect(self._show_waiting)
         self._produced: set[Utterance] = set()  # lines as the engine gave them, since the file opened
@@ -197,10 +203,14 @@ class Session(QObject):
     def _show_waiting(self) -> None:
         """Chunks' lines in the table, in the order they came; later while a line is edited."""
         while self._waiting and self._job == "transcribe":
-            if not self.run_edits.add(self._waiting[0], self.editing()):
+            if not self.run_edits.add(self._waiting[0], self.editor is not None and self.editor.is_editing()):
                 self._retry.start()
                 return
             self._waiting.pop(0)
+
+    def _finish_editing(self) -> None:
+        if self.editor is not None:
+            self.editor.commit_open_editor()
 
     def _meta(self) -> Transcript:
         duration = self.audio.recording.duration if self.audio else 0.0
@@ -218,6 +228,7 @@ class Session(QObject):
         if self._job == "cancelled":  # finished before it saw the cancel: what was kept stays
             self.message.emit("Transcription cancelled")
             return
+        self._finish_editing()  # a line being typed is one of the user's lines, not lost in the swap
         live, count = (self.model.rowCount() if self._partials else 0), len(transcript.utterances)
         edited, self._waiting = self.run_edits.settle(), []
         colors = {s.id: s.color for s in self.model.book}
@@ -263,6 +274,7 @@ class Session(QObject):
     def _keep_partial(self, why: str) -> str:
         """Restore the snapshot; a first transcription keeps its finished chunks; lines edited
         during the run go over either (one undoable step)."""
+        self._finish_editing()
         before = set(self._snapshot.utterances) if self._snapshot is not None else set()
         mine, self._waiting = [u for u in self.run_edits.settle() if u not in before], []
         self._restore()

@@ -284,6 +284,9 @@ class TranscriptView(QTableView):
             return None
         return self.filter.mapToSource(self.filter.index(row, TEXT)).row(), editor.cursorPosition()
 
+    def is_editing(self) -> bool:
+        return self.state() == QAbstractItemView.State.EditingState
+
     def commit_open_editor(self) -> None:
         """Write the text being typed (if any) into the model, closing the editor."""
         editor = self.row_delegate.editor

@@ -157,7 +157,7 @@ def fix_line(qtbot, window, row: int, text: str) -> None:
     assert window.model.utterance(row).text == text
 
 
-def test_lines_fixed_while_the_engine_transcribes_are_kept_by_a_cancel_and_by_the_next_run(
+def test_lines_fixed_while_the_engine_runs_are_kept_by_a_cancel_and_by_the_next_run(
     make_window, qtbot
 ):
     window = make_window()
@@ -175,15 +175,21 @@ def test_lines_fixed_while_the_engine_transcribes_are_kept_by_a_cancel_and_by_th
     texts = [u.text for u in window.model.utterances]
     assert texts.count("Fixed while it ran.") == 1, "the cancel gave back the finished chunks without the fix"
     partial = window.model.utterances
+    qtbot.waitUntil(lambda: not window.session.busy)  # the window has seen the worker let go
 
     chunks.clear()
     assert window.transcribe()
     qtbot.waitUntil(lambda: bool(chunks) and window.model.utterances != partial, timeout=300_000)
     row = next(i for i, u in enumerate(window.model.utterances) if u.text != "Fixed while it ran.")
-    fix_line(qtbot, window, row, "Fixed during the second run.")
+    view = window.transcript_view
+    view.select_row(row)
+    qtbot.keyClick(view, Qt.Key.Key_F2)
+    view.row_delegate.editor.selectAll()
+    qtbot.keyClicks(view.row_delegate.editor, "Fixed during the second run.")  # still typing at its end
     assert window.session.busy
     with qtbot.waitSignal(window.session.transcribed, timeout=300_000):
         pass
+    assert view.row_delegate.editor is None, "the run's end closed the editor, keeping what it held"
     texts = [u.text for u in window.model.utterances]
     assert texts.count("Fixed while it ran.") == 1 and texts.count("Fixed during the second run.") == 1
     assert "2 line(s) you edited were kept" in window.statusBar().currentMessage()
