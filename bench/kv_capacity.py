@@ -9,7 +9,10 @@ keeps its system tokens, `sinks + look-ahead` speech and every output whatever t
 of speech the speech a row can give up is too small a share of it to show a gain. Every policy runs
 the same requests with the same KV memory budget (8 rows of `none` at the longest request's size).
 Windows are four times those used on the 5–9 s clips, as the chunks hold four times the speech
-(160–270 tokens, not 45–60) and the replies four times the tokens (180–310, not 60–120).
+(160–270 tokens, not 45–60) and the replies four times the tokens (180–310, not 60–120), except
+speech-anchor's sinks and look-back (8 and 64, not 2 and 16): the tiny checkpoint reads its clips'
+audio as a whole, and changes 12 % of its words when speech it has transcribed goes at look-back 16,
+1.5 % at 64 with 8 sinks, at the same planned row size (576 slots; docs/lab-log.md, 2026-12-03).
 Per policy: rows each store held (the first store, then any re-sized one), times a store grew in
 place, decode steps, tokens per second, each policy's transcript against `none`'s (WER delta over
 all words, then over the trained clips alone), the speech its harm meter reports lost, and rows
@@ -59,7 +62,7 @@ POLICIES = {  # windows ×4 those of the 5–9 s clips: 160–270 speech tokens,
     "speech (s4 w64 d32 r1)": EvictionConfig(
         "speech", speech_sink=4, speech_window=64, delay=32, speech_rate=1
     ),
-    "speech-anchor (s2 b16 a32)": EvictionConfig("speech-anchor", speech_sink=2, look_back=16, look_ahead=32),
+    "speech-anchor (s8 b64 a32)": EvictionConfig("speech-anchor", speech_sink=8, look_back=64, look_ahead=32),
 }
 DEMO = ROOT / "resources" / "demo" / "meeting.flac"
 

@@ -205,6 +205,9 @@ OPTIONS: tuple[Option, ...] = (
               "authors' batching, Table 4)", str, choices=SPEECH_CAPS, metavar=None),
     _eviction("--look-back", "look_back", "speech-anchor: tokens kept before the anchor"),
     _eviction("--look-ahead", "look_ahead", "speech-anchor: last speech tokens always kept"),
+    _eviction("--turn-tokens", "turn_tokens", "speech-anchor: speech tokens of a transcript segment; rows "
+              "are sized for an anchor four segments behind the text, or a 20th of the speech if more "
+              "(default: 28, 3.75 s)"),
     _eviction("--word-rate", "word_rate", "speech-anchor: the fewest words per second of VAD speech the text "
               "check allows before the anchor waits for the words (default: 1.5; 0: no text check)", float,
               metavar="W"),

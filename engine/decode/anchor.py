@@ -40,9 +40,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.decode.api import AnchorTracker, SegmentTimes
+from engine.decode.layout import ANCHOR_RECENT
 from engine.decode.voiced import Voiced
 
-RECENT = 3  # segments whose minimum Start is the anchor
+RECENT = ANCHOR_RECENT  # segments whose minimum Start is the anchor (rows are planned with it: layout.py)
 COVER = 4.0  # speech tokens (≈ 0.53 s) one output token may move the anchor at most
 END_SLACK = 8  # speech tokens an End may lie past the chunk's end (≈ 1 s)
 TEXT_SLACK = 23  # speech tokens (≈ 3 s) a Start may lie past what the words before it can reach

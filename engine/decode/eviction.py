@@ -14,7 +14,8 @@ A policy turns a request into a `RowLayout` (see `layout.py` for the exact sets)
 - `speech-anchor`: speech sinks plus everything from `look_back` tokens before the anchor, the
   minimum Start of the last few plausible transcript segments (`anchor.py`: guarded against
   overlapping turns, wrong, inverted and out-of-chunk times; read with a one-step lag); the last
-  `look_ahead` tokens always stay; nothing is evicted before the anchor has enough segments.
+  `look_ahead` tokens always stay; nothing is evicted before the anchor has enough segments. Rows
+  are sized for an anchor four `turn_tokens` segments behind the text (`layout.anchor_trail`).
 
 `speech_cap` says what caps the `front` rule's drop (`speech`, `both`): `row` (default), each row's
 own span (`S − sink − window`); `batch-min`, the authors' batching: the shortest speech span among
@@ -37,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
-from engine.decode.layout import RowLayout, SpeechRule
+from engine.decode.layout import RowLayout, SpeechRule, anchor_trail
 
 KEEP = SpeechRule()
 SPEECH_CAPS = ("row", "batch-min")  # what caps `front`'s drop: each row's span, the batch's shortest
@@ -111,6 +112,7 @@ class EvictionConfig:
     look_back: int = 225  # speech-anchor: tokens kept before the anchor (30 s of VibeVoice speech)
     look_ahead: int = 256  # speech-anchor: last speech tokens always kept
     word_rate: float = 1.5  # speech-anchor: fewest words per second of speech the times may imply (0: off)
+    turn_tokens: int = 28  # speech-anchor: speech tokens of a segment, for planning rows (3.75 s)
     layers: tuple[LayerRange, ...] = ()  # per-layer speech settings (or their JSON); () → all alike
     speech_cap: str = "row"  # one of SPEECH_CAPS: what caps `front`'s drop (speech, both)
 
@@ -121,8 +123,9 @@ class EvictionConfig:
             raise ValueError(
                 f"unknown speech cap {self.speech_cap!r}; choose one of: {', '.join(SPEECH_CAPS)}"
             )
-        if min(self.n_sink, self.delay, self.speech_sink, self.look_back, self.look_ahead) < 0:
-            raise ValueError("sink counts, delay and margins must not be negative")
+        counts = self.n_sink, self.delay, self.speech_sink, self.look_back, self.look_ahead
+        if min(*counts, self.turn_tokens) < 0:
+            raise ValueError("sink counts, delay, margins and the turn must not be negative")
         if self.output_window < 1 or self.speech_window < 0:
             raise ValueError("the output window must hold at least one token, the speech window zero or more")
         if not self.speech_rate >= 0:
@@ -169,7 +172,7 @@ class EvictionConfig:
         speech = f"speech sink {self.speech_sink}, window {self.speech_window}, delay {self.delay}"
         speech += f", rate {self.speech_rate:g}"
         output = f"sink {self.n_sink}, window {self.output_window}"
-        anchor = f"look-back {self.look_back}, look-ahead {self.look_ahead}"
+        anchor = f"look-back {self.look_back}, look-ahead {self.look_ahead}, turn {self.turn_tokens}"
         details = {"output": output, "both": f"{output}; {speech}", "speech-anchor": anchor}
         detail = details.get(self.policy, speech if self.policy != "none" else "")
         ranges = f"; {len(self.layers)} layer range(s)" if self.layers else ""
@@ -253,8 +256,12 @@ class _Policy:
 
 
 def speech_rule(c: EvictionConfig, kind: str) -> SpeechRule:
-    """The speech rule of kind `kind` (front, follow, anchor) that `c`'s settings make."""
-    return SpeechRule(kind, c.speech_sink, c.speech_window, c.delay, c.speech_rate, c.look_back, c.look_ahead)
+    """The speech rule of kind `kind` (front, follow, anchor) that `c`'s settings make; an anchored
+    one is planned to trail the text by `anchor_trail(c.turn_tokens)` speech tokens at least."""
+    lag = anchor_trail(c.turn_tokens) if kind == "anchor" else 0
+    return SpeechRule(
+        kind, c.speech_sink, c.speech_window, c.delay, c.speech_rate, c.look_back, c.look_ahead, lag=lag
+    )
 
 
 POLICIES: dict[str, Callable[[EvictionConfig], EvictionPolicy]] = {

@@ -16,6 +16,12 @@ group, its first `sinks` tokens and the range `[lo, hi)` a `SpeechRule` gives (s
 - `anchor`: everything from `front` on, `front = clip(anchor − back, sinks, S − ahead)` where
   `anchor` is the speech index the transcript no longer needs audio before (`anchor.py`; −1: none yet).
 
+A row is sized before its anchor is known (`RowLayout.capacity`), for a transcript that moves evenly
+through the speech over its token budget with the anchor `anchor_lag` tokens behind it: the larger
+of a share `ANCHOR_LAG` of the speech and the span the anchor really trails by, `anchor_trail(turn)`.
+The anchor is the earliest Start of the last `ANCHOR_RECENT` closed segments, so while the next one
+is written it trails the text by `ANCHOR_RECENT + 1` segments (four 3.6 s turns on a 36 s clip).
+
 `lo` and `hi` never decrease. Functions take numpy arrays of steps so the planner can evaluate
 whole runs; `RowLayout` binds a request's lengths to the rules of its layer groups.
 """
@@ -30,10 +36,17 @@ from numpy.typing import ArrayLike, NDArray
 
 IntArray = NDArray[np.int64]
 SPEECH_KINDS = ("keep", "front", "follow", "anchor")
-# How far the anchor is planned to trail a transcript that moves evenly through the audio, as a share
-# of the speech (15 s of a 300 s chunk: 112 tokens, about three segments). Rows are sized from this
-# plan; a row whose transcript lags further makes the store grow (`Runner.make_room`).
+# How far the anchor is planned to trail a transcript that moves evenly through the audio, at least,
+# as a share of the speech (15 s of a 300 s chunk: 113 tokens). Rows are sized from this plan; a row
+# whose transcript lags further makes the store grow (`Runner.make_room`).
 ANCHOR_LAG = 0.05
+ANCHOR_RECENT = 3  # closed segments whose earliest Start is the anchor (`anchor.GuardedAnchor`)
+
+
+def anchor_trail(turn: int) -> int:
+    """Speech tokens the anchor trails the text by when segments last `turn` tokens: it is the
+    Start of the earliest of the last `ANCHOR_RECENT` closed segments, and one more is being written."""
+    return (ANCHOR_RECENT + 1) * turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,12 +61,13 @@ class SpeechRule:
     back: int = 0  # anchor: look-back before the anchor
     ahead: int = 0  # anchor: look-ahead kept past the anchor at the end of the audio
     span: int = 0  # front: speech span the cap comes from when shorter (batch minimum); 0: the row's
+    lag: int = 0  # anchor: speech tokens the planned anchor trails the text by at least (`anchor_trail`)
 
     def __post_init__(self) -> None:
         if self.kind not in SPEECH_KINDS:
             raise ValueError(f"unknown speech rule {self.kind!r}")
         if (
-            min(self.sink, self.window, self.delay, self.back, self.ahead, self.span) < 0
+            min(self.sink, self.window, self.delay, self.back, self.ahead, self.span, self.lag) < 0
             or not self.rate >= 0
         ):
             raise ValueError("speech sinks, window, delay, rate and margins must not be negative")
@@ -174,12 +188,18 @@ class RowLayout:
         system = self.prompt_len - self.speech_len
         return system + sinks + (hi - lo) + outputs_kept(j, self.n_sink, self.out_window)
 
+    @property
+    def anchor_lag(self) -> int:
+        """Speech tokens the planned anchor trails the text by: a share `ANCHOR_LAG` of the speech or
+        the anchored rules' `lag`, the larger."""
+        trail = max((rule.lag for rule in self.rules if rule.kind == "anchor"), default=0)
+        return max(math.ceil(ANCHOR_LAG * self.speech_len), trail)
+
     def planned_anchor(self, j: ArrayLike) -> IntArray:
         """The anchor at steps `j` of a transcript that moves evenly through the speech over the
-        row's token budget, a share `ANCHOR_LAG` of the speech behind (−1: none yet)."""
+        row's token budget, `anchor_lag` tokens behind it (−1: none yet)."""
         j = np.asarray(j, dtype=np.int64)
-        lag = math.ceil(ANCHOR_LAG * self.speech_len)
-        ahead = (self.speech_len * (j + 1)) // max(self.max_new_tokens, 1) - lag
+        ahead = (self.speech_len * (j + 1)) // max(self.max_new_tokens, 1) - self.anchor_lag
         return np.where(ahead >= 0, ahead, -1)
 
     def peak(self, group: int) -> int:

@@ -15,8 +15,9 @@ arithmetic the engine's rows follow — and returns what the engine would report
 
 A run of G output tokens has G − 1 decode steps (the last token is never fed back), as in the engine
 and in HF `generate`. `speech-anchor` depends on the timestamps the model writes; the planner
-assumes the transcript advances evenly through the audio, the anchor 5 % of the speech behind it
-(`RowLayout.planned_anchor`). The module imports neither torch nor transformers.
+assumes the transcript advances evenly through the audio, the anchor four segments of `turn_tokens`
+or 5 % of the speech behind it, the larger (`RowLayout.planned_anchor`). The module imports neither
+torch nor transformers.
 """
 
 from __future__ import annotations

@@ -257,7 +257,7 @@ def test_a_row_has_room_for_its_whole_prompt_even_when_its_first_step_drops_spee
         assert set(seen) == brute_visible(layout, policy, j, layer)
 
 
-@pytest.mark.parametrize("field", ["sink", "window", "delay", "back", "ahead", "rate"])
+@pytest.mark.parametrize("field", ["sink", "window", "delay", "back", "ahead", "rate", "lag"])
 def test_each_negative_speech_rule_setting_is_refused(field):
     SpeechRule("front", sink=0, window=0, delay=0, rate=0.0, back=0, ahead=0)
     with pytest.raises(

@@ -22,7 +22,8 @@ from engine.decode.work import WorkQueue
 
 SPEECH, NEW = 120, 150
 PROMPT = 4 + SPEECH + 5
-ANCHOR = EvictionConfig("speech-anchor", speech_sink=2, look_back=4, look_ahead=12)
+# `EvenReply` closes a segment of 4 speech tokens (5 output tokens) at a time: rows are planned for it
+ANCHOR = EvictionConfig("speech-anchor", speech_sink=2, look_back=4, look_ahead=12, turn_tokens=4)
 SLOT_BYTES = 2 * 2 * 2 * 16 * 8  # K and V, 2 layers, 2 KV heads, head 16, float64
 NO_LOOPS = LoopGuardConfig(enabled=False)
 
