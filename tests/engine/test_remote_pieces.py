@@ -19,6 +19,7 @@ DOCUMENTS = [
     '"just a string"',
     "-0.0",
     '[{"k": 1, "k": 2}]',  # a repeated key: the last one, as json.loads
+    '{"a":1,"b":[1,2],"c":{},"d":[{},[],{"e":[]}]}',  # no spaces: nothing after a delimiter to skip
     '{"nan": NaN, "inf": -Infinity}',
     '{"escaped \\"key\\"": "line\\nbreak \\u00e9"}',
 ]
@@ -62,3 +63,23 @@ def test_invalid_json_is_refused_as_json_loads_refuses_it(text):
         json.loads(text)
     with pytest.raises(json.JSONDecodeError):
         pieces.loads(text)
+
+
+def test_no_single_call_parses_more_than_about_one_line_of_a_long_transcript(monkeypatch):
+    """What keeps the window answering: the decoder is called on a line at a time, never on the
+    whole event (one call holds the interpreter for as long as it takes)."""
+    words = tuple(Word(i * 0.5, i * 0.5 + 0.4, f"w{i}", 0.9) for i in range(12))
+    lines = tuple(Utterance(i * 7.0, i * 7.0 + 6.0, "a line of words", "S1", words) for i in range(200))
+    text = json.dumps({"type": "transcript.text.done", "murmur": transcript_dict(Transcript(lines))})
+    line = len(json.dumps(transcript_dict(Transcript(lines))["utterances"][0]))
+    longest = [0]
+
+    class Measured(json.JSONDecoder):
+        def raw_decode(self, s, idx=0):
+            value, end = super().raw_decode(s, idx)
+            longest[0] = max(longest[0], end - idx)
+            return value, end
+
+    monkeypatch.setattr(pieces, "_DECODER", Measured())
+    assert pieces.loads(text) == json.loads(text)
+    assert longest[0] <= line, f"one call parsed {longest[0]} characters; a line is {line}"
