@@ -7,7 +7,7 @@ from PySide6.QtGui import QUndoStack
 
 from app import commands
 from app import speakers as sp
-from app.keep_edits import keep_edited, overlaid, with_speakers
+from app.keep_edits import keep_edited, merged, overlaid, with_speakers
 from app.transcript_model import TranscriptModel
 from engine.types import Transcript, Utterance, Word
 
@@ -60,3 +60,24 @@ def test_keeping_edited_lines_after_a_final_run_is_one_undo_step_back_to_the_run
     model.undo_stack.undo()
     assert model.utterances == final
     commands.edit_text(model, 0, "x")  # the model is still an ordinary editable one
+
+
+def test_a_line_that_gave_words_away_keeps_the_rest_with_their_times():
+    base = (line(0.0, "one two three four"),)  # word middles 0.2, 0.7, 1.2, 1.7
+    result = overlaid(base, [Utterance(0.2, 0.9, "ONE, TWO", "B")])  # from the first word's middle
+    rest = result[1]
+    assert [w.text for w in rest.words] == ["three", "four"], (
+        "a word whose middle is the line's start is inside"
+    )
+    assert (rest.start, rest.end, rest.text) == (1.0, 1.9, "three four")
+
+
+def test_an_edited_line_no_final_line_overlaps_keeps_its_own_speaker_and_joins_the_book(qapp):
+    model = TranscriptModel(QUndoStack())
+    final = (line(0.0, "early words"), line(30.0, "late words"))
+    model.set_document(final, with_speakers((), final), Transcript(final, duration=40.0))
+    keep_edited(model, [Utterance(10.0, 12.0, "In the gap nobody transcribed", "Z")])
+    gap = model.utterances[1]
+    assert (gap.text, gap.speaker) == ("In the gap nobody transcribed", "Z")
+    assert [s.id for s in model.book] == ["A", "Z"]
+    assert merged((), [gap]) == (gap,), "with no final lines at all"

@@ -189,7 +189,7 @@ def test_lines_fixed_while_the_engine_runs_are_kept_by_a_cancel_and_by_the_next_
     assert window.session.busy
     with qtbot.waitSignal(window.session.transcribed, timeout=300_000):
         pass
-    assert view.row_delegate.editor is None, "the run's end closed the editor, keeping what it held"
+    assert not view.is_editing(), "the run's end closed the editor, keeping what it held"
     texts = [u.text for u in window.model.utterances]
     assert texts.count("Fixed while it ran.") == 1 and texts.count("Fixed during the second run.") == 1
     assert "2 line(s) you edited were kept" in window.statusBar().currentMessage()
