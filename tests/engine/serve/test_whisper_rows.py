@@ -47,13 +47,21 @@ def test_a_call_takes_rows_of_the_same_options_within_each_jobs_share():
     assert fits(clip(0, 0, 1.0, detecting.options), detecting, share)
 
 
+def by_hand(batch_size: int) -> WhisperBatcher:
+    """A batcher never started, whose calls a test takes itself: its source is closed, so a call
+    taken when nothing is queued comes back empty instead of waiting for ever."""
+    batcher = WhisperBatcher(None, batch_size)
+    batcher.source.close()
+    return batcher
+
+
 def queued(batcher: WhisperBatcher, job: int, count: int, options: DecodeOptions = OPTIONS):
     samples = np.zeros(count * RATE, np.float32)
     return batcher.submit(clips_of(samples, [(k, k + 1.0) for k in range(count)], job, options))
 
 
 def test_a_call_takes_each_jobs_share_then_other_jobs_and_leaves_the_rest_queued():
-    batcher = WhisperBatcher(None, batch_size=5)  # not started: calls are taken by hand
+    batcher = by_hand(5)
     for job in range(3):
         queued(batcher, job, 3)
     first = batcher._take()
@@ -64,7 +72,7 @@ def test_a_call_takes_each_jobs_share_then_other_jobs_and_leaves_the_rest_queued
 
 
 def test_repairs_wait_for_a_call_of_their_own():
-    batcher = WhisperBatcher(None, batch_size=8)
+    batcher = by_hand(8)
     queued(batcher, 0, 2)
     queued(batcher, 1, 2, REPAIR)
     queued(batcher, 2, 1, REPAIR)
@@ -74,7 +82,7 @@ def test_repairs_wait_for_a_call_of_their_own():
 
 
 def test_closing_a_ticket_drops_its_queued_clips():
-    batcher = WhisperBatcher(None, batch_size=8)
+    batcher = by_hand(8)
     ticket = queued(batcher, 0, 3)
     other = queued(batcher, 1, 1)
     ticket.close()
@@ -121,6 +129,7 @@ def test_metrics_report_calls_rows_and_what_cancels_dropped():
 
 
 def test_a_lone_job_takes_no_more_than_its_own_batch_size_per_call():
-    batcher = WhisperBatcher(None, batch_size=8)
+    batcher = by_hand(8)
     queued(batcher, 0, 5)
     assert [len(batcher._take()) for _ in range(3)] == [2, 2, 1]  # as a local run's calls on a CPU
+    assert batcher._take() is None  # nothing left and the source closed: a lane ends
