@@ -63,9 +63,13 @@ def copy(path: Path, folder: Path) -> Path:
     return target
 
 
-def finished(job: Job) -> Job:
+def finished(job: Job, registry: JobRegistry) -> Job:
+    """The job once ended; a failed test, not a long wait, when its thread has left the registry
+    without ending it (a client would wait for ever)."""
     deadline = time.monotonic() + 120
     while not job.over:
+        gone = job.id not in registry.jobs  # `end` comes before the thread counts the job out
+        assert not gone or job.over, f"the job's thread ended and left it {job.state}"
         assert time.monotonic() < deadline, "the job never ended"
         time.sleep(0.02)
     return job
@@ -130,7 +134,7 @@ def test_an_upload_holds_its_place_until_its_job_starts_and_the_job_then_holds_i
         job = registry.submit(copy(speech, server.folder), SECONDS, JobOptions())
         assert server.places.taken == 2 and server.places.full
     assert server.places.taken == 1
-    finished(job)
+    finished(job, registry)
     settled(registry)
     assert server.places.taken == 0
 
@@ -141,7 +145,7 @@ def test_the_registry_takes_exactly_max_jobs(server, speech, tmp_path):
         job = registry.submit(copy(speech, server.folder), SECONDS, JobOptions())
         with pytest.raises(QueueFull, match=r"^the server is busy with 1 jobs; try again shortly$"):
             registry.submit(copy(speech, tmp_path), SECONDS, JobOptions())  # refused: the caller's to delete
-        finished(job)
+        finished(job, registry)
         settled(registry)
         assert registry.active == 0 and registry.counts == {"done": 1, "failed": 0, "cancelled": 0}
         assert registry.audio_seconds == SECONDS
@@ -162,7 +166,7 @@ def test_a_cancelled_job_is_counted_cancelled_and_its_upload_deleted(server, tmp
         while not job.events_from(0, timeout=1.0):
             pass
         job.cancel()
-        finished(job)
+        finished(job, registry)
         settled(registry)
         assert job.state == "cancelled" and job.transcript is None
         assert job.events_from(0)[-1] == {"type": "error", "error": {"message": "the job was cancelled",
@@ -177,7 +181,7 @@ def test_a_job_that_fails_on_its_file_says_so_in_the_clients_words(server, tmp_p
     registry = JobRegistry(server.pipeline, 1)
     try:
         missing = server.folder / "upload-gone.wav"
-        job = finished(registry.submit(missing, 1.0, JobOptions(filename="talk.wav")))
+        job = finished(registry.submit(missing, 1.0, JobOptions(filename="talk.wav")), registry)
         settled(registry)
         error = {"message": "'talk.wav' was not found", "type": "invalid_request_error"}
         assert job.state == "failed" and job.events_from(0)[-1] == {"type": "error", "error": error}
@@ -194,7 +198,7 @@ def test_a_cut_file_warns_its_own_job_in_the_clients_words_and_no_other(server, 
     try:
         warned = registry.submit(copy(cut, server.folder), 4.0, JobOptions(filename="call.wav"))
         clean = registry.submit(copy(speech, server.folder), SECONDS, JobOptions(filename="clean.flac"))
-        finished(warned), finished(clean)
+        finished(warned, registry), finished(clean, registry)
         settled(registry)
         said = ("'call.wav' ends before its header says: only 0:00:04 of 0:00:20 could be read (the rest is "
                 "missing)")
@@ -208,7 +212,7 @@ def test_a_cut_file_warns_its_own_job_in_the_clients_words_and_no_other(server, 
 def test_a_transcript_without_a_client_name_names_no_file(server, speech):
     registry = JobRegistry(server.pipeline, 1)
     try:
-        job = finished(registry.submit(copy(speech, server.folder), SECONDS, JobOptions()))
+        job = finished(registry.submit(copy(speech, server.folder), SECONDS, JobOptions()), registry)
         settled(registry)
         assert job.transcript is not None and job.transcript.source is None
         assert "upload-" not in json.dumps(job.events_from(0))
@@ -342,7 +346,8 @@ def test_a_job_that_fails_on_the_servers_side_is_a_server_error_in_one_sentence(
     server = Server.create("whisper", {}, broken, ServeConfig())
     try:
         upload = copy(speech, server.folder)
-        job = finished(server.registry.submit(upload, SECONDS, JobOptions(filename="t.flac")))
+        job = server.registry.submit(upload, SECONDS, JobOptions(filename="t.flac"))
+        finished(job, server.registry)
         message = "the pyannote pipeline '/nonexistent/pipeline' does not exist"
         error = {"message": message, "type": "server_error"}
         assert job.state == "failed" and job.events_from(0)[-1] == {"type": "error", "error": error}
@@ -379,7 +384,8 @@ def test_a_jobs_diarizer_and_bounds_replace_the_servers_and_a_count_wins_over_bo
 def test_a_jobs_events_are_what_a_streaming_client_reads_in_order(server, speech):
     registry = JobRegistry(server.pipeline, 1)
     try:
-        job = finished(registry.submit(copy(speech, server.folder), SECONDS, JobOptions(filename="t.flac")))
+        job = registry.submit(copy(speech, server.folder), SECONDS, JobOptions(filename="t.flac"))
+        finished(job, registry)
         settled(registry)
     finally:
         registry.shutdown()
@@ -414,7 +420,7 @@ def test_a_job_whose_pipeline_refuses_it_fails_as_the_clients_error_in_the_clien
 
     registry = JobRegistry(refusing, 1)
     try:
-        job = finished(registry.submit(upload, SECONDS, JobOptions(filename="t.flac")))
+        job = finished(registry.submit(upload, SECONDS, JobOptions(filename="t.flac")), registry)
         settled(registry)
     finally:
         registry.shutdown()
@@ -430,7 +436,7 @@ def test_a_bug_in_a_job_is_a_server_error_that_keeps_its_details_in_the_log(serv
     registry = JobRegistry(broken, 1)
     try:
         upload = copy(speech, server.folder)
-        job = finished(registry.submit(upload, SECONDS, JobOptions(filename="t.flac")))
+        job = finished(registry.submit(upload, SECONDS, JobOptions(filename="t.flac")), registry)
         settled(registry)
     finally:
         registry.shutdown()

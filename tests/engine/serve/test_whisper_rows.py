@@ -111,19 +111,19 @@ def test_a_segment_comes_back_by_whole_seconds_rounded_and_never_before_zero():
     assert shifted(segment, 0) is segment
 
 
-def test_metrics_report_calls_rows_and_what_cancels_dropped():
+def test_metrics_report_calls_rows_and_what_cancels_dropped_each_with_its_help_line():
     batcher = WhisperBatcher(None, batch_size=8)
     queued(batcher, 0, 2).close()
     queued(batcher, 1, 1)
     batcher.calls, batcher.rows, batcher.mixed, batcher.failures = 4, 10, 1, 2
-    assert [(name, kind, value) for name, kind, _, value in batcher.metrics()] == [
-        ("murmur_whisper_calls_total", "counter", 4),
-        ("murmur_whisper_rows_total", "counter", 10),
-        ("murmur_whisper_rows_per_call", "gauge", 2.5),
-        ("murmur_whisper_mixed_calls_total", "counter", 1),
-        ("murmur_queue_jobs", "gauge", 1),
-        ("murmur_chunks_dropped_cancelled_total", "counter", 2),
-        ("murmur_decode_restarts_total", "counter", 2),
+    assert batcher.metrics() == [  # (name, type, the # HELP line an operator reads, value)
+        ("murmur_whisper_calls_total", "counter", "batched whisper decode calls", 4),
+        ("murmur_whisper_rows_total", "counter", "clips decoded, summed over calls", 10),
+        ("murmur_whisper_rows_per_call", "gauge", "mean rows per decode call", 2.5),
+        ("murmur_whisper_mixed_calls_total", "counter", "calls carrying rows of more than one job", 1),
+        ("murmur_queue_jobs", "gauge", "submissions with clips queued or in a call", 1),
+        ("murmur_chunks_dropped_cancelled_total", "counter", "queued clips dropped by a cancel", 2),
+        ("murmur_decode_restarts_total", "counter", "decode calls that failed", 2),
     ]
     assert WhisperBatcher(None, batch_size=8).metrics()[2][3] == 0.0  # no call yet: no division by zero
 
