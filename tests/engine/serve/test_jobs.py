@@ -10,6 +10,7 @@ import os
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -339,6 +340,31 @@ def test_events_wait_for_the_next_one_and_end_with_the_job():
     assert job.over and job.finished is not None and job.events_from(1, timeout=30) == [{"type": "end"}]
     with contextlib.suppress(Exception):
         arrived.join()
+
+
+def read_as_an_event_lands(job: Job, start: int, timeout: float | None = None) -> list[dict]:
+    """`job.events_from(start[, timeout])` while another thread emits `{"type": "late"}`, held back by
+    the job's lock until the reader waits: the late event is in the answer only if the reader waited."""
+    with job._changed:
+        late = threading.Thread(target=job.emit, args=({"type": "late"},))
+        late.start()
+        got = job.events_from(start) if timeout is None else job.events_from(start, timeout)
+    late.join()
+    return got
+
+
+def test_a_reader_waits_only_when_asked_and_only_while_it_has_nothing_new():
+    job, first, late = Job("job-1", 1.0), {"type": "first"}, {"type": "late"}
+    job.emit(first)
+    assert read_as_an_event_lands(job, 1) == []  # the server's stream polls: it never blocks there
+    assert read_as_an_event_lands(job, 0, timeout=30) == [first, late]  # it had some: no wait
+    assert read_as_an_event_lands(job, 3, timeout=1) == [late]  # nothing new: it waited
+    with ThreadPoolExecutor(1) as pool:
+        reader = pool.submit(job.events_from, 4, 0.01)
+        try:
+            assert reader.result(timeout=60) == []  # nothing came: back after its 0.01 s, not never
+        finally:
+            job.emit({"type": "release"})  # a reader waiting for ever (the bug) is let go
 
 
 def test_a_job_that_fails_on_the_servers_side_is_a_server_error_in_one_sentence(speech):

@@ -101,14 +101,16 @@ def test_clips_are_cut_as_faster_whisper_cuts_them():
 
 
 def test_a_segment_comes_back_by_whole_seconds_rounded_and_never_before_zero():
-    words = [Word(0.3, 0.71, " so", 0.9), Word(1.004, 1.5, " yes", 0.8)]
-    segment = Segment(1, 100, 0.3, 1.5, " so yes", [1, 2], -0.1, 1.0, 0.0, words, 0.0)
+    words = [Word(0.3, 0.716, " so", 0.9), Word(1.004, 1.5, " yes", 0.8)]
+    segment = Segment(1, 100, 0.3004, 1.5004, " so yes", [1, 2], -0.1, 1.0, 0.0, words, 0.0)
     moved = shifted(segment, 12)
-    assert (moved.start, moved.end, moved.seek) == (12.3, 13.5, 1300)
-    assert [(w.start, w.end) for w in moved.words] == [(12.3, 12.71), (13.0, 13.5)]
+    assert (moved.start, moved.end, moved.seek) == (12.3, 13.5, 1300)  # to the millisecond
+    assert [(w.start, w.end) for w in moved.words] == [(12.3, 12.72), (13.0, 13.5)]  # to 10 ms
     early = shifted(segment, -1)
     assert (early.start, early.words[0].start, early.words[1].start) == (0.0, 0.0, 0.0)
     assert shifted(segment, 0) is segment
+    bare = shifted(replace(segment, words=None), 12)  # decoded without word times
+    assert (bare.start, bare.words) == (12.3, None)
 
 
 def test_metrics_report_calls_rows_and_what_cancels_dropped_each_with_its_help_line():
