@@ -156,11 +156,21 @@ def test_the_registry_takes_exactly_max_jobs(server, speech, tmp_path):
         JobRegistry(server.pipeline, 0)
 
 
-def test_a_cancelled_job_is_counted_cancelled_and_its_upload_deleted(server, tmp_path):
+@pytest.fixture(scope="module")
+def long_speech(tmp_path_factory) -> Path:
+    """Two minutes of the demo meeting: seconds to load and find speech in, more to decode."""
     from engine.audio.io import load_audio
 
     demo = load_audio(ROOT / "resources" / "demo" / "meeting.flac", 16000)
-    upload = copy(write_flac(tmp_path / "long.flac", demo.samples[: 120 * 16000]), server.folder)
+    return write_flac(tmp_path_factory.mktemp("long") / "long.flac", demo.samples[: 120 * 16000])
+
+
+def stages(job: Job) -> list[str]:
+    return [e["stage"] for e in job.events_from(0) if e["type"] == "murmur.progress"]
+
+
+def test_a_cancelled_job_is_counted_cancelled_and_its_upload_deleted(server, long_speech):
+    upload = copy(long_speech, server.folder)
     registry = JobRegistry(server.pipeline, 1)
     try:
         job = registry.submit(upload, 120.0, JobOptions())
@@ -170,12 +180,27 @@ def test_a_cancelled_job_is_counted_cancelled_and_its_upload_deleted(server, tmp
         finished(job, registry)
         settled(registry)
         assert job.state == "cancelled" and job.transcript is None
+        assert set(stages(job)) <= {"load", "vad"}  # stopped while the file was being prepared
         assert job.events_from(0)[-1] == {"type": "error", "error": {"message": "the job was cancelled",
                                                                      "type": "cancelled"}}  # fmt: skip
         assert registry.counts == {"done": 0, "failed": 0, "cancelled": 1} and registry.audio_seconds == 0
         assert not upload.exists()
     finally:
         registry.shutdown()
+
+
+def test_shutting_the_registry_down_cancels_a_job_while_it_decodes(server, long_speech):
+    upload = copy(long_speech, server.folder)
+    registry = JobRegistry(server.pipeline, 1)
+    job = registry.submit(upload, 120.0, JobOptions())
+    while "infer" not in stages(job) and not job.over:
+        job.events_from(len(job.events_from(0)), timeout=1.0)
+    registry.shutdown()  # as the server does when it stops
+    finished(job, registry)
+    assert job.state == "cancelled" and job.transcript is None
+    assert "stitch" not in stages(job)  # its decode stopped: it never got to the end
+    settled(registry)
+    assert registry.counts["cancelled"] == 1 and not upload.exists()
 
 
 def test_a_job_that_fails_on_its_file_says_so_in_the_clients_words(server, tmp_path):
@@ -420,6 +445,7 @@ def test_a_jobs_events_are_what_a_streaming_client_reads_in_order(server, speech
     assert events[0] == {"type": "murmur.job", "id": job.id, "duration": SECONDS, "model": model}
     progress = [(e["stage"], e["done"], e["total"], e["eta_seconds"], e["detail"])
                 for e in events if e["type"] == "murmur.progress"]  # fmt: skip
+    assert {type(eta) for *_, eta, _ in progress} == {type(None), float}  # seconds, as 0.0 not 0
     assert progress == [
         ("load", 0, 1, None, ""), ("load", SECONDS, SECONDS, 0.0, ""),
         ("vad", 0, SECONDS, None, ""), ("vad", SECONDS, SECONDS, 0.0, ""),

@@ -25,6 +25,7 @@ def clip(job: int, first: int, seconds: float, options: DecodeOptions = OPTIONS)
 def test_layout_cuts_each_clip_back_exactly_and_shifts_it_by_whole_seconds():
     rows = [clip(0, 5 * RATE + 123, 2.5), clip(1, 17, 0.3), clip(2, 90 * RATE + 15999, 29.9)]
     samples, clips, shifts = layout(rows)
+    assert samples.dtype == np.float32  # whisper's own samples, not twice the memory
     for row, (a, b), shift in zip(rows, clips, shifts, strict=True):
         start, end = int(a * RATE), int(b * RATE)  # faster-whisper's own cut
         assert np.array_equal(samples[start:end], row.samples)
