@@ -144,6 +144,15 @@ def test_one_thread_per_lane_runs_while_started_and_none_after_stop(model):
         WhisperBatcher(model, batch_size=0)
 
 
+def test_a_model_of_two_cpu_replicas_decodes_in_two_lanes():
+    two = WhisperBackend(WhisperConfig(device="cpu", cpu_lanes=2, cpu_threads=2)).loaded()
+    before = set(threading.enumerate())
+    batcher = WhisperBatcher(two, batch_size=4).start()
+    lanes = set(threading.enumerate()) - before
+    batcher.stop()
+    assert replicas(two) == 2 and len(lanes) == 2  # one lane would leave half the CPU idle
+
+
 def test_stop_ends_the_lanes_after_their_call_and_every_job_still_waiting_is_told(model, meeting):
     batcher = WhisperBatcher(model, batch_size=4)
     many = [(4.3 + k, 5.3 + k) for k in range(6)]  # one job's six clips: three calls of two rows
