@@ -495,6 +495,8 @@ def test_a_bug_in_a_job_is_a_server_error_that_keeps_its_details_in_the_log(serv
     error = {"message": "the server failed on this file (see its log)", "type": "server_error"}
     assert job.events_from(0) == [{"type": "error", "error": error}] and job.state == "failed"
     assert isinstance(job.error, KeyError) and "internal detail" in caplog.text  # for the operator only
+    failed = [r.getMessage() for r in caplog.records if r.name == "engine.serve.jobs"]
+    assert failed == [f"job {job.id} failed"]  # which job, in the operator's log
     assert registry.counts == {"done": 0, "failed": 1, "cancelled": 0} and not upload.exists()
     assert registry.active == 0  # its place is free again
 
