@@ -23,8 +23,10 @@ job's words are those of a decode of its own recording; a word's time can differ
 whisper's word-timing rules read from the row before it in the call (a first word after a long
 pause is shortened), as between two local runs batched differently. A job's `Ticket` collects its
 results; closing it (the job ended, or was cancelled) drops its queued clips from the source at once
-(a call already running finishes; its rows for that job are discarded). `metrics()` is what
-/metrics shows: calls, rows over calls, calls carrying rows of more than one job.
+(a call already running finishes; its rows for that job are discarded). `stop()` ends the lanes,
+each after the call it is in; every job still waiting for a result then, or submitted later, gets
+`Cancelled` instead of waiting for ever. `metrics()` is what /metrics shows: calls, rows over calls,
+calls carrying rows of more than one job.
 """
 
 from __future__ import annotations
@@ -44,11 +46,13 @@ import numpy as np
 
 from engine.backends.base import check_cancel
 from engine.backends.whisper_decode import DecodeOptions, batched_clips, replicas
+from engine.errors import Cancelled
 from engine.serve.fair import FairSource
 
 log = logging.getLogger(__name__)
 RATE = 16000  # whisper's sample rate
 WAIT = 0.05  # seconds between checks of a job's cancel event while it waits for results
+STOPPED = "the server is stopping"  # what a job still waiting when the batcher stops is told
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -122,6 +126,7 @@ class WhisperBatcher:
         self.model, self.batch_size = model, batch_size
         self.source = FairSource()
         self.calls = self.rows = self.mixed = self.failures = 0
+        self._stopped = False
         self._lock = threading.Lock()
         self._ids = itertools.count()
         self._threads = [threading.Thread(target=self._loop, name=f"whisper-batch-{k}", daemon=True)
@@ -135,10 +140,13 @@ class WhisperBatcher:
 
     def submit(self, clips: Sequence[Clip]) -> Ticket:
         """Queue `clips` (one job's, ids 0…n-1) for the shared calls; their results come to the ticket."""
-        with self._lock:
+        with self._lock:  # held while adding, so a stop either sees these clips or refuses them
             source_id = next(self._ids)
-        ticket = Ticket(self.source, source_id, len(clips))
-        self.source.add(source_id, clips, len(clips), ticket.deliver)
+            ticket = Ticket(self.source, source_id, len(clips))
+            if self._stopped:
+                ticket.deliver(Cancelled(STOPPED))
+            else:
+                self.source.add(source_id, clips, len(clips), ticket.deliver)
         return ticket
 
     def metrics(self) -> list[tuple[str, str, str, float]]:
@@ -159,7 +167,11 @@ class WhisperBatcher:
         ]  # fmt: skip
 
     def stop(self) -> None:
+        """End the lanes after their current calls; every job still waiting gets `Cancelled`."""
+        with self._lock:
+            self._stopped = True
         self.source.close()
+        self.source.fail_all(Cancelled(STOPPED))
         for thread in self._threads:
             if thread.is_alive():
                 thread.join(timeout=10)

@@ -10,6 +10,7 @@ import os
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -63,9 +64,13 @@ def copy(path: Path, folder: Path) -> Path:
     return target
 
 
-def finished(job: Job) -> Job:
+def finished(job: Job, registry: JobRegistry) -> Job:
+    """The job once ended; a failed test, not a long wait, when its thread has left the registry
+    without ending it (a client would wait for ever)."""
     deadline = time.monotonic() + 120
     while not job.over:
+        gone = job.id not in registry.jobs  # `end` comes before the thread counts the job out
+        assert not gone or job.over, f"the job's thread ended and left it {job.state}"
         assert time.monotonic() < deadline, "the job never ended"
         time.sleep(0.02)
     return job
@@ -130,7 +135,7 @@ def test_an_upload_holds_its_place_until_its_job_starts_and_the_job_then_holds_i
         job = registry.submit(copy(speech, server.folder), SECONDS, JobOptions())
         assert server.places.taken == 2 and server.places.full
     assert server.places.taken == 1
-    finished(job)
+    finished(job, registry)
     settled(registry)
     assert server.places.taken == 0
 
@@ -141,7 +146,7 @@ def test_the_registry_takes_exactly_max_jobs(server, speech, tmp_path):
         job = registry.submit(copy(speech, server.folder), SECONDS, JobOptions())
         with pytest.raises(QueueFull, match=r"^the server is busy with 1 jobs; try again shortly$"):
             registry.submit(copy(speech, tmp_path), SECONDS, JobOptions())  # refused: the caller's to delete
-        finished(job)
+        finished(job, registry)
         settled(registry)
         assert registry.active == 0 and registry.counts == {"done": 1, "failed": 0, "cancelled": 0}
         assert registry.audio_seconds == SECONDS
@@ -151,20 +156,31 @@ def test_the_registry_takes_exactly_max_jobs(server, speech, tmp_path):
         JobRegistry(server.pipeline, 0)
 
 
-def test_a_cancelled_job_is_counted_cancelled_and_its_upload_deleted(server, tmp_path):
+@pytest.fixture(scope="module")
+def long_speech(tmp_path_factory) -> Path:
+    """Two minutes of the demo meeting: seconds to load and find speech in, more to decode."""
     from engine.audio.io import load_audio
 
     demo = load_audio(ROOT / "resources" / "demo" / "meeting.flac", 16000)
-    upload = copy(write_flac(tmp_path / "long.flac", demo.samples[: 120 * 16000]), server.folder)
+    return write_flac(tmp_path_factory.mktemp("long") / "long.flac", demo.samples[: 120 * 16000])
+
+
+def stages(job: Job) -> list[str]:
+    return [e["stage"] for e in job.events_from(0) if e["type"] == "murmur.progress"]
+
+
+def test_a_cancelled_job_is_counted_cancelled_and_its_upload_deleted(server, long_speech):
+    upload = copy(long_speech, server.folder)
     registry = JobRegistry(server.pipeline, 1)
     try:
         job = registry.submit(upload, 120.0, JobOptions())
         while not job.events_from(0, timeout=1.0):
             pass
         job.cancel()
-        finished(job)
+        finished(job, registry)
         settled(registry)
         assert job.state == "cancelled" and job.transcript is None
+        assert set(stages(job)) <= {"load", "vad"}  # stopped while the file was being prepared
         assert job.events_from(0)[-1] == {"type": "error", "error": {"message": "the job was cancelled",
                                                                      "type": "cancelled"}}  # fmt: skip
         assert registry.counts == {"done": 0, "failed": 0, "cancelled": 1} and registry.audio_seconds == 0
@@ -173,11 +189,25 @@ def test_a_cancelled_job_is_counted_cancelled_and_its_upload_deleted(server, tmp
         registry.shutdown()
 
 
+def test_shutting_the_registry_down_cancels_a_job_while_it_decodes(server, long_speech):
+    upload = copy(long_speech, server.folder)
+    registry = JobRegistry(server.pipeline, 1)
+    job = registry.submit(upload, 120.0, JobOptions())
+    while "infer" not in stages(job) and not job.over:
+        job.events_from(len(job.events_from(0)), timeout=1.0)
+    registry.shutdown()  # as the server does when it stops
+    finished(job, registry)
+    assert job.state == "cancelled" and job.transcript is None
+    assert "stitch" not in stages(job)  # its decode stopped: it never got to the end
+    settled(registry)
+    assert registry.counts["cancelled"] == 1 and not upload.exists()
+
+
 def test_a_job_that_fails_on_its_file_says_so_in_the_clients_words(server, tmp_path):
     registry = JobRegistry(server.pipeline, 1)
     try:
         missing = server.folder / "upload-gone.wav"
-        job = finished(registry.submit(missing, 1.0, JobOptions(filename="talk.wav")))
+        job = finished(registry.submit(missing, 1.0, JobOptions(filename="talk.wav")), registry)
         settled(registry)
         error = {"message": "'talk.wav' was not found", "type": "invalid_request_error"}
         assert job.state == "failed" and job.events_from(0)[-1] == {"type": "error", "error": error}
@@ -194,7 +224,7 @@ def test_a_cut_file_warns_its_own_job_in_the_clients_words_and_no_other(server, 
     try:
         warned = registry.submit(copy(cut, server.folder), 4.0, JobOptions(filename="call.wav"))
         clean = registry.submit(copy(speech, server.folder), SECONDS, JobOptions(filename="clean.flac"))
-        finished(warned), finished(clean)
+        finished(warned, registry), finished(clean, registry)
         settled(registry)
         said = ("'call.wav' ends before its header says: only 0:00:04 of 0:00:20 could be read (the rest is "
                 "missing)")
@@ -208,7 +238,7 @@ def test_a_cut_file_warns_its_own_job_in_the_clients_words_and_no_other(server, 
 def test_a_transcript_without_a_client_name_names_no_file(server, speech):
     registry = JobRegistry(server.pipeline, 1)
     try:
-        job = finished(registry.submit(copy(speech, server.folder), SECONDS, JobOptions()))
+        job = finished(registry.submit(copy(speech, server.folder), SECONDS, JobOptions()), registry)
         settled(registry)
         assert job.transcript is not None and job.transcript.source is None
         assert "upload-" not in json.dumps(job.events_from(0))
@@ -337,12 +367,38 @@ def test_events_wait_for_the_next_one_and_end_with_the_job():
         arrived.join()
 
 
+def read_as_an_event_lands(job: Job, start: int, timeout: float | None = None) -> list[dict]:
+    """`job.events_from(start[, timeout])` while another thread emits `{"type": "late"}`, held back by
+    the job's lock until the reader waits: the late event is in the answer only if the reader waited."""
+    with job._changed:
+        late = threading.Thread(target=job.emit, args=({"type": "late"},))
+        late.start()
+        got = job.events_from(start) if timeout is None else job.events_from(start, timeout)
+    late.join()
+    return got
+
+
+def test_a_reader_waits_only_when_asked_and_only_while_it_has_nothing_new():
+    job, first, late = Job("job-1", 1.0), {"type": "first"}, {"type": "late"}
+    job.emit(first)
+    assert read_as_an_event_lands(job, 1) == []  # the server's stream polls: it never blocks there
+    assert read_as_an_event_lands(job, 0, timeout=30) == [first, late]  # it had some: no wait
+    assert read_as_an_event_lands(job, 3, timeout=1) == [late]  # nothing new: it waited
+    with ThreadPoolExecutor(1) as pool:
+        reader = pool.submit(job.events_from, 4, 0.01)
+        try:
+            assert reader.result(timeout=60) == []  # nothing came: back after its 0.01 s, not never
+        finally:
+            job.emit({"type": "release"})  # a reader waiting for ever (the bug) is let go
+
+
 def test_a_job_that_fails_on_the_servers_side_is_a_server_error_in_one_sentence(speech):
     broken = PipelineConfig(speakers=SpeakerConfig(diarizer="pyannote", pyannote="/nonexistent/pipeline"))
     server = Server.create("whisper", {}, broken, ServeConfig())
     try:
         upload = copy(speech, server.folder)
-        job = finished(server.registry.submit(upload, SECONDS, JobOptions(filename="t.flac")))
+        job = server.registry.submit(upload, SECONDS, JobOptions(filename="t.flac"))
+        finished(job, server.registry)
         message = "the pyannote pipeline '/nonexistent/pipeline' does not exist"
         error = {"message": message, "type": "server_error"}
         assert job.state == "failed" and job.events_from(0)[-1] == {"type": "error", "error": error}
@@ -379,7 +435,8 @@ def test_a_jobs_diarizer_and_bounds_replace_the_servers_and_a_count_wins_over_bo
 def test_a_jobs_events_are_what_a_streaming_client_reads_in_order(server, speech):
     registry = JobRegistry(server.pipeline, 1)
     try:
-        job = finished(registry.submit(copy(speech, server.folder), SECONDS, JobOptions(filename="t.flac")))
+        job = registry.submit(copy(speech, server.folder), SECONDS, JobOptions(filename="t.flac"))
+        finished(job, registry)
         settled(registry)
     finally:
         registry.shutdown()
@@ -388,6 +445,7 @@ def test_a_jobs_events_are_what_a_streaming_client_reads_in_order(server, speech
     assert events[0] == {"type": "murmur.job", "id": job.id, "duration": SECONDS, "model": model}
     progress = [(e["stage"], e["done"], e["total"], e["eta_seconds"], e["detail"])
                 for e in events if e["type"] == "murmur.progress"]  # fmt: skip
+    assert {type(eta) for *_, eta, _ in progress} == {type(None), float}  # seconds, as 0.0 not 0
     assert progress == [
         ("load", 0, 1, None, ""), ("load", SECONDS, SECONDS, 0.0, ""),
         ("vad", 0, SECONDS, None, ""), ("vad", SECONDS, SECONDS, 0.0, ""),
@@ -414,7 +472,7 @@ def test_a_job_whose_pipeline_refuses_it_fails_as_the_clients_error_in_the_clien
 
     registry = JobRegistry(refusing, 1)
     try:
-        job = finished(registry.submit(upload, SECONDS, JobOptions(filename="t.flac")))
+        job = finished(registry.submit(upload, SECONDS, JobOptions(filename="t.flac")), registry)
         settled(registry)
     finally:
         registry.shutdown()
@@ -430,13 +488,15 @@ def test_a_bug_in_a_job_is_a_server_error_that_keeps_its_details_in_the_log(serv
     registry = JobRegistry(broken, 1)
     try:
         upload = copy(speech, server.folder)
-        job = finished(registry.submit(upload, SECONDS, JobOptions(filename="t.flac")))
+        job = finished(registry.submit(upload, SECONDS, JobOptions(filename="t.flac")), registry)
         settled(registry)
     finally:
         registry.shutdown()
     error = {"message": "the server failed on this file (see its log)", "type": "server_error"}
     assert job.events_from(0) == [{"type": "error", "error": error}] and job.state == "failed"
     assert isinstance(job.error, KeyError) and "internal detail" in caplog.text  # for the operator only
+    failed = [r.getMessage() for r in caplog.records if r.name == "engine.serve.jobs"]
+    assert failed == [f"job {job.id} failed"]  # which job, in the operator's log
     assert registry.counts == {"done": 0, "failed": 1, "cancelled": 0} and not upload.exists()
     assert registry.active == 0  # its place is free again
 

@@ -50,9 +50,10 @@ def said(decoded: Decoded) -> list[tuple[float, str]]:
 
 
 def fetched(ticket: Ticket, clip: int) -> Decoded:
-    """The clip's result, or a failed test (not a hang) when no call ever delivers it."""
+    """The clip's result, or a failed test (not a hang) when no call ever delivers it (a call of
+    these clips takes a few seconds)."""
     gave_up = threading.Event()
-    timer = threading.Timer(120, gave_up.set)
+    timer = threading.Timer(60, gave_up.set)
     timer.start()
     try:
         return ticket.get(clip, gave_up)
@@ -92,18 +93,22 @@ def test_two_jobs_in_one_call_each_get_their_own_words_at_their_own_times(model,
     ]  # fmt: skip
 
 
-def test_a_failed_call_fails_its_jobs_and_the_next_call_still_decodes(model, meeting):
+def test_failed_calls_fail_their_jobs_and_the_next_call_still_decodes(model, meeting, caplog):
     batcher = WhisperBatcher(model, batch_size=4).start()
     try:
-        broken = batcher.submit(clips_of(meeting, SECOND, 0, replace(OPTIONS, beam_size=0)))
-        with pytest.raises(ValueError, match="beam size must be > 0"):
-            fetched(broken, 0)
-        later = fetched(batcher.submit(clips_of(meeting, SECOND, 1, OPTIONS)), 0)
+        for job in (0, 1):
+            broken = batcher.submit(clips_of(meeting, SECOND, job, replace(OPTIONS, beam_size=0)))
+            with pytest.raises(ValueError, match="beam size must be > 0"):
+                fetched(broken, 0)
+        later = fetched(batcher.submit(clips_of(meeting, SECOND, 2, OPTIONS)), 0)
     finally:
         batcher.stop()
     assert same(later, alone(model, meeting, SECOND)[0], SECOND[0])
-    assert dict((n, v) for n, _, _, v in batcher.metrics())["murmur_decode_restarts_total"] == 1
-    assert batcher.calls == 1  # the failed call is counted as a restart, not as a call
+    assert dict((n, v) for n, _, _, v in batcher.metrics())["murmur_decode_restarts_total"] == 2
+    assert batcher.calls == 1  # a failed call is counted as a restart, not as a call
+    failed = [r for r in caplog.records if r.name == "engine.serve.whisper_batch"]
+    assert [(r.levelname, r.getMessage()) for r in failed] == [("ERROR", "a batched whisper call failed")] * 2
+    assert all("beam size must be > 0" in r.exc_text for r in failed)  # the operator sees why
 
 
 def test_a_job_waiting_for_its_results_stops_when_cancelled_and_its_clips_go(meeting):
@@ -130,9 +135,38 @@ def test_results_are_fetched_by_clip_in_any_order_and_an_error_ends_the_wait(mee
 
 def test_one_thread_per_lane_runs_while_started_and_none_after_stop(model):
     before = set(threading.enumerate())
-    batcher = WhisperBatcher(model, batch_size=4).start()
+    batcher = WhisperBatcher(model, batch_size=1).start()  # one row a call is a batch size
     lanes = set(threading.enumerate()) - before
+    assert all(t.daemon for t in lanes)  # a lane never keeps the server's process from exiting
     batcher.stop()
     assert len(lanes) == max(1, replicas(model)) and not any(t.is_alive() for t in lanes)
     with pytest.raises(ValueError, match="batch size must be at least 1, got 0"):
         WhisperBatcher(model, batch_size=0)
+
+
+def test_a_model_of_two_cpu_replicas_decodes_in_two_lanes():
+    two = WhisperBackend(WhisperConfig(device="cpu", cpu_lanes=2, cpu_threads=2)).loaded()
+    before = set(threading.enumerate())
+    batcher = WhisperBatcher(two, batch_size=4).start()
+    lanes = set(threading.enumerate()) - before
+    batcher.stop()
+    assert replicas(two) == 2 and len(lanes) == 2  # one lane would leave half the CPU idle
+
+
+def test_stop_ends_the_lanes_after_their_call_and_every_job_still_waiting_is_told(model, meeting):
+    batcher = WhisperBatcher(model, batch_size=4)
+    many = [(4.3 + k, 5.3 + k) for k in range(6)]  # one job's six clips: three calls of two rows
+    waiting = batcher.submit(clips_of(meeting, many, 0, OPTIONS))
+    before = set(threading.enumerate())
+    batcher.start()
+    lanes = set(threading.enumerate()) - before
+    batcher.stop()
+    assert not any(t.is_alive() for t in lanes)
+    assert batcher.calls <= 1  # the call under way, if any, and no more
+    # told by the batcher, not by the test's own deadline ("cancelled by the user")
+    with pytest.raises(Cancelled, match=r"^the server is stopping$"):
+        fetched(waiting, 5)  # the last clip: never decoded
+    late = batcher.submit(clips_of(meeting, SECOND, 1, OPTIONS))
+    with pytest.raises(Cancelled, match=r"^the server is stopping$"):
+        fetched(late, 0)
+    assert batcher.source.jobs == 0  # nothing left queued for a lane that will never come

@@ -25,6 +25,7 @@ def clip(job: int, first: int, seconds: float, options: DecodeOptions = OPTIONS)
 def test_layout_cuts_each_clip_back_exactly_and_shifts_it_by_whole_seconds():
     rows = [clip(0, 5 * RATE + 123, 2.5), clip(1, 17, 0.3), clip(2, 90 * RATE + 15999, 29.9)]
     samples, clips, shifts = layout(rows)
+    assert samples.dtype == np.float32  # whisper's own samples, not twice the memory
     for row, (a, b), shift in zip(rows, clips, shifts, strict=True):
         start, end = int(a * RATE), int(b * RATE)  # faster-whisper's own cut
         assert np.array_equal(samples[start:end], row.samples)
@@ -47,13 +48,21 @@ def test_a_call_takes_rows_of_the_same_options_within_each_jobs_share():
     assert fits(clip(0, 0, 1.0, detecting.options), detecting, share)
 
 
+def by_hand(batch_size: int) -> WhisperBatcher:
+    """A batcher never started, whose calls a test takes itself: its source is closed, so a call
+    taken when nothing is queued comes back empty instead of waiting for ever."""
+    batcher = WhisperBatcher(None, batch_size)
+    batcher.source.close()
+    return batcher
+
+
 def queued(batcher: WhisperBatcher, job: int, count: int, options: DecodeOptions = OPTIONS):
     samples = np.zeros(count * RATE, np.float32)
     return batcher.submit(clips_of(samples, [(k, k + 1.0) for k in range(count)], job, options))
 
 
 def test_a_call_takes_each_jobs_share_then_other_jobs_and_leaves_the_rest_queued():
-    batcher = WhisperBatcher(None, batch_size=5)  # not started: calls are taken by hand
+    batcher = by_hand(5)
     for job in range(3):
         queued(batcher, job, 3)
     first = batcher._take()
@@ -64,7 +73,7 @@ def test_a_call_takes_each_jobs_share_then_other_jobs_and_leaves_the_rest_queued
 
 
 def test_repairs_wait_for_a_call_of_their_own():
-    batcher = WhisperBatcher(None, batch_size=8)
+    batcher = by_hand(8)
     queued(batcher, 0, 2)
     queued(batcher, 1, 2, REPAIR)
     queued(batcher, 2, 1, REPAIR)
@@ -74,7 +83,7 @@ def test_repairs_wait_for_a_call_of_their_own():
 
 
 def test_closing_a_ticket_drops_its_queued_clips():
-    batcher = WhisperBatcher(None, batch_size=8)
+    batcher = by_hand(8)
     ticket = queued(batcher, 0, 3)
     other = queued(batcher, 1, 1)
     ticket.close()
@@ -93,34 +102,37 @@ def test_clips_are_cut_as_faster_whisper_cuts_them():
 
 
 def test_a_segment_comes_back_by_whole_seconds_rounded_and_never_before_zero():
-    words = [Word(0.3, 0.71, " so", 0.9), Word(1.004, 1.5, " yes", 0.8)]
-    segment = Segment(1, 100, 0.3, 1.5, " so yes", [1, 2], -0.1, 1.0, 0.0, words, 0.0)
+    words = [Word(0.3, 0.716, " so", 0.9), Word(1.004, 1.5, " yes", 0.8)]
+    segment = Segment(1, 100, 0.3004, 1.5004, " so yes", [1, 2], -0.1, 1.0, 0.0, words, 0.0)
     moved = shifted(segment, 12)
-    assert (moved.start, moved.end, moved.seek) == (12.3, 13.5, 1300)
-    assert [(w.start, w.end) for w in moved.words] == [(12.3, 12.71), (13.0, 13.5)]
+    assert (moved.start, moved.end, moved.seek) == (12.3, 13.5, 1300)  # to the millisecond
+    assert [(w.start, w.end) for w in moved.words] == [(12.3, 12.72), (13.0, 13.5)]  # to 10 ms
     early = shifted(segment, -1)
     assert (early.start, early.words[0].start, early.words[1].start) == (0.0, 0.0, 0.0)
     assert shifted(segment, 0) is segment
+    bare = shifted(replace(segment, words=None), 12)  # decoded without word times
+    assert (bare.start, bare.words) == (12.3, None)
 
 
-def test_metrics_report_calls_rows_and_what_cancels_dropped():
+def test_metrics_report_calls_rows_and_what_cancels_dropped_each_with_its_help_line():
     batcher = WhisperBatcher(None, batch_size=8)
     queued(batcher, 0, 2).close()
     queued(batcher, 1, 1)
     batcher.calls, batcher.rows, batcher.mixed, batcher.failures = 4, 10, 1, 2
-    assert [(name, kind, value) for name, kind, _, value in batcher.metrics()] == [
-        ("murmur_whisper_calls_total", "counter", 4),
-        ("murmur_whisper_rows_total", "counter", 10),
-        ("murmur_whisper_rows_per_call", "gauge", 2.5),
-        ("murmur_whisper_mixed_calls_total", "counter", 1),
-        ("murmur_queue_jobs", "gauge", 1),
-        ("murmur_chunks_dropped_cancelled_total", "counter", 2),
-        ("murmur_decode_restarts_total", "counter", 2),
+    assert batcher.metrics() == [  # (name, type, the # HELP line an operator reads, value)
+        ("murmur_whisper_calls_total", "counter", "batched whisper decode calls", 4),
+        ("murmur_whisper_rows_total", "counter", "clips decoded, summed over calls", 10),
+        ("murmur_whisper_rows_per_call", "gauge", "mean rows per decode call", 2.5),
+        ("murmur_whisper_mixed_calls_total", "counter", "calls carrying rows of more than one job", 1),
+        ("murmur_queue_jobs", "gauge", "submissions with clips queued or in a call", 1),
+        ("murmur_chunks_dropped_cancelled_total", "counter", "queued clips dropped by a cancel", 2),
+        ("murmur_decode_restarts_total", "counter", "decode calls that failed", 2),
     ]
     assert WhisperBatcher(None, batch_size=8).metrics()[2][3] == 0.0  # no call yet: no division by zero
 
 
 def test_a_lone_job_takes_no_more_than_its_own_batch_size_per_call():
-    batcher = WhisperBatcher(None, batch_size=8)
+    batcher = by_hand(8)
     queued(batcher, 0, 5)
     assert [len(batcher._take()) for _ in range(3)] == [2, 2, 1]  # as a local run's calls on a CPU
+    assert batcher._take() is None  # nothing left and the source closed: a lane ends
