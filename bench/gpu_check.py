@@ -166,9 +166,8 @@ class Lagging:
 
 
 def check_anchor_growth(model, requests, device: torch.device, report: Report) -> None:
-    """speech-anchor rows in a store reserved too small, so that it grows in place while decoding:
-    the same tokens with captured steps as eager, and the store did grow."""
-    # turn 0: rows planned for the 5 % share alone, which the lagging reader's anchor trails
+    """speech-anchor rows in a store reserved too small (planned for the 5 % lag only: `turn_tokens=0`),
+    so that it grows in place while decoding: the same tokens with captured steps as eager, and it grew."""
     anchor = EvictionConfig("speech-anchor", speech_sink=2, look_back=3, look_ahead=5, turn_tokens=0)
     got, growths = {}, {}
     for graphs in (False, True):
