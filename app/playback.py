@@ -6,13 +6,16 @@
   at import; no output device: PortAudioError/ValueError), or None when it can.
 - `Player` plays one recording on the default output device. Its position is read from any thread;
   the view polls it. `play`, `pause` and `seek` return at once; errors opening the device raise
-  `PlaybackError` with a message for the status bar. Pausing aborts the stream instead of draining
-  it (a drain waits out the device's buffer, up to a second on PulseAudio) and moves the read head
-  back by what was buffered but not yet heard, so playing again resumes where the sound stopped.
+  `PlaybackError` with a message for the status bar. Its one stream is opened ahead by `prepare()`
+  (the first open of a process takes 0.1–0.3 s) and kept until `close()`. Pausing aborts the stream
+  instead of draining it (a drain waits out the device's buffer, up to a second on PulseAudio) and
+  moves the read head back by what was buffered but not yet heard, so playing again resumes where
+  the sound stopped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
@@ -97,11 +100,18 @@ def unavailable_reason() -> str | None:
 
 
 class Player:
-    """Plays a recording on the default output device."""
+    """Plays a recording on the default output device, through one stream kept for its life.
+
+    Opening the first stream of a process takes 0.1–0.3 s (PortAudio meets the sound server), so
+    `prepare()` opens it on a thread of its own when a recording is loaded; `play` then only
+    starts it (about a millisecond) and `pause` aborts it, keeping it open. Every call on the
+    stream holds `_device`, so a `play` during the opening waits for it instead of opening a
+    second one."""
 
     def __init__(self, samples: np.ndarray, sample_rate: int) -> None:
         self._source = PlaybackSource(samples, sample_rate)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the read head: the audio callback and the caller
+        self._device = threading.Lock()  # the stream: opening, starting, aborting, closing
         self._stream: Any = None
 
     @property
@@ -126,35 +136,65 @@ class Player:
         with self._lock:
             self._source.seek(seconds)
 
+    def prepare(self) -> threading.Thread:
+        """Open the stream in the background, so that the first `play` does not wait for it."""
+        thread = threading.Thread(target=self._open_quietly, name="murmur-playback-open", daemon=True)
+        thread.start()
+        return thread
+
     def play(self, at: float | None = None) -> None:
         """Start playing (from `at` seconds if given); PlaybackError if the device fails."""
         self.pause()
         if at is not None:
             self.seek(at)
         sd = _sounddevice()
-        try:
-            self._stream = sd.OutputStream(
-                samplerate=self._source.sample_rate, channels=1, dtype="float32", callback=self._callback
-            )
-            self._stream.start()
-        except (sd.PortAudioError, ValueError, OSError) as exc:
-            self._stream = None
-            raise PlaybackError(f"Could not play audio: {exc}") from exc
+        with self._device:
+            try:
+                self._opened().start()
+            except (sd.PortAudioError, ValueError, OSError) as exc:
+                self._drop()
+                raise PlaybackError(f"Could not play audio: {exc}") from exc
 
     def pause(self) -> None:
-        stream, self._stream = self._stream, None
-        if stream is None:
-            return
-        try:
-            unheard = float(stream.latency) if stream.active else 0.0
-            stream.abort()  # drops the buffer at once; stop() would play it out first
-            stream.close()
-        except Exception:  # a vanished device must not take the app down
-            return
+        with self._device:
+            stream = self._stream
+            if stream is None:
+                return
+            try:
+                unheard = float(stream.latency) if stream.active else 0.0
+                stream.abort()  # drops the buffer at once; stop() would play it out first
+            except Exception:  # a vanished device must not take the app down
+                self._drop()
+                return
         with self._lock:
             self._source.seek(max(self._source.position - unheard * self._source.speed, 0.0))
 
-    close = pause
+    def close(self) -> None:
+        """Stop and let the device go; a later `play` opens it again."""
+        self.pause()
+        with self._device:
+            self._drop()
+
+    def _opened(self) -> Any:
+        """The stream, opened if it is not yet (the caller holds `_device`)."""
+        if self._stream is None:
+            self._stream = _sounddevice().OutputStream(
+                samplerate=self._source.sample_rate, channels=1, dtype="float32", callback=self._callback
+            )
+        return self._stream
+
+    def _open_quietly(self) -> None:
+        with self._device:
+            try:
+                self._opened()
+            except Exception:  # play() opens it again and says why it cannot
+                self._stream = None
+
+    def _drop(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            with contextlib.suppress(Exception):  # a vanished device: nothing left to let go
+                stream.close()
 
     def _callback(self, outdata: np.ndarray, frames: int, _time: Any, _status: Any) -> None:
         with self._lock:

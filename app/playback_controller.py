@@ -44,6 +44,8 @@ class PlaybackController(QObject):
         self.player = None if samples is None else Player(samples, sample_rate)
         if self.player is not None:
             self.player.set_speed(self._speed)
+            if self.reason is None:
+                self.player.prepare()  # the device opens while the window shows the recording
         self.position = 0.0
 
     def play(self, at: float | None = None) -> None:

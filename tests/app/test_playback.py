@@ -74,3 +74,55 @@ def test_playback_runs_to_the_end_on_a_null_audio_device(tmp_path):
         pytest.skip("PortAudio is not installed")
     assert out.returncode == 0, out.stderr
     assert float(out.stdout) == pytest.approx(1.0, abs=0.01)
+
+
+KEPT_STREAM = """
+import json, subprocess, time
+import numpy as np
+from PySide6.QtWidgets import QApplication
+from app.playback_controller import PlaybackController
+
+def streams():  # the sound server's playback streams: what holds the device
+    listed = subprocess.run(["pactl", "list", "short", "sink-inputs"], capture_output=True, text=True)
+    return len(listed.stdout.split(chr(10))) - 1
+
+def wait(condition):
+    deadline = time.monotonic() + 10
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+app = QApplication([])
+controller = PlaybackController()
+out = {"reason": controller.reason}
+if controller.reason is None:
+    controller.set_audio(np.zeros(8000, np.float32), 16000)
+    wait(lambda: streams() > 0)
+    out["open_before_play"] = streams()
+    player = controller.player
+    player.play(0.0)
+    wait(lambda: not player.playing)
+    out["first_end"] = round(player.position, 2)
+    player.play(0.25)
+    out["playing_again"] = player.playing
+    wait(lambda: not player.playing)
+    out["second_end"] = round(player.position, 2)
+    out["streams_while_loaded"] = streams()
+    controller.stop()
+    wait(lambda: streams() == 0)
+    out["after_stop"] = streams()
+print(json.dumps(out))
+"""
+
+
+def test_the_device_is_opened_when_a_recording_loads_and_replays_after_the_end_until_let_go(tmp_path):
+    # Opening PortAudio's first stream takes 0.1-0.3 s: it happens when the recording loads, not on
+    # Space. One stream serves every play, also after the sound ran to its end, and stop lets it go.
+    from tests.app.qt_helpers import run_window_on_sink
+
+    out = run_window_on_sink(KEPT_STREAM, tmp_path)
+    assert out["open_before_play"] == 1
+    assert out["first_end"] == pytest.approx(0.5, abs=0.01)
+    assert out["playing_again"] is True
+    assert out["second_end"] == pytest.approx(0.5, abs=0.01)
+    assert out["streams_while_loaded"] == 1
+    assert out["after_stop"] == 0
