@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -31,6 +31,8 @@ from engine.types import Transcript, Utterance
 
 if TYPE_CHECKING:
     from engine.retranscribe import RangeResult
+
+Overlay = Callable[[tuple[Utterance, ...]], tuple[Utterance, ...]]  # new lines -> with the user's over them
 
 
 def current_document(model: TranscriptModel) -> Document:
@@ -60,10 +62,13 @@ def range_bounds(model: TranscriptModel, start: float, end: float) -> tuple[floa
     return range_join.widen(model.utterances, start, end)
 
 
-def replace_range(model: TranscriptModel, result: RangeResult) -> tuple[int, int]:
+def replace_range(
+    model: TranscriptModel, result: RangeResult, keep: Overlay | None = None
+) -> tuple[int, int]:
     """The lines starting in the result's range become its lines, attributed to the speakers of
     the lines they replace (`app.range_join`), as one undo step; speakers the result brought that
-    match nobody join the book. Returns (first row, rows inserted)."""
+    match nobody join the book; `keep` then lays the user's own lines over them. Returns (first
+    row, rows inserted)."""
     utterances = model.utterances
     rows = range_join.lines_in(utterances, result.start, result.end)
     old = utterances[rows.start : rows.stop]
@@ -74,6 +79,7 @@ def replace_range(model: TranscriptModel, result: RangeResult) -> tuple[int, int
             book, info = sp.add_speaker(book)
             names[sid] = info.id
     new = tuple(replace(u, speaker=names.get(u.speaker, u.speaker)) for u in new)
+    new = keep(new) if keep is not None else new
     books = (model.book, book) if book != model.book else None
     text = f"Transcribe {format_time(result.start)}–{format_time(result.end)} again"
     model.undo_stack.push(ReplaceRows(model, rows.start, old, new, text, books))

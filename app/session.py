@@ -14,11 +14,10 @@
   restored (a first transcription keeps what was finished), with the lines edited during the run
   over it, as one undoable step; on cancel the same happens at once (`cancel`), while the decoder
   finishes the batch it is on in the background ("Cancelling…") and its late results are dropped.
-  The table is read-only only while a range is transcribed again.
 - `retranscribe(settings, start, end)` runs the pipeline with other settings on [start, end]
-  only; the lines there are replaced by the result as one undoable step, its speakers matched to
-  the existing ones (`engine.retranscribe`); speakers that match nobody are added to the book.
-"""
+  only and replaces the lines there as one undoable step, its speakers matched to the existing
+  ones (`engine.retranscribe`; new ones join the book). The table stays editable meanwhile: a
+  line changed in the range is kept over the new lines (`app.range_edits`)."""
 
 from __future__ import annotations
 
@@ -32,6 +31,7 @@ from app import commands
 from app import speakers as sp
 from app.jobs import EngineJob, LoadedAudio, LoadJob, RangeJob, TranscribeJob
 from app.keep_edits import overlaid, with_edited, with_speakers
+from app.range_edits import RangeEdits
 from app.run_edits import RunEdits
 from app.settings import TranscribeSettings
 from app.timeline import format_time
@@ -74,6 +74,7 @@ class Session(QObject):
         self._partials: list[ChunkResult] = []
         self._waiting: list[tuple[Utterance, ...]] = []  # chunks' lines not shown yet (a line is edited)
         self.run_edits = RunEdits(model)
+        self.range_edits = RangeEdits(model)
         self.editor: LineEditor | None = None  # the table's view (set by the window)
         self._retry = QTimer(self, singleShot=True, interval=200)
         self._retry.timeout.connect(self._show_waiting)
@@ -102,11 +103,12 @@ class Session(QObject):
         return self.busy and not self.cancelling
 
     def may_edit(self) -> bool:
-        """Edits may go on the undo stack: no job locks them, or a transcription runs (`RunEdits`)."""
-        return not self.locks_edits or self.run_edits.running
+        """Edits may go on the undo stack: no job locks them, or a transcription runs (whole or a
+        range: `RunEdits`, `RangeEdits`)."""
+        return not self.locks_edits or self.run_edits.running or self.range_edits.running
 
     def may_undo(self) -> bool:
-        return self.may_edit() and self.run_edits.may_undo()
+        return self.may_edit() and self.run_edits.may_undo() and self.range_edits.may_undo()
 
     def _on_idle(self) -> None:
         self.cancelling = False
@@ -147,7 +149,7 @@ class Session(QObject):
         if not self.runner.start(RangeJob(settings, start, end, existing)):
             return False
         self._job = "range"
-        self.model.read_only = True
+        self.range_edits.begin()
         self.busy_changed.emit(True)
         self.job_started.emit(f"Transcribing {format_time(start)}–{format_time(end)} again", "transcribe")
         return True
@@ -219,9 +221,7 @@ class Session(QObject):
         return Transcript(utterances=(), duration=duration, source=source, chunks=chunks)
 
     def _restore(self) -> None:
-        self.model.read_only = False
-        if self._snapshot is not None:
-            s = self._snapshot
+        if (s := self._snapshot) is not None:
             self.model.set_document(s.utterances, s.book, s.meta)
 
     def _on_finished(self, transcript: Transcript) -> None:
@@ -246,30 +246,33 @@ class Session(QObject):
 
     def _on_range(self, result: RangeResult) -> None:
         self._produced.update(result.utterances)
-        self.model.read_only = False
-        first, count = commands.replace_range(self.model, result)
+        self._finish_editing()  # a line being typed is kept like the others the user changed
+        mine = self.range_edits.edited(result.start, result.end)
+        self.range_edits.end()
+        first, count = commands.replace_range(self.model, result, lambda new: overlaid(new, mine))
+        kept = f"; {len(mine)} line(s) you edited meanwhile were kept" if mine else ""
         self.message.emit(f"Transcribed {format_time(result.start)}–{format_time(result.end)} again: "
-                          f"{count} line(s) with {result.model}")  # fmt: skip
+                          f"{count} line(s) with {result.model}{kept}")  # fmt: skip
         self.retranscribed.emit(first, count)
 
     def _on_failed(self, title: str, text: str) -> None:
+        self.range_edits.end()
         if self._job == "cancelled":
             return
-        self.model.read_only = False
         if self._job == "transcribe":
             kept = self._keep_partial("failed")
             text += "\n\n" + (kept or "Your transcript and edits are unchanged.")
         self.error.emit(title, text)
 
     def _on_cancelled(self) -> None:
-        self.model.read_only = False
+        self.range_edits.end()
         if self._job == "cancelled":
             self.message.emit("Transcription cancelled; the finished work was kept")
         elif self._job == "transcribe":
             kept = self._keep_partial("cancelled")
             self.message.emit("Transcription cancelled. " + (kept or "Your transcript is unchanged."))
         else:
-            self.message.emit("Opening cancelled")
+            self.message.emit("Transcribing again cancelled" if self._job == "range" else "Opening cancelled")
 
     def _keep_partial(self, why: str) -> str:
         """Restore the snapshot; a first transcription keeps its finished chunks; lines edited

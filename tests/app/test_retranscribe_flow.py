@@ -5,7 +5,7 @@ those lines as one undoable step and keep the speakers' identities."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QItemSelectionModel, QTimer
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QDialog
 from qt_helpers import wait_until
 
@@ -100,3 +100,27 @@ def test_a_marked_range_is_transcribed_again_from_the_menu_after_a_resize(window
     assert len(words) >= 0.9 * len(_words(old))
     window.actions_by_name["undo"].trigger()
     assert window.model.utterances == before
+
+
+def test_a_line_fixed_while_its_range_is_transcribed_again_is_kept_and_undo_gives_it_back(window, qtbot):
+    before = window.model.utterances
+    start, end = before[2].start, before[4].end
+    assert window.retranscribe_with(TranscribeSettings(backend="whisper", chunk_seconds=10), start, end)
+    view = window.transcript_view
+    view.select_row(3)
+    qtbot.keyClick(view, Qt.Key.Key_F2)
+    editor = view.row_delegate.editor
+    editor.selectAll()
+    qtbot.keyClicks(editor, "Fixed while its range ran again.")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert window.session.busy, "the line was fixed while the range ran"
+    assert window.model.utterance(3).text == "Fixed while its range ran again."
+    assert window.actions_by_name["undo"].isEnabled(), "the fix can be undone while the range runs"
+    fixed = window.model.utterances
+    wait_until(lambda: not window.session.busy, timeout=300)
+    texts = [u.text for u in window.model.utterances]
+    assert texts.count("Fixed while its range ran again.") == 1, "the range's new lines replaced the fix"
+    assert window.model.utterances[:2] == before[:2] and window.model.utterances[-(len(before) - 5) :] == before[5:]
+    assert "1 line(s) you edited meanwhile were kept" in window.statusBar().currentMessage()
+    window.undo_stack.undo()  # one step: the table as the user left it when the range landed
+    assert window.model.utterances == fixed
