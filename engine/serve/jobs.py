@@ -67,7 +67,6 @@ class Job:
         self.cancel_event = threading.Event()
         self.state = "queued"  # queued → running → done | failed | cancelled
         self.transcript: Transcript | None = None
-        self.error: Exception | None = None
         self.warnings: list[str] = []  # what the CLI would warn about the file, in the client's words
         self.submitted = time.monotonic()
         self.finished: float | None = None
@@ -154,11 +153,9 @@ class JobRegistry:
         except Cancelled:
             job.end("cancelled", _error_event("the job was cancelled", "cancelled"))
         except (AudioDecodeError, ValueError, MurmurError) as exc:
-            job.error = exc
             job.end("failed", _failure(exc, path, options.filename))
-        except Exception as exc:  # a bug must not take the server or other jobs down
+        except Exception:  # a bug must not take the server or other jobs down
             log.exception("job %s failed", job.id)
-            job.error = exc
             job.end("failed", _error_event("the server failed on this file (see its log)", "server_error"))
         finally:
             path.unlink(missing_ok=True)
