@@ -10,7 +10,8 @@
   stitched result replaces the document as one undoable step (the view keeps the selected moment
   and the scroll position), so undo brings back what was there before. Lines the user edited —
   before the run, since the engine produced them (`produced`), or during it — are kept as the user
-  left them, by the rule of `app.keep_edits`, in that same step. On failure the snapshot is
+  left them, by the rule of `app.keep_edits`, in that same step, and the names the user gave
+  speakers go to the new speakers that took their place (`app.carry_names`). On failure the snapshot is
   restored (a first transcription keeps what was finished), with the lines edited during the run
   over it, as one undoable step; on cancel the same happens at once (`cancel`), while the decoder
   finishes the batch it is on in the background ("Cancelling…") and its late results are dropped.
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app import commands
-from app import speakers as sp
+from app.carry_names import named_book
 from app.jobs import EngineJob, LoadedAudio, LoadJob, RangeJob, TranscribeJob
 from app.keep_edits import overlaid, with_edited, with_speakers
 from app.range_edits import RangeEdits
@@ -231,8 +232,7 @@ class Session(QObject):
         self._finish_editing()  # a line being typed is one of the user's lines, not lost in the swap
         live, count = (self.model.rowCount() if self._partials else 0), len(transcript.utterances)
         edited, self._waiting = self.run_edits.settle(), []
-        colors = {s.id: s.color for s in self.model.book}
-        book = sp.book_from_transcript(transcript, colors)
+        book, names = named_book(transcript, self._snapshot, self.model.book)  # the user's names carried
         self._produced = set(transcript.utterances)
         if edited:
             utterances, book = with_edited(transcript.utterances, book, edited)
@@ -241,6 +241,7 @@ class Session(QObject):
         joined = (f": the {live} live lines were joined across chunk edges, speakers matched across "
                   "the recording" if live and live != count else "")  # fmt: skip
         kept = f"; {len(edited)} line(s) you edited were kept (Undo: the transcript before)" if edited else ""
+        kept += f"; names kept: {', '.join(names)}" if names else ""
         self.message.emit(f"Transcribed {count} utterances with {transcript.model}{joined}{kept}")
         self.transcribed.emit(transcript)
 

@@ -195,3 +195,22 @@ def test_lines_fixed_while_the_engine_runs_are_kept_by_a_cancel_and_by_the_next_
     assert "2 line(s) you edited were kept" in window.statusBar().currentMessage()
     window.undo_stack.undo()  # one step: the transcript as it was before the second run
     assert window.model.utterances == partial
+
+
+def test_names_given_to_speakers_survive_transcribing_the_whole_file_again(demo_window, qtbot):
+    window = demo_window
+    talk = sp.talk_time(window.model.utterances)
+    first, second = sorted((s for s in talk if s), key=talk.get, reverse=True)[:2]  # the two who talk most
+    commands.rename_speaker(window.model, first, "Priya")
+    commands.rename_speaker(window.model, second, "Tomás")
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    with qtbot.waitSignal(window.session.transcribed, timeout=300_000):
+        qtbot.keyClick(window.transcript_view, Qt.Key.Key_F5)
+    names = {s.id: s.name for s in window.model.book}
+    assert list(names.values()).count("Priya") == 1 and list(names.values()).count("Tomás") == 1, names
+    said = {names[u.speaker] for u in window.model.utterances if u.speaker}
+    assert {"Priya", "Tomás"} <= said, "the names are on the new run's lines"
+    assert "names kept: " in window.statusBar().currentMessage()
+    window.undo_stack.undo()  # one step: the transcript and names before the run
+    assert {s.name for s in window.model.book} >= {"Priya", "Tomás"}
