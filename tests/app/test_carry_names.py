@@ -65,3 +65,19 @@ def test_a_name_already_in_the_new_book_is_not_given_twice_and_nothing_without_a
     book, carried = named_book(new, old, old.book)
     assert [s.name for s in book] == ["S1", "Alice", "S3"] and carried == []
     assert named_book(new, None, old.book)[1] == []
+
+
+def test_a_speaker_keeps_its_colour_and_nobody_is_named_without_shared_time_or_old_speakers():
+    old = before(lines((0, 10, "A")), ("A", "Alice", None))
+    recolored = (sp.SpeakerInfo("S1", "Alice", "#123456"),)
+    book, carried = named_book(run(lines((20, 30, "S1"))), old, (*old.book, *recolored))
+    assert [(s.name, s.color) for s in book] == [("S1", "#123456")] and carried == [], "no time in common"
+    unassigned = before(lines((0, 10, "")), ("A", "Alice", None))
+    assert named_book(run(lines((0, 10, "S1"))), unassigned, unassigned.book)[1] == []
+
+
+def test_one_name_is_given_once_even_when_a_merge_during_the_run_left_it_on_two_old_speakers():
+    old = before(lines((0, 10, "A"), (10, 20, "B")), ("A", "Alice", None), ("B", "Bob", None))
+    merged_then_renamed = (sp.SpeakerInfo("B", "Alice", sp.palette_color(1)),)  # A merged away, B renamed
+    book, carried = named_book(run(lines((0, 10, "S1"), (10, 20, "S2"))), old, merged_then_renamed)
+    assert [s.name for s in book].count("Alice") == 1 and carried == ["Alice"]

@@ -40,6 +40,19 @@ def test_reading_past_the_end_gives_silence_and_finishes():
     assert out[:4].all() and not out[10:].any() and head.finished
 
 
+def test_the_read_head_moves_by_speed_times_the_frames_and_stops_at_the_last_sample():
+    fast = PlaybackSource(np.arange(100, dtype=np.float32), 10, speed=2.0)
+    fast.read(4)
+    assert fast.position == pytest.approx(0.8), "4 frames at 2x are 8 samples of the recording"
+    head = PlaybackSource(np.arange(11, dtype=np.float32), 10)
+    head.seek(1000.0)
+    assert head.position == pytest.approx(1.0) and head.finished  # the last sample, not past it
+    empty = PlaybackSource(np.zeros(0, np.float32), 10, start=5.0)
+    assert empty.position == 0.0 and not empty.read(3).any() and empty.position == 0.0
+    pair = PlaybackSource(np.array([0.0, 1.0], np.float32), 10, speed=0.5)
+    np.testing.assert_allclose(pair.read(3), [0.0, 0.5, 0.0])  # a two-sample clip still interpolates
+
+
 def test_speed_outside_the_supported_range_is_refused():
     with pytest.raises(ValueError, match="speed"):
         PlaybackSource(np.zeros(10, np.float32), 10, speed=4.0)

@@ -41,7 +41,8 @@ def test_only_lines_changed_in_the_range_since_the_job_began_count_as_the_users(
     commands.edit_text(model, 3, "seven eight fixed")  # after the range
     commands.edit_text(model, 0, "one two fixed")  # before the range
     assert [u.text for u in edits.edited(5.0, 12.0)] == ["five six fixed"]
-    assert [u.text for u in edits.edited(0.0, 30.0)] == ["one two fixed", "five six fixed", "seven eight fixed"]
+    everywhere = [u.text for u in edits.edited(0.0, 30.0)]
+    assert everywhere == ["one two fixed", "five six fixed", "seven eight fixed"]
 
 
 def test_undo_stops_at_the_jobs_start_while_it_runs_and_is_free_after(model):
@@ -70,3 +71,8 @@ def test_the_ranges_new_lines_give_way_to_the_line_fixed_meanwhile_in_one_undoab
     assert texts(model) == ["one two", "three four as the user fixed it", "FIVE SIX", "seven eight"]
     model.undo_stack.undo()
     assert model.utterances == during, "one step back: the table as the user left it"
+
+
+def test_before_any_range_job_nothing_runs_and_undo_is_free(model):
+    edits = RangeEdits(model)
+    assert not edits.running and edits.may_undo()

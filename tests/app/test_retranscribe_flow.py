@@ -120,7 +120,8 @@ def test_a_line_fixed_while_its_range_is_transcribed_again_is_kept_and_undo_give
     wait_until(lambda: not window.session.busy, timeout=300)
     texts = [u.text for u in window.model.utterances]
     assert texts.count("Fixed while its range ran again.") == 1, "the range's new lines replaced the fix"
-    assert window.model.utterances[:2] == before[:2] and window.model.utterances[-(len(before) - 5) :] == before[5:]
+    after = window.model.utterances
+    assert after[:2] == before[:2] and after[-(len(before) - 5) :] == before[5:], "the rest kept"
     assert "1 line(s) you edited meanwhile were kept" in window.statusBar().currentMessage()
     window.undo_stack.undo()  # one step: the table as the user left it when the range landed
     assert window.model.utterances == fixed
