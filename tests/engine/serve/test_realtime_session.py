@@ -1,0 +1,501 @@
+"""`RealtimeSession` in process: the live-audio protocol of `/v1/realtime` without the socket.
+
+Speech from the demo meeting goes in as a client sends it (base64 PCM16 `append` events) through the
+server's real voice-activity detection; the decoder is a scripted 16 kHz backend (the protocol is
+what is under test): it says two lines per segment, names the language it decodes, notes the audio
+it was handed, and can be held to stand for a decoder that is behind.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from engine.audio.io import load_audio
+from engine.audio.vad import SileroVad, VadConfig
+from engine.serve import realtime_session
+from engine.serve.realtime_errors import BAD_FORMAT, BAD_PAYLOAD, BEHIND, SessionError
+from engine.serve.realtime_session import KEEP_SECONDS, RealtimeSession
+from engine.types import ChunkResult, Segment
+
+RATE = 16000
+ROOT = Path(__file__).resolve().parents[3]
+DONE = "conversation.item.input_audio_transcription.completed"
+DELTA = "conversation.item.input_audio_transcription.delta"
+
+
+class Echo:
+    """A 16 kHz decoder: each segment is two lines, "<language> <samples>" over its first 0.25 s and
+    "two" over the rest; notes the audio of each segment; waits while `hold` is clear; fails on
+    segments shorter than `fail_below` samples. `variant(language=…)` takes "en" and "fr" only."""
+
+    name = "echo"
+    sample_rate = RATE
+
+    def __init__(self, language: str | None = None, heard: list[np.ndarray] | None = None,
+                 hold: threading.Event | None = None) -> None:  # fmt: skip
+        self.language = language
+        self.heard = [] if heard is None else heard
+        self.hold = hold or threading.Event()
+        if hold is None:
+            self.hold.set()
+        self.fail_below = 0
+
+    def describe(self) -> str:
+        return "echo-1"
+
+    def variant(self, language: str | None = None, beam_size: int | None = None) -> Echo:
+        if language is not None and language not in ("en", "fr"):
+            raise ValueError(f"echo does not speak {language!r}")
+        other = Echo(language or self.language, self.heard, self.hold)
+        other.fail_below = self.fail_below
+        return other
+
+    def transcribe(self, recording: Any, chunks: list[Any], cancel: Any = None) -> Iterator[ChunkResult]:
+        self.hold.wait(30)
+        samples = recording.samples
+        self.heard.append(samples.copy())
+        if len(samples) < self.fail_below:
+            raise RuntimeError("echo choked")
+        end = len(samples) / RATE
+        yield ChunkResult(chunks[0], (Segment(0.0, 0.25, f"{self.language or '-'} {len(samples)}"),
+                                      Segment(0.25, end, "two")))  # fmt: skip
+
+
+class Events:
+    """What the session emits (from any thread), in order."""
+
+    def __init__(self) -> None:
+        self.all: list[dict[str, Any]] = []
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        self.all.append(event)
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.all if e["type"] == kind]
+
+
+@pytest.fixture(scope="module")
+def detector() -> SileroVad:
+    return SileroVad(VadConfig())
+
+
+@pytest.fixture(scope="module")
+def speech() -> np.ndarray:
+    """12 s of the demo meeting at 16 kHz, as PCM16 makes it (what the server hears)."""
+    samples = load_audio(ROOT / "resources" / "demo" / "meeting.flac", RATE).samples[: 12 * RATE]
+    return pcm(samples)
+
+
+def pcm(samples: np.ndarray) -> np.ndarray:
+    return (np.clip(samples, -1, 1) * 32767).astype("<i2").astype(np.float32) / 32768
+
+
+def append(samples: np.ndarray) -> dict[str, Any]:
+    raw = (np.clip(samples, -1, 1) * 32768).clip(-32768, 32767).astype("<i2").tobytes()
+    return {"type": "input_audio_buffer.append", "audio": base64.b64encode(raw).decode()}
+
+
+def ga(**audio_input: Any) -> dict[str, Any]:
+    """A `session.update` of `session.audio.input`'s fields."""
+    return {"type": "session.update", "session": {"audio": {"input": audio_input}}}
+
+
+def session_at(
+    detector: SileroVad, backend: Any = None, rate: int = RATE, **murmur: Any
+) -> tuple[RealtimeSession, Events]:
+    events = Events()
+    session = RealtimeSession(backend or Echo(), detector, events)
+    session.start()
+    update = {"audio": {"input": {"format": {"type": "audio/pcm", "rate": rate}}}, "murmur": murmur}
+    session.handle({"type": "session.update", "session": update})
+    return session, events
+
+
+def send(session: RealtimeSession, samples: np.ndarray, rate: int = RATE) -> None:
+    for start in range(0, len(samples), rate // 10):  # 100 ms at a time, as a microphone delivers
+        session.handle(append(samples[start : start + rate // 10]))
+
+
+def until(session: RealtimeSession, events: Events, kind: str, count: int = 1, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while len(events.of(kind)) < count:
+        assert time.monotonic() < deadline, f"no {kind} in {timeout} s: {[e['type'] for e in events.all]}"
+        session.poll()
+        time.sleep(0.01)
+
+
+def finish(session: RealtimeSession, events: Events, count: int = 1) -> None:
+    session.handle({"type": "input_audio_buffer.commit"})
+    until(session, events, "murmur.drained", count)
+
+
+def found_at(heard: np.ndarray, sent: np.ndarray, start: float) -> bool:
+    """`heard` is `sent`'s audio from about `start` s on (times are rounded to the millisecond)."""
+    at = round(start * RATE)
+    return any(np.array_equal(heard, sent[o : o + len(heard)]) for o in range(max(0, at - 16), at + 17))
+
+
+# ---- lines
+
+
+def test_every_item_completes_once_in_order_with_the_audio_of_its_own_stretch(detector, speech):
+    # catches: an item completed twice or never, out of order, a segment decoded from the wrong stretch
+    # of audio (the kept audio's offset off after a trim), a line's time not made absolute
+    backend = Echo()
+    session, events = session_at(detector, backend)
+    send(session, speech)
+    finish(session, events)
+    session.close()
+    committed = [e["item_id"] for e in events.of("input_audio_buffer.committed")]
+    completed = events.of(DONE)
+    assert committed == [f"item_{n}" for n in range(1, len(committed) + 1)] and len(committed) >= 3
+    assert [e["item_id"] for e in completed] == committed
+    assert events.all[-1] == {"type": "murmur.drained"}
+    sent = np.concatenate([speech, np.zeros(RATE, np.float32)])  # the commit pads with silence
+    for item, heard in zip(completed, backend.heard, strict=True):
+        first, second = item["lines"]
+        assert first == {
+            "start": first["start"],
+            "end": round(first["start"] + 0.25, 3),
+            "text": f"- {len(heard)}",
+        }
+        assert second["text"] == "two" and second["start"] == first["end"]
+        assert abs(second["end"] - first["start"] - len(heard) / RATE) < 0.002
+        assert found_at(heard, sent, first["start"])
+        assert item["transcript"] == f"- {len(heard)} two" and item["content_index"] == 0
+        deltas = [e["delta"] for e in events.of(DELTA) if e["item_id"] == item["item_id"]]
+        assert deltas == [f"- {len(heard)}", " two"]
+    starts = [item["lines"][0]["start"] for item in completed]
+    assert starts == sorted(starts) and starts[0] >= 0.0 and completed[-1]["lines"][-1]["end"] <= 13.0
+
+
+def test_speech_at_48_khz_keeps_the_times_of_the_same_speech_at_16_khz(detector, speech):
+    # catches: the session's rate not applied (audio taken as 16 kHz: every time three times too late)
+    from engine.audio.resample import resample
+
+    at_16k, events_16k = session_at(detector)
+    send(at_16k, speech)
+    finish(at_16k, events_16k)
+    at_48k, events_48k = session_at(detector, rate=48000)
+    send(at_48k, pcm(resample(speech, RATE, 48000)), rate=48000)
+    finish(at_48k, events_48k)
+    at_16k.close(), at_48k.close()
+    # where a turn is cut at a pause depends on the decoder's spare time; where turns end does not
+    first, last = (events_16k.of(DONE)[i]["lines"][-1]["end"] for i in (0, -1))
+    first_48k, last_48k = (events_48k.of(DONE)[i]["lines"][-1]["end"] for i in (0, -1))
+    assert first_48k == pytest.approx(first, abs=0.1) and last_48k == pytest.approx(last, abs=0.1)
+
+
+def test_audio_after_a_commit_goes_on_at_its_own_times_and_drains_again(detector, speech):
+    # catches: the resampler not renewed after a commit's flush (audio after it refused), the drain
+    # mark not cleared (`murmur.drained` sent again and again), times restarting from zero
+    session, events = session_at(detector)
+    send(session, speech[: 6 * RATE])
+    finish(session, events)
+    first = len(events.of(DONE))
+    send(session, speech[6 * RATE :])
+    finish(session, events, count=2)
+    for _ in range(5):
+        session.poll()
+    session.close()
+    assert len(events.of("murmur.drained")) == 2 and first >= 1
+    later = events.of(DONE)[first:]
+    assert later and later[0]["lines"][0]["start"] >= 5.0  # after the first commit's speech
+    assert not session.busy
+
+
+def test_a_drain_waits_for_every_item_committed_before_the_commit(detector, speech):
+    # catches: `murmur.drained` sent while items are still decoding (a client closes and loses them)
+    hold = threading.Event()
+    session, events = session_at(detector, Echo(hold=hold))
+    send(session, speech)
+    session.handle({"type": "input_audio_buffer.commit"})
+    committed = len(events.of("input_audio_buffer.committed"))
+    for _ in range(10):
+        session.poll()
+    assert session.busy and events.of("murmur.drained") == [] and events.of(DONE) == []
+    hold.set()
+    until(session, events, "murmur.drained")
+    assert len(events.of(DONE)) == committed and events.all[-1]["type"] == "murmur.drained"
+    assert not session.busy
+    session.close()
+
+
+def test_a_commit_with_nothing_heard_drains_at_once(detector):
+    session, events = session_at(detector)
+    assert not session.busy
+    finish(session, events)
+    assert events.of("input_audio_buffer.committed") == [] and not session.busy
+    session.close()
+
+
+def test_a_decoder_failure_is_a_server_error_and_the_next_item_still_comes(detector, speech):
+    backend = Echo()
+    backend.fail_below = 10**9  # every segment fails…
+    session, events = session_at(detector, backend)
+    send(session, speech[: 4 * RATE])
+    session.handle({"type": "input_audio_buffer.commit"})
+    until(session, events, "error")
+    assert events.of("error")[0]["error"] == {"type": "server_error", "code": "transcription_failed",
+                                              "message": "echo choked", "param": None}  # fmt: skip
+    until(session, events, "murmur.drained")
+    assert all(e["lines"] == [] and e["transcript"] == "" for e in events.of(DONE))
+    session.close()
+
+
+def test_closing_a_session_drops_its_queued_speech_and_frees_its_audio(detector, speech):
+    # catches: the decoder left running after the client went (its queue decoded for nobody)
+    hold = threading.Event()
+    backend = Echo(hold=hold)
+    session, events = session_at(detector, backend)
+    send(session, speech)
+    session.handle({"type": "input_audio_buffer.commit"})
+    queued = len(events.of("input_audio_buffer.committed"))
+    threading.Timer(0.5, hold.set).start()
+    session.close()
+    assert queued >= 3 and len(backend.heard) <= 1  # the segment being decoded, at most
+    assert not session.transcriber._thread.is_alive()
+    assert len(session._audio) == 0
+
+
+def test_only_the_open_speech_and_a_second_before_it_are_kept(detector, speech):
+    # catches: audio kept from the start of the stream (memory growing for hours), or trimmed into
+    # the speech that is still open (its segment decoded without its start)
+    session, events = session_at(detector)
+    send(session, np.zeros(20 * RATE, np.float32))
+    assert len(session._audio) <= (KEEP_SECONDS + 0.1) * RATE
+    assert events.of("input_audio_buffer.committed") == []
+    send(session, speech)
+    kept = session._audio_from / RATE
+    open_from = session.vad.seconds - len(session._audio) / RATE
+    assert kept == pytest.approx(open_from) and kept >= 20.0
+    finish(session, events)
+    session.close()
+    assert events.of(DONE)[0]["lines"][0]["start"] >= 20.0
+
+
+# ---- settings
+
+
+def test_the_session_is_greeted_and_updated_in_the_shape_of_the_event_asked(detector):
+    # catches: a `transcription_session.update` answered as `session.updated`, the rate or language
+    # left out of the answer
+    events = Events()
+    session = RealtimeSession(Echo(), detector, events)
+    session.start()
+    assert events.all == [{"type": "transcription_session.created", "session": {
+        "object": "realtime.transcription_session", "input_audio_format": "pcm16",
+        "audio": {"input": {"format": {"type": "audio/pcm", "rate": 24000}}},
+        "input_audio_transcription": {"model": "echo-1", "language": None},
+        "turn_detection": {"type": "server_vad"}, "murmur": {"speakers": False}}}]  # fmt: skip
+    session.handle({"type": "session.update", "session": {"audio": {"input": {
+        "format": {"type": "audio/pcm", "rate": 8000}, "transcription": {"language": "fr"}}}}})  # fmt: skip
+    updated = events.all[-1]
+    assert updated["type"] == "session.updated"
+    assert updated["session"]["audio"]["input"]["format"]["rate"] == 8000
+    assert updated["session"]["input_audio_transcription"]["language"] == "fr"
+    session.handle({"type": "transcription_session.update", "session": {
+        "input_audio_format": "pcm16", "input_audio_transcription": {"language": "en"}}})  # fmt: skip
+    beta = events.all[-1]
+    assert beta["type"] == "transcription_session.updated"
+    assert beta["session"]["audio"]["input"]["format"]["rate"] == 24000  # the beta's pcm16 is 24 kHz
+    assert beta["session"]["input_audio_transcription"]["language"] == "en"
+    session.handle({"type": "session.update"})  # no `session`: nothing changes
+    assert events.all[-1]["session"]["audio"]["input"]["format"]["rate"] == 24000
+    session.handle({"type": "session.update", "session": {"audio": {"input": {"format": {"rate": 16000}}}}})
+    assert events.all[-1]["session"]["audio"]["input"]["format"]["rate"] == 16000  # the type defaults
+    assert events.of("error") == []
+    session.close()
+
+
+def test_an_unknown_event_is_an_error_and_the_session_goes_on(detector):
+    session, events = session_at(detector)
+    session.handle({"type": "response.create"})
+    session.handle(["not", "an", "event"])
+    first, second = events.of("error")
+    assert first["error"] == {"type": "invalid_request_error", "code": "unknown_event",
+                              "message": "unknown event type 'response.create'", "param": "type"}  # fmt: skip
+    assert second["error"]["message"] == "unknown event type None"
+    finish(session, events)
+    session.close()
+
+
+@pytest.mark.parametrize(("session_update", "code", "param"), [
+    ({"audio": {"input": {"format": {"type": "audio/pcmu"}}}}, "unsupported_format",
+     "session.audio.input.format"),
+    ({"audio": {"input": {"format": {"type": "audio/pcm", "rate": 12345}}}}, "unsupported_rate",
+     "session.audio.input.format.rate"),
+    ({"input_audio_format": "g711_ulaw"}, "unsupported_format", "session.input_audio_format"),
+])  # fmt: skip
+def test_an_audio_format_not_taken_ends_the_session_with_1003_naming_the_parameter(
+    detector, session_update, code, param
+):
+    events = Events()
+    session = RealtimeSession(Echo(), detector, events)
+    kind = "session.update" if "audio" in session_update else "transcription_session.update"
+    with pytest.raises(SessionError) as refused:
+        session.handle({"type": kind, "session": session_update})
+    assert (refused.value.code, refused.value.param, refused.value.close) == (code, param, BAD_FORMAT)
+    if code == "unsupported_rate":
+        assert refused.value.message.endswith("use one of 8000, 16000, 24000, 32000, 44100, 48000")
+    session.close()
+
+
+def test_the_rate_is_locked_once_audio_has_come_but_may_be_repeated(detector, speech):
+    session, events = session_at(detector)
+    session.handle(append(speech[:1600]))
+    same = {"audio": {"input": {"format": {"type": "audio/pcm", "rate": RATE}}}}
+    session.handle({"type": "session.update", "session": same})
+    assert events.all[-1]["type"] == "session.updated"
+    with pytest.raises(SessionError) as refused:
+        session.handle(ga(format={"rate": 24000}))
+    assert (refused.value.code, refused.value.close) == ("rate_locked", BAD_FORMAT)
+    session.close()
+
+
+def test_turn_detection_and_a_prompt_are_refused_with_an_error_and_the_session_goes_on(detector):
+    session, events = session_at(detector)
+    session.handle({"type": "session.update", "session": {"turn_detection": {"type": "server_vad"}}})
+    assert events.of("error") == []
+    session.handle({"type": "session.update", "session": {"turn_detection": {"type": "semantic_vad"}}})
+    session.handle(ga(transcription={"prompt": "hi"}))
+    session.handle({"type": "transcription_session.update", "session": {
+        "input_audio_transcription": {"prompt": "hi"}}})  # fmt: skip
+    params = [(e["error"]["code"], e["error"]["param"]) for e in events.of("error")]
+    assert params == [("unsupported_setting", "session.turn_detection"),
+                      ("unsupported_setting", "session.audio.input.transcription.prompt"),
+                      ("unsupported_setting", "session.input_audio_transcription.prompt")]  # fmt: skip
+    assert [e["type"] for e in events.all[-2:]] == ["error", "transcription_session.updated"]
+    session.close()
+
+
+def test_a_language_is_decoded_in_and_can_change_while_speech_comes(detector, speech):
+    # catches: the new language kept in the session but not given to the running decoder
+    session, events = session_at(detector, Echo())
+    session.handle(ga(transcription={"language": "fr"}))
+    send(session, speech[: 6 * RATE])
+    finish(session, events)
+    session.handle(ga(transcription={"language": "en"}))
+    send(session, speech[6 * RATE :])
+    finish(session, events, count=2)
+    session.close()
+    said = [e["lines"][0]["text"].split()[0] for e in events.of(DONE)]
+    assert said[0] == "fr" and said[-1] == "en" and events.of("error") == []
+
+
+def test_a_language_the_model_does_not_take_is_an_error_and_the_old_one_stays(detector):
+    class NoLanguages(Echo):
+        variant = None  # type: ignore[assignment]
+
+    session, events = session_at(detector, Echo())
+    session.handle(ga(transcription={"language": "fr"}))
+    session.handle(ga(transcription={"language": "xx"}))
+    (error,) = events.of("error")
+    assert error["error"] == {"type": "invalid_request_error", "code": "unsupported_language",
+                              "message": "echo does not speak 'xx'",
+                              "param": "session.audio.input.transcription.language"}  # fmt: skip
+    assert events.all[-1]["session"]["input_audio_transcription"]["language"] == "fr"
+    session.close()
+    fixed, events = session_at(detector, NoLanguages())
+    fixed.handle(
+        {"type": "transcription_session.update", "session": {"input_audio_transcription": {"language": "fr"}}}
+    )
+    assert events.of("error")[0]["error"]["message"] == "the echo backend takes no language"
+    assert events.of("error")[0]["error"]["param"] == "session.input_audio_transcription.language"
+    fixed.close()
+
+
+def test_speakers_asked_before_speech_label_every_line_and_cannot_change_after(detector, speech):
+    # catches: the speakers setting dropped (no label on any line), or switched once speech was heard
+    session, events = session_at(detector, speakers=True)
+    assert events.all[-1]["session"]["murmur"] == {"speakers": True}
+    send(session, speech)
+    session.handle({"type": "session.update", "session": {"murmur": {"speakers": True}}})  # the same: fine
+    assert events.of("error") == []
+    session.handle({"type": "session.update", "session": {"murmur": {"speakers": False}}})
+    assert events.of("error")[0]["error"]["param"] == "session.murmur.speakers"
+    finish(session, events)
+    session.close()
+    speakers = [li.get("speaker") for e in events.of(DONE) for li in e["lines"]]
+    assert speakers and all(s is not None and s.startswith("S") for s in speakers)
+
+
+def test_an_unreadable_voice_library_is_reported_and_speakers_still_come(detector, speech, tmp_path):
+    from engine.voices import VoiceLibrary
+
+    broken = tmp_path / "voices.db"
+    broken.write_bytes(b"not a voice library")
+    events = Events()
+    session = RealtimeSession(Echo(), detector, events, VoiceLibrary(broken))
+    session.handle({"type": "session.update", "session": {"murmur": {"speakers": True}}})
+    send(session, speech[: 4 * RATE])
+    finish(session, events)
+    session.close()
+    (error,) = events.of("error")
+    assert (
+        error["error"]["code"] == "voice_library"
+        and "known voices are not named" in error["error"]["message"]
+    )
+    assert all(li["speaker"].startswith("S") for e in events.of(DONE) for li in e["lines"])
+    assert broken.read_bytes() == b"not a voice library"
+
+
+# ---- refusals that end the session
+
+
+def test_a_model_that_is_not_16_khz_refuses_live_audio_at_once(detector):
+    class Wide(Echo):
+        sample_rate = 24000
+
+    events = Events()
+    session = RealtimeSession(Wide(), detector, events)
+    with pytest.raises(SessionError) as refused:
+        session.start()
+    assert (refused.value.code, refused.value.close) == ("unsupported_model", BAD_FORMAT)
+    assert "this server runs echo-1" in refused.value.message and events.all == []
+
+
+ODD = base64.b64encode(b"abc").decode()  # three bytes: not whole PCM16 samples
+
+
+@pytest.mark.parametrize(("audio", "message"), [("%%% not base64", "base64"), (ODD, "even number")])
+def test_audio_that_is_not_base64_pcm16_ends_the_session_with_1007(detector, audio, message):
+    session, _ = session_at(detector)
+    with pytest.raises(SessionError) as refused:
+        session.handle({"type": "input_audio_buffer.append", "audio": audio})
+    assert (refused.value.code, refused.value.param, refused.value.close) == (
+        "invalid_audio",
+        "audio",
+        BAD_PAYLOAD,
+    )
+    assert message in refused.value.message
+    session.close()
+
+
+def test_an_append_without_audio_adds_nothing_and_is_no_error(detector):
+    session, events = session_at(detector)
+    session.handle({"type": "input_audio_buffer.append"})
+    finish(session, events)
+    assert events.of("error") == [] and session.vad.seconds == 0.0
+    session.close()
+
+
+def test_a_decoder_too_far_behind_ends_the_session_with_1013(detector, speech, monkeypatch):
+    # catches: the backlog never checked (a slow server queues a fast client's speech without bound)
+    monkeypatch.setattr(realtime_session, "MAX_BACKLOG_SECONDS", 3.0)
+    hold = threading.Event()
+    session, _ = session_at(detector, Echo(hold=hold))
+    with pytest.raises(SessionError) as refused:
+        send(session, speech)
+    assert (refused.value.code, refused.value.close) == ("behind", BEHIND)
+    assert session.transcriber.backlog_seconds > 3.0
+    hold.set()
+    session.close()
