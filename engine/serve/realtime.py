@@ -3,13 +3,14 @@
 `register(app, server)` adds the route. Each connection runs one `RealtimeSession` (the protocol:
 `realtime_session.py`) on the server's backend (and its voice library, with `--voices`), so its
 speech decodes in the same shared batch as the uploaded files' chunks. The API key, when the
-server has one, comes as `Authorization: Bearer KEY`. The socket ends with a close code that says why:
+server has one, comes as `Authorization: Bearer KEY`; without it the handshake is refused (a close
+before the upgrade: the client sees HTTP 403, and no socket opens). An open socket ends with a close
+code that says why:
 
     1000  the client closed it (or sent a close)        1003  a sample rate or audio format not supported
-    1007  a frame that is not a JSON event, or audio    1008  a missing or wrong API key
-          that is not base64 PCM16                      1011  the server failed
-    1013  the server is too far behind this stream      4408  nothing received for `IDLE_SECONDS`
-                                                              while no line was owed to the client
+    1007  a frame that is not a JSON event, or audio    1011  the server failed
+          that is not base64 PCM16                      1013  the server is too far behind this stream
+    4408  nothing received for `IDLE_SECONDS` while no line was owed to the client
 
 Whatever ends it (a close, a disconnect, bad input, the idle timeout), the session's decoder stops,
 its queued speech is dropped and its audio freed; `murmur_realtime_sessions` in /metrics counts
