@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 IDLE_SECONDS = 15.0  # a session that receives nothing this long is closed
 POLL_SECONDS = 0.05  # how often finished items are looked for
 NORMAL, UNAUTHORIZED, SERVER_ERROR, IDLE = 1000, 1008, 1011, 4408
+MAX_REASON_BYTES = 123  # a close frame's payload is at most 125 bytes, two of them the code
 
 
 def register(app: FastAPI, server: Any) -> None:
@@ -81,7 +82,13 @@ async def _serve(websocket: WebSocket, server: Any) -> None:
         await _flush(out, sender)
         if code is not None and websocket.client_state is WebSocketState.CONNECTED:
             with contextlib.suppress(RuntimeError, WebSocketDisconnect):
-                await websocket.close(code=code, reason=reason[:120])
+                await websocket.close(code=code, reason=close_reason(reason))
+
+
+def close_reason(text: str) -> str:
+    """`text` cut to the 123 bytes of UTF-8 a close frame holds (a longer reason fails the close: the
+    client would see 1006, not the code that says why), never inside a character."""
+    return text.encode()[:MAX_REASON_BYTES].decode(errors="ignore")
 
 
 def _voices(server: Any) -> Any:

@@ -62,7 +62,7 @@ def test_audio_captured_before_and_after_connecting_comes_back_as_every_line_in_
         client.start()
         assert client.connected
         captured(client, loud[3 * RATE :])
-        assert client.finish(timeout=30)
+        assert client.finish(timeout=10)
     assert not client.connected and client.close_code == 1000 and heard.errors == []
     assert client.lines == len(heard.lines) == 2 * len(backend.heard) >= 6
     sent = np.concatenate([(np.clip(loud, -1, 1) * 32767).astype("<i2") / 32768, np.zeros(RATE)])
@@ -84,7 +84,7 @@ def test_speakers_and_a_language_asked_by_the_client_reach_its_lines(detector, s
         client = heard.client(url, speakers=True, language="fr")
         client.start()
         captured(client, speech[: 4 * RATE])
-        assert client.finish(timeout=30)
+        assert client.finish(timeout=10)
     assert heard.lines and all(line.text.startswith("fr ") or line.text == "two" for line in heard.lines)
     assert heard.lines[0].text.startswith("fr ")
     assert all(line.speaker is not None and line.speaker.startswith("S") for line in heard.lines)
@@ -95,7 +95,7 @@ def test_the_servers_error_is_reported_with_its_message(detector):
     with serving(RealtimeServer(detector)) as url:
         client = heard.client(url, language="xx")
         client.start()
-        assert client.finish(timeout=30)
+        assert client.finish(timeout=10)
     assert heard.errors == ["echo does not speak 'xx'"]
 
 
@@ -110,14 +110,14 @@ def test_speech_the_server_has_closed_counts_as_behind_until_its_lines_come(dete
         assert client.behind_seconds() == 0.0
         before = time.monotonic()
         captured(client, speech[: 6 * RATE])
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 10
         while client.behind_seconds() == 0.0:
             assert time.monotonic() < deadline, "no speech was closed"
             time.sleep(0.01)
         later = time.monotonic() + 5
         assert 5.0 <= client.behind_seconds(later) <= later - before
         hold.set()
-        assert client.finish(timeout=30)
+        assert client.finish(timeout=10)
     assert heard.lines and client.behind_seconds() == 0.0
 
 
@@ -143,13 +143,13 @@ def test_a_stream_the_server_ends_is_reported_with_its_close_code(detector, spee
     with serving(RealtimeServer(detector)) as url:
         client = heard.client(url)
         client.start()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 10
         while client.connected:
             assert time.monotonic() < deadline, "the idle client was not closed"
             time.sleep(0.01)
         client.send(speech[:RATE])  # after the close: dropped, no exception
         began = time.monotonic()
-        assert not client.finish(timeout=30)
+        assert not client.finish(timeout=10)
     assert time.monotonic() - began < 10 and client.close_code == 4408
     assert heard.errors == ["nothing received for 0.3 s"]
 
