@@ -7,11 +7,16 @@ under test).
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 import pytest
+from fastapi import FastAPI, WebSocket
 
 from engine.errors import ServerError
 from engine.remote.realtime_client import RealtimeClient, RemoteLine, realtime_url
@@ -19,7 +24,7 @@ from engine.serve import realtime
 from engine.serve.config import ServeConfig
 from tests.engine.serve import test_realtime_session as scripted
 from tests.engine.serve.conftest import KEY, free_port
-from tests.engine.serve.test_realtime_route import RealtimeServer, serving
+from tests.engine.serve.test_realtime_route import RealtimeServer, running, serving
 from tests.engine.serve.test_realtime_session import RATE, Echo, found_at
 
 detector, speech = scripted.detector, scripted.speech  # the same fixtures
@@ -60,7 +65,7 @@ def test_audio_captured_before_and_after_connecting_comes_back_as_every_line_in_
         captured(client, loud[: 3 * RATE])  # while the socket opens
         assert not client.connected
         client.start()
-        assert client.connected
+        assert client.connected and client.close_code is None
         captured(client, loud[3 * RATE :])
         assert client.finish(timeout=10)
     assert not client.connected and client.close_code == 1000 and heard.errors == []
@@ -84,7 +89,7 @@ def test_speakers_and_a_language_asked_by_the_client_reach_its_lines(detector, s
         client = heard.client(url, speakers=True, language="fr")
         client.start()
         captured(client, speech[: 4 * RATE])
-        assert client.finish(timeout=10)
+        assert client.finish()  # no timeout: as long as the lines take
     assert heard.lines and all(line.text.startswith("fr ") or line.text == "two" for line in heard.lines)
     assert heard.lines[0].text.startswith("fr ")
     assert all(line.speaker is not None and line.speaker.startswith("S") for line in heard.lines)
@@ -116,6 +121,7 @@ def test_speech_the_server_has_closed_counts_as_behind_until_its_lines_come(dete
             time.sleep(0.01)
         later = time.monotonic() + 5
         assert 5.0 <= client.behind_seconds(later) <= later - before
+        assert client.behind_seconds(now=1e-9) == 0.0  # a clock from before the speech: never negative
         hold.set()
         assert client.finish(timeout=10)
     assert heard.lines and client.behind_seconds() == 0.0
@@ -162,3 +168,76 @@ def test_a_server_that_cannot_be_reached_is_a_server_error_naming_its_address():
     ):
         client.start()
     assert not client.connected
+
+
+class Peer:
+    """A scripted other end of `/v1/realtime`: notes the handshake's headers and the client's events,
+    sends `events` once the session is set, and `murmur.drained` after a commit."""
+
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        self.events, self.got, self.headers = events, [], []
+
+    @contextmanager
+    def serving(self) -> Iterator[str]:
+        app = FastAPI()
+
+        @app.websocket("/v1/realtime")
+        async def talk(websocket: WebSocket) -> None:
+            self.headers.append(dict(websocket.headers))
+            await websocket.accept()
+            while True:
+                event = json.loads(await websocket.receive_text())
+                self.got.append(event)
+                if event["type"] == "session.update":
+                    for sent in self.events:
+                        await websocket.send_text(json.dumps(sent))
+                if event["type"] == "input_audio_buffer.commit":
+                    await websocket.send_text(json.dumps({"type": "murmur.drained"}))
+
+        with running(app) as url:
+            yield url
+
+
+ODD_EVENTS = [
+    {"type": "murmur.speaker.named", "speaker": "S1", "name": "Bob", "score": 0.9123},
+    {"type": "conversation.item.input_audio_transcription.completed", "item_id": "item_9"},  # no lines
+    {"type": "murmur.speaker.named", "speaker": "S2", "name": None, "score": None},
+    {"type": "error"},
+    {"type": "error", "error": {"code": "x"}},
+    {"type": "error", "error": {"message": "the model is reloading"}},
+]
+
+
+def test_names_and_the_servers_odd_events_reach_the_caller_without_ending_the_stream():
+    # catches: a name sent to the wrong speaker or without its score, a completed item never
+    # committed (or without lines) killing the receiving thread, an error without a message lost
+    names: list[tuple[str, str | None, float | None]] = []
+    heard, peer = Heard(), Peer(ODD_EVENTS)
+    with peer.serving() as url:
+        client = heard.client(url, on_name=lambda *name: names.append(name))
+        client.start()
+        assert client.finish(timeout=10)
+        plain = Heard().client(url)  # no `on_name`: names are not for it
+        plain.start()
+        assert plain.finish(timeout=10)
+    assert names == [("S1", "Bob", 0.9123), ("S2", None, None)]
+    assert heard.errors == ["the server reported an error"] * 2 + ["the model is reloading"]
+    assert heard.lines == [] and client.lines == 0
+
+
+def test_the_client_asks_for_16_khz_pcm_with_its_key_as_openai_shapes_the_request():
+    # catches: a session.update a strict OpenAI-shaped server refuses (no `type`), a key sent when
+    # there is none ("Bearer None")
+    peer = Peer([])
+    with peer.serving() as url:
+        for key in ("k-0123456789", None):
+            client = Heard().client(url, key=key, language="de")
+            client.start()
+            assert client.finish(timeout=10)
+    keyed, keyless = peer.headers
+    assert keyed["authorization"] == "Bearer k-0123456789" and "authorization" not in keyless
+    audio = {"input": {"format": {"type": "audio/pcm", "rate": 16000}, "transcription": {"language": "de"}}}
+    session = {"type": "transcription", "audio": audio, "murmur": {"speakers": False}}
+    assert peer.got[0] == {"type": "session.update", "session": session} and peer.got[1] == {
+        "type": "input_audio_buffer.commit"
+    }

@@ -52,6 +52,13 @@ def serving(server: RealtimeServer) -> Iterator[str]:
     """`server`'s `/v1/realtime` on a loopback port: its ws:// URL."""
     app = FastAPI()
     realtime.register(app, server)
+    with running(app) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def running(app: FastAPI) -> Iterator[str]:
+    """`app` on uvicorn in a thread on a loopback port: the ws:// URL of its `/v1/realtime`."""
     port = free_port()
     uv = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical", timeout_graceful_shutdown=2)
