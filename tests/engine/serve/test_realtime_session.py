@@ -614,3 +614,26 @@ def test_a_decoder_too_far_behind_ends_the_session_with_1013(detector, speech, m
     assert session.transcriber.backlog_seconds > 3.0
     hold.set()
     session.close()
+
+
+def test_remembered_voices_are_named_on_the_provisional_speakers_of_their_lines(detector, tmp_path):
+    # catches: names from the server's voice library never reaching the client, or sent for another
+    # speaker, without their name or without their score
+    from tests.engine.live.test_live_names import remembered, tuesday
+
+    library, meeting = remembered(tmp_path / "voices.sqlite"), tuesday()
+    events = Events()
+    session = RealtimeSession(Echo(), detector, events, library)
+    session.start()
+    format_16k = {"format": {"type": "audio/pcm", "rate": RATE}}
+    session.handle(
+        {"type": "session.update", "session": {"audio": {"input": format_16k}, "murmur": {"speakers": True}}}
+    )
+    send(session, pcm(meeting.recording().samples))
+    finish(session, events)
+    session.close()
+    named = [e for e in events.of("murmur.speaker.named") if e["name"] is not None]
+    assert sorted(e["name"] for e in named) == ["Bob", "Carol"]
+    assert {e["speaker"] for e in named} <= {li["speaker"] for e in events.of(DONE) for li in e["lines"]}
+    assert all(set(e) == {"type", "speaker", "name", "score"} for e in named)  # a score, not a whole number:
+    assert all(0.5 < e["score"] < 1.0 and e["score"] == round(e["score"], 4) for e in named)
