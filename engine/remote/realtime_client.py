@@ -3,8 +3,9 @@ and the app's recording, which speaks to its own engine process or a server the 
 
 `RealtimeClient(url, key, on_line, on_error, speakers=False, language=None)`: `start()` connects
 (audio sent before is kept and sent then, so a client can connect once its microphone is open) (an
-http(s) URL becomes ws(s)://…/v1/realtime; `ServerError` when it cannot) and sets the session to
-16 kHz PCM16, the language, and provisional speakers when asked (`session.murmur.speakers`);
+http(s) URL becomes ws(s)://…/v1/realtime, the endpoint's own address stays as it is; `ServerError`
+when it cannot) and sets the session to 16 kHz PCM16, the language, and provisional speakers when
+asked (`session.murmur.speakers`);
 `send(samples)` sends 16 kHz float32 samples as they are captured (`input_audio_buffer.append`);
 each completed item's lines come to `on_line(RemoteLine)` on the receiving thread (absolute
 seconds, and the provisional speaker "S1"… when asked for), server `error` events to `on_error`,
@@ -49,11 +50,11 @@ NameFn = Callable[[str, str | None, float | None], None]
 
 
 def realtime_url(url: str) -> str:
-    """The WebSocket address of a server's realtime endpoint from its base URL."""
+    """The WebSocket address of a server's realtime endpoint from its base URL (or that address)."""
     base = url.rstrip("/")
     if base.startswith(("http://", "https://")):
         base = "ws" + base[len("http") :]
-    return base.removesuffix("/v1") + "/v1/realtime"
+    return base.removesuffix("/v1/realtime").removesuffix("/v1") + "/v1/realtime"
 
 
 class RealtimeClient:

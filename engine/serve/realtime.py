@@ -3,13 +3,14 @@
 `register(app, server)` adds the route. Each connection runs one `RealtimeSession` (the protocol:
 `realtime_session.py`) on the server's backend (and its voice library, with `--voices`), so its
 speech decodes in the same shared batch as the uploaded files' chunks. The API key, when the
-server has one, comes as `Authorization: Bearer KEY`. The socket ends with a close code that says why:
+server has one, comes as `Authorization: Bearer KEY`; without it the handshake is refused (a close
+before the upgrade: the client sees HTTP 403, and no socket opens). An open socket ends with a close
+code that says why:
 
     1000  the client closed it (or sent a close)        1003  a sample rate or audio format not supported
-    1007  a frame that is not a JSON event, or audio    1008  a missing or wrong API key
-          that is not base64 PCM16                      1011  the server failed
-    1013  the server is too far behind this stream      4408  nothing received for `IDLE_SECONDS`
-                                                              while no line was owed to the client
+    1007  a frame that is not a JSON event, or audio    1011  the server failed
+          that is not base64 PCM16                      1013  the server is too far behind this stream
+    4408  nothing received for `IDLE_SECONDS` while no line was owed to the client
 
 Whatever ends it (a close, a disconnect, bad input, the idle timeout), the session's decoder stops,
 its queued speech is dropped and its audio freed; `murmur_realtime_sessions` in /metrics counts
@@ -35,6 +36,7 @@ log = logging.getLogger(__name__)
 IDLE_SECONDS = 15.0  # a session that receives nothing this long is closed
 POLL_SECONDS = 0.05  # how often finished items are looked for
 NORMAL, UNAUTHORIZED, SERVER_ERROR, IDLE = 1000, 1008, 1011, 4408
+MAX_REASON_BYTES = 123  # a close frame's payload is at most 125 bytes, two of them the code
 
 
 def register(app: FastAPI, server: Any) -> None:
@@ -80,7 +82,13 @@ async def _serve(websocket: WebSocket, server: Any) -> None:
         await _flush(out, sender)
         if code is not None and websocket.client_state is WebSocketState.CONNECTED:
             with contextlib.suppress(RuntimeError, WebSocketDisconnect):
-                await websocket.close(code=code, reason=reason[:120])
+                await websocket.close(code=code, reason=close_reason(reason))
+
+
+def close_reason(text: str) -> str:
+    """`text` cut to the 123 bytes of UTF-8 a close frame holds (a longer reason fails the close: the
+    client would see 1006, not the code that says why), never inside a character."""
+    return text.encode()[:MAX_REASON_BYTES].decode(errors="ignore")
 
 
 def _voices(server: Any) -> Any:

@@ -155,29 +155,29 @@ class RealtimeSession:
             form, transcription = audio.get("format"), audio.get("transcription") or {}
             rate = form.get("rate", self.rate) if isinstance(form, dict) else self.rate
             kind = form.get("type", "audio/pcm") if isinstance(form, dict) else "audio/pcm"
-            where = "session.audio.input"
+            fmt, where = "session.audio.input.format", "session.audio.input.transcription"
         else:
             transcription = session.get("input_audio_transcription") or {}
             kind, rate = session.get("input_audio_format", "pcm16"), OPENAI_RATE  # beta: pcm16 is 24 kHz
-            where = "session"
+            fmt, where = "session.input_audio_format", "session.input_audio_transcription"
         if kind not in ("pcm16", "audio/pcm"):
             raise SessionError(f"audio format {kind!r} is not supported; send PCM16", "unsupported_format",
-                               f"{where}.format", BAD_FORMAT)  # fmt: skip
+                               fmt, BAD_FORMAT)  # fmt: skip
         if rate not in RATES:
             raise SessionError(f"a sample rate of {rate!r} Hz is not supported; use one of "
-                               f"{', '.join(map(str, RATES))}", "unsupported_rate", f"{where}.format.rate",
+                               f"{', '.join(map(str, RATES))}", "unsupported_rate", f"{fmt}.rate",
                                BAD_FORMAT)  # fmt: skip
         if rate != self.rate and self._resampler is not None:
             raise SessionError("the sample rate cannot change once audio has been sent", "rate_locked",
-                               f"{where}.format.rate", BAD_FORMAT)  # fmt: skip
+                               f"{fmt}.rate", BAD_FORMAT)  # fmt: skip
         if session.get("turn_detection") not in (None, {"type": "server_vad"}):
             self.emit(SessionError("turn detection is always the server's voice activity detection",
                                    "unsupported_setting", "session.turn_detection").event())  # fmt: skip
         if transcription.get("prompt"):
             self.emit(SessionError("a prompt is not supported on live audio", "unsupported_setting",
-                                   f"{where}.transcription.prompt").event())  # fmt: skip
+                                   f"{where}.prompt").event())  # fmt: skip
         self.rate = int(rate)
-        self._language(transcription.get("language"), f"{where}.transcription.language")
+        self._language(transcription.get("language"), f"{where}.language")
         self._speakers((session.get("murmur") or {}).get("speakers"))
 
     def _speakers(self, speakers: Any) -> None:
