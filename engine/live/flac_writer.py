@@ -86,7 +86,7 @@ class FlacWriter:
             self._fd = os.open(self.path, os.O_RDONLY)  # for fsync: libsndfile keeps its own
         except (OSError, sf.LibsndfileError) as exc:
             with contextlib.suppress(OSError):  # nothing was recorded: not "cut short"
-                marker_path(self.path).unlink(missing_ok=True)
+                marker_path(self.path).unlink()
             raise RecordingError(f"cannot write the recording {self.path}: {_reason(exc)}") from exc
 
     @property

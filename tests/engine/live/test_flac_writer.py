@@ -117,6 +117,15 @@ def test_a_marker_removed_by_hand_while_recording_does_not_spoil_the_close(tmp_p
     assert sf.info(tmp_path / "r.flac").frames == RATE
 
 
+def test_a_recording_deleted_while_it_is_made_is_not_reported_as_finished(tmp_path: Path) -> None:
+    writer = FlacWriter(tmp_path / "r.flac", RATE)
+    writer.write(noise(RATE))
+    writer.path.unlink()  # someone tidies the folder mid-meeting
+    with pytest.raises(RecordingError, match=r"^finishing r\.flac failed"):
+        writer.close()
+    assert writer.failed
+
+
 def test_a_sample_rate_flac_cannot_hold_is_refused_in_libsndfiles_words_and_leaves_no_marker(
     tmp_path: Path,
 ) -> None:
