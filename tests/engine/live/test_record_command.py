@@ -5,9 +5,11 @@ left by a real `FlacWriter`, and the transcript the bundled whisper model writes
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -142,6 +144,33 @@ def test_after_recording_the_transcript_is_written_beside_it(tmp_path: Path, cap
     assert record(out, "--play", str(clip), "--format", "txt,srt", "--diarizer", "none") == 0
     [path] = recordings(out)
     assert {p.name for p in out.iterdir()} == {path.name, f"{path.stem}.srt", f"{path.stem}.txt"}
-    text = (out / f"{path.stem}.txt").read_text().lower()
-    assert "meeting" in text and "short" in text
+    header, *text = (out / f"{path.stem}.txt").read_text().splitlines()
+    assert re.fullmatch(r"\[[0-9:.]+\]", header)  # timestamped, and no speaker: --diarizer none was heard
+    assert "meeting" in " ".join(text).lower() and "short" in " ".join(text).lower()
     assert capfd.readouterr().out == ""  # the transcript goes to the files; only --live prints lines
+
+
+def test_ctrl_c_while_transcribing_stops_it_and_keeps_the_recording(tmp_path: Path, capfd) -> None:
+    clip = write_clip(tmp_path / "clip.flac", 0.0, 4.0)
+    out = tmp_path / "out"
+
+    def ctrl_c_once_recorded() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            done = [p for p in recordings(out) if p.stat().st_size and not marker_path(p).exists()]
+            if done:
+                time.sleep(0.3)  # the recording is closed: the transcription is starting
+                os.kill(os.getpid(), signal.SIGINT)
+                return
+            time.sleep(0.02)
+
+    ctrl_c = threading.Thread(target=ctrl_c_once_recorded)
+    ctrl_c.start()
+    try:
+        flags = ("--play", str(clip), "--seconds", "1", "--format", "txt", "--diarizer", "none")
+        assert record(out, *flags) == 130
+    finally:
+        ctrl_c.join()
+    [path] = recordings(out)
+    assert "murmur: transcription cancelled; the recording is kept" in capfd.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == [path.name] and sf.info(path).duration >= 1.0
