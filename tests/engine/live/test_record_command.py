@@ -199,3 +199,14 @@ def test_ctrl_c_while_transcribing_stops_it_and_keeps_the_recording(tmp_path: Pa
     [path] = recordings(out)
     assert "murmur: transcription cancelled; the recording is kept" in capfd.readouterr().err
     assert sorted(p.name for p in out.iterdir()) == [path.name] and sf.info(path).duration >= 1.0
+
+
+def test_live_prints_each_line_as_it_is_spoken_and_the_transcript_follows(tmp_path: Path, capfd) -> None:
+    clip = write_clip(tmp_path / "clip.flac", 0.0, 4.5)  # "I'd like to keep this meeting short if we can"
+    out = tmp_path / "out"
+    assert record(out, "--live", "--play", str(clip), "--format", "txt", "--diarizer", "none") == 0
+    [path] = recordings(out)
+    live, final = capfd.readouterr().out.splitlines()
+    assert re.fullmatch(r"\[0:0\d\] S1: .*meeting short.*", live)  # while recording, a provisional speaker
+    assert re.fullmatch(r"\[0:0\d\] [^:]*meeting short.*", final)  # the full run after it: --diarizer none
+    assert (out / f"{path.stem}.txt").exists()
