@@ -67,16 +67,20 @@ def started(path: Path, **kwargs: object) -> tuple[CaptureStream, HandSource]:
 
 
 def test_each_block_is_written_then_handed_on_with_the_seconds_before_it(tmp_path: Path) -> None:
-    seen: list[tuple[float, float]] = []
-    stream, source = started(tmp_path / "r.flac", on_block=lambda b, at: seen.append((at, float(b[0]))))
+    seen: list[tuple[float, np.ndarray]] = []
+    stream, source = started(tmp_path / "r.flac", on_block=lambda b, at: seen.append((at, b)))
     assert (stream.seconds, stream.flushed_seconds, stream.level) == (0.0, 0.0, 0.0)
     blocks = [block(0.1, 1), block(0.5, 2), block(0.25, 3)]
     for b in blocks:
         source.deliver(b)
     wait_for(lambda: len(seen) == 3)
-    assert seen == [(0.0, float(blocks[0][0])), (0.1, float(blocks[1][0])), (0.2, float(blocks[2][0]))]
+    assert [at for at, _ in seen] == [0.0, 0.1, 0.2]
+    assert all(got is sent for (_, got), sent in zip(seen, blocks, strict=True))  # the very blocks, in order
     assert stream.level == pytest.approx(0.25)  # the latest block's peak, for the meter
     assert stream.seconds == pytest.approx(0.3) and stream.backlog == 0
+    source.deliver(np.zeros(0, np.float32))  # a device callback with no frames
+    wait_for(lambda: len(seen) == 4)
+    assert stream.level == 0.0 and stream.error is None
     assert stream.stop() == tmp_path / "r.flac"
     written, _ = sf.read(tmp_path / "r.flac", dtype="float32")
     assert np.max(np.abs(written - np.concatenate(blocks))) < QUANT
@@ -160,6 +164,34 @@ def test_a_device_that_will_not_open_leaves_no_file_behind(tmp_path: Path) -> No
         stream.start()
     assert refused.value is busy and stream.error is busy and stream.ended.is_set()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_stop_writes_every_block_still_queued_before_closing(tmp_path: Path) -> None:
+    stream, source = started(tmp_path / "r.flac")
+    blocks = [block(0.5, n) for n in range(50)]
+    for b in blocks:
+        source.deliver(b)
+    stream.stop()  # at once: most blocks are still in the queue
+    written, _ = sf.read(tmp_path / "r.flac", dtype="float32")
+    assert stream.error is None and np.max(np.abs(written - np.concatenate(blocks))) < QUANT
+
+
+class SlowToStop(HandSource):
+    """A device whose stop waits for its buffers (PortAudio's stop can take a buffer's length)."""
+
+    def stop(self) -> None:
+        time.sleep(0.6)
+        super().stop()
+
+
+def test_a_device_slow_to_stop_is_not_reported_as_unplugged(tmp_path: Path) -> None:
+    errors: list[RecordingError] = []
+    source = SlowToStop()
+    stream = CaptureStream(source, tmp_path / "r.flac", on_error=errors.append, stall_seconds=0.3)
+    stream.start()
+    source.deliver(block(0.3))
+    stream.stop()  # the stall time passes while the device stops: the user stopped it, it was not unplugged
+    assert errors == [] and stream.error is None and sf.info(tmp_path / "r.flac").frames == BLOCK
 
 
 def test_a_size_limit_mid_recording_ends_it_with_a_clean_file_and_says_how_much_was_kept(
