@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from engine.cli import main
+from engine.cli import build_parser, main
+from engine.cli.record import run
 from engine.live.flac_writer import FlacWriter, marker_path
 from engine.live.sources import NO_MICROPHONE, list_devices
 from engine.progress import format_clock
@@ -100,6 +101,30 @@ def test_an_input_that_fails_mid_recording_is_said_and_the_exit_status_says_so(t
     assert "murmur: file damaged.flac stopped after" in err  # said when it happens
     assert "murmur: error: file damaged.flac stopped after" in err  # and again at the end
     assert 0.5 < sf.info(path).duration < 3.0 and not marker_path(path).exists()
+
+
+def test_an_input_failing_mid_recording_is_still_transcribed_up_to_the_failure(tmp_path: Path, capfd) -> None:
+    clip = write_clip(tmp_path / "clip.flac", 0.0, 8.0)
+    data = bytearray(clip.read_bytes())
+    data[len(data) * 5 // 8 :] = bytes(len(data) - len(data) * 5 // 8)  # damaged after the first turn
+    damaged = tmp_path / "damaged.flac"
+    damaged.write_bytes(bytes(data))
+    out = tmp_path / "out"
+    assert record(out, "--play", str(damaged), "--format", "txt", "--diarizer", "none") == 1
+    [path] = recordings(out)
+    assert "murmur: error: file damaged.flac stopped after" in capfd.readouterr().err
+    assert "meeting short" in (out / f"{path.stem}.txt").read_text()
+
+
+def test_ctrl_c_pressed_while_murmur_starts_stops_the_recording_at_once(tmp_path: Path) -> None:
+    clip = write_clip(tmp_path / "clip.flac", 0.0, 3.0)
+    flags = ["record", "--play", str(clip), "--out", str(tmp_path), "--no-transcribe"]
+    args = build_parser().parse_args(flags)
+    args.cancel = threading.Event()
+    args.cancel.set()  # as `main` sets it for a Ctrl-C during the imports, before the recording began
+    assert run(args) == 0
+    [path] = recordings(tmp_path)
+    assert sf.info(path).duration < 1.0  # not the whole input
 
 
 def test_an_unknown_export_format_is_refused_before_anything_is_recorded(tmp_path: Path, capfd) -> None:
