@@ -5,6 +5,7 @@ The same stream fed from a real file is in `test_capture.py`."""
 
 from __future__ import annotations
 
+import json
 import resource
 import threading
 import time
@@ -68,8 +69,13 @@ def started(path: Path, **kwargs: object) -> tuple[CaptureStream, HandSource]:
 
 def test_each_block_is_written_then_handed_on_with_the_seconds_before_it(tmp_path: Path) -> None:
     seen: list[tuple[float, np.ndarray]] = []
-    stream, source = started(tmp_path / "r.flac", on_block=lambda b, at: seen.append((at, b)))
-    assert (stream.seconds, stream.flushed_seconds, stream.level) == (0.0, 0.0, 0.0)
+    source = HandSource()
+    stream = CaptureStream(source, tmp_path / "r.flac", on_block=lambda b, at: seen.append((at, b)))
+    assert (stream.seconds, stream.flushed_seconds, stream.level) == (0.0, 0.0, 0.0)  # shown before start
+    stream.start()
+    assert json.loads(marker_path(tmp_path / "r.flac").read_text())["device"] == "hand source"
+    [writer] = [t for t in threading.enumerate() if t.name == "capture-writer"]
+    assert writer.daemon  # a recording still running never keeps the program from exiting
     blocks = [block(0.1, 1), block(0.5, 2), block(0.25, 3)]
     for b in blocks:
         source.deliver(b)
@@ -164,6 +170,39 @@ def test_a_device_that_will_not_open_leaves_no_file_behind(tmp_path: Path) -> No
         stream.start()
     assert refused.value is busy and stream.error is busy and stream.ended.is_set()
     assert list(tmp_path.iterdir()) == []
+    assert stream.stop() == tmp_path / "r.flac"  # the caller's clean-up after a failed start is harmless
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_device_that_never_sends_a_block_is_reported_as_unplugged(tmp_path: Path, monkeypatch) -> None:
+    escaped: list[object] = []
+    monkeypatch.setattr(threading, "excepthook", escaped.append)
+    errors: list[RecordingError] = []
+    stream, _ = started(tmp_path / "r.flac", on_error=errors.append, stall_seconds=0.5)
+    assert stream.ended.wait(10)
+    assert [str(e).split(" for ")[0] for e in errors] == ["no audio from hand source"] and escaped == []
+    stream.stop()
+
+
+def test_a_disk_that_fills_as_the_recording_stops_is_said_and_the_whole_frames_kept_clean(
+    tmp_path: Path,
+) -> None:
+    stream, source = started(tmp_path / "r.flac")
+    for n in range(27):  # 43,200 samples: ten whole FLAC frames and 2,240 samples still in the encoder
+        source.deliver(block(0.5, n))
+    wait_for(lambda: stream.seconds >= 2.7)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, ((tmp_path / "r.flac").stat().st_size + 100, hard))
+    try:
+        stream.stop()  # the last frame does not fit
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    kept = sf.info(tmp_path / "r.flac").frames
+    assert str(stream.error) == (
+        "finishing r.flac failed: its end could not be written (is the disk full?); "
+        f"the {kept / RATE:.0f} s recorded before it are kept in {tmp_path / 'r.flac'}"
+    )
+    assert kept == 10 * 4096 and find_partial(tmp_path) == []
 
 
 def test_stop_writes_every_block_still_queued_before_closing(tmp_path: Path) -> None:
