@@ -10,6 +10,7 @@ import shutil
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -59,14 +60,36 @@ def test_a_recording_of_the_seconds_asked_is_kept_whole_and_said_where(tmp_path:
     assert sorted(p.name for p in out.iterdir()) == [path.name]  # no transcript asked for, none written
 
 
+def ctrl_c_when(ready: Callable[[], bool], returned: threading.Event) -> threading.Thread:
+    """A thread that sends this process one SIGINT (a Ctrl-C) once `ready()`, unless the command
+    under test has returned by then: a SIGINT after it would interrupt the test run itself."""
+
+    def press() -> None:
+        while not returned.wait(0.02):
+            if ready():
+                os.kill(os.getpid(), signal.SIGINT)
+                return
+
+    thread = threading.Thread(target=press)
+    thread.start()
+    return thread
+
+
+def record_pressing_ctrl_c(out: Path, ready: Callable[[], bool], *flags: str) -> int:
+    returned = threading.Event()
+    presser = ctrl_c_when(ready, returned)
+    try:
+        return record(out, *flags)
+    finally:
+        returned.set()
+        presser.join()
+
+
 def test_ctrl_c_stops_the_recording_and_keeps_it(tmp_path: Path, capfd) -> None:
     clip = write_clip(tmp_path / "clip.flac", 0.0, 6.0)
-    ctrl_c = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
-    ctrl_c.start()
-    try:
-        assert record(tmp_path, "--play", str(clip), "--no-transcribe") == 0
-    finally:
-        ctrl_c.join()
+    at = time.monotonic() + 1.0
+    assert record_pressing_ctrl_c(tmp_path, lambda: time.monotonic() >= at, "--play", str(clip),
+                                  "--no-transcribe") == 0  # fmt: skip
     [path] = recordings(tmp_path)
     assert 0.5 <= sf.info(path).duration < 3.0  # stopped at the Ctrl-C, not at the end of the input
     assert f"recorded {format_clock(sf.info(path).duration)} to {path}" in capfd.readouterr().err
@@ -116,7 +139,7 @@ def test_an_input_failing_mid_recording_is_still_transcribed_up_to_the_failure(t
     assert "meeting short" in (out / f"{path.stem}.txt").read_text()
 
 
-def test_ctrl_c_pressed_while_murmur_starts_stops_the_recording_at_once(tmp_path: Path) -> None:
+def test_ctrl_c_pressed_while_murmur_starts_stops_the_recording_at_once(tmp_path: Path, capfd) -> None:
     clip = write_clip(tmp_path / "clip.flac", 0.0, 3.0)
     flags = ["record", "--play", str(clip), "--out", str(tmp_path), "--no-transcribe"]
     args = build_parser().parse_args(flags)
@@ -124,7 +147,7 @@ def test_ctrl_c_pressed_while_murmur_starts_stops_the_recording_at_once(tmp_path
     args.cancel.set()  # as `main` sets it for a Ctrl-C during the imports, before the recording began
     assert run(args) == 0
     [path] = recordings(tmp_path)
-    assert sf.info(path).duration < 1.0  # not the whole input
+    assert f"recorded 0:00 to {path}" in capfd.readouterr().err.splitlines()  # not the whole input
 
 
 def test_an_unknown_export_format_is_refused_before_anything_is_recorded(tmp_path: Path, capfd) -> None:
@@ -204,34 +227,31 @@ def test_ctrl_c_while_transcribing_stops_it_and_keeps_the_recording(tmp_path: Pa
     clip = write_clip(tmp_path / "clip.flac", 0.0, 4.0)
     out = tmp_path / "out"
 
-    def ctrl_c_once_recorded() -> None:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            done = [p for p in recordings(out) if p.stat().st_size and not marker_path(p).exists()]
-            if done:
-                time.sleep(0.3)  # the recording is closed: the transcription is starting
-                os.kill(os.getpid(), signal.SIGINT)
-                return
-            time.sleep(0.02)
+    closed_at: list[float] = []
 
-    ctrl_c = threading.Thread(target=ctrl_c_once_recorded)
-    ctrl_c.start()
-    try:
-        flags = ("--play", str(clip), "--seconds", "1", "--format", "txt", "--diarizer", "none")
-        assert record(out, *flags) == 130
-    finally:
-        ctrl_c.join()
+    def transcribing() -> bool:  # the recording closed 0.3 s ago: the transcription has begun
+        if not closed_at and any(p.stat().st_size and not marker_path(p).exists() for p in recordings(out)):
+            closed_at.append(time.monotonic())
+        return bool(closed_at) and time.monotonic() >= closed_at[0] + 0.3
+
+    flags = ("--play", str(clip), "--seconds", "1", "--format", "txt", "--diarizer", "none")
+    assert record_pressing_ctrl_c(out, transcribing, *flags) == 130
     [path] = recordings(out)
-    assert "murmur: transcription cancelled; the recording is kept" in capfd.readouterr().err
+    assert "murmur: transcription cancelled; the recording is kept" in capfd.readouterr().err.splitlines()
     assert sorted(p.name for p in out.iterdir()) == [path.name] and sf.info(path).duration >= 1.0
 
 
 def test_live_prints_each_line_as_it_is_spoken_and_the_transcript_follows(tmp_path: Path, capfd) -> None:
     clip = write_clip(tmp_path / "clip.flac", 0.0, 4.5)  # "I'd like to keep this meeting short if we can"
     out = tmp_path / "out"
+    began = time.monotonic()
     assert record(out, "--live", "--play", str(clip), "--format", "txt", "--diarizer", "none") == 0
+    took = time.monotonic() - began
     [path] = recordings(out)
-    live, final = capfd.readouterr().out.splitlines()
+    printed = capfd.readouterr()
+    said = re.search(r"of audio in ([0-9.]+) s \(real-time factor", printed.err)
+    assert said and 0 < float(said.group(1)) < took  # the full run's own time, not a clock reading
+    live, final = printed.out.splitlines()
     assert re.fullmatch(r"\[0:0\d\] S1: .*meeting short.*", live)  # while recording, a provisional speaker
     assert re.fullmatch(r"\[0:0\d\] [^:]*meeting short.*", final)  # the full run after it: --diarizer none
     assert (out / f"{path.stem}.txt").exists()
