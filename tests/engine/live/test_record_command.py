@@ -85,6 +85,14 @@ def record_pressing_ctrl_c(out: Path, ready: Callable[[], bool], *flags: str) ->
         presser.join()
 
 
+def test_without_out_the_recording_is_made_in_the_current_folder(tmp_path: Path, monkeypatch) -> None:
+    clip = write_clip(tmp_path / "clip.flac", 0.0, 1.0)
+    monkeypatch.chdir(tmp_path)
+    assert main(["record", "--play", str(clip), "--seconds", "0.3", "--no-transcribe"]) == 0
+    [path] = recordings(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clip.flac", path.name]
+
+
 def test_ctrl_c_stops_the_recording_and_keeps_it(tmp_path: Path, capfd) -> None:
     clip = write_clip(tmp_path / "clip.flac", 0.0, 6.0)
     at = time.monotonic() + 1.0
