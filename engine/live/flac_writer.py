@@ -9,8 +9,11 @@ Contract of `FlacWriter(path, sample_rate)`:
   started); `close()` finalises the FLAC header and removes the marker, so a marker found later means
   "this recording was cut short";
 - failures (full disk, folder removed) raise `RecordingError` with the reason ("the disk is full");
-  what was flushed stays on disk. After a failed write or flush `failed` is set and `close()` keeps
-  the marker: the file ends somewhere after its last flush and needs `recover`.
+  what was flushed stays on disk. A file that cannot be opened leaves no marker. After a failed
+  write or flush `failed` is set and `close()` keeps the marker: the file ends somewhere after its
+  last flush and needs `recover`. `close()` reads the finished header back, since libsndfile says
+  nothing when the last frame or the header cannot be written: a header that does not count every
+  sample written is a failure too (`failed` set, the marker kept).
 
 `new_recording_path(folder)` names a new recording `recording-<date>-<time>.flac`, or `…-2.flac`,
 `…-3.flac` when that name is taken: the name is claimed by creating the file exclusively, so two
@@ -82,6 +85,8 @@ class FlacWriter:
             )
             self._fd = os.open(self.path, os.O_RDONLY)  # for fsync: libsndfile keeps its own
         except (OSError, sf.LibsndfileError) as exc:
+            with contextlib.suppress(OSError):  # nothing was recorded: not "cut short"
+                marker_path(self.path).unlink()
             raise RecordingError(f"cannot write the recording {self.path}: {_reason(exc)}") from exc
 
     @property
@@ -130,8 +135,19 @@ class FlacWriter:
             os.close(self._fd)
         except (OSError, sf.LibsndfileError) as exc:
             raise RecordingError(f"finishing {self.path.name} failed: {_reason(exc)}") from exc
+        if self.frames and not self._complete():
+            self.failed = True  # libsndfile does not report a last frame it could not write
+            raise RecordingError(f"finishing {self.path.name} failed: its end could not be written "
+                                 "(is the disk full?)")  # fmt: skip
         self.flushed_frames = self.frames
         marker_path(self.path).unlink(missing_ok=True)
+
+    def _complete(self) -> bool:
+        """Whether the closed file's header holds every sample written (an empty file has none)."""
+        try:
+            return sf.info(str(self.path)).frames == self.frames
+        except (OSError, sf.LibsndfileError):
+            return False
 
 
 def _release(file: sf.SoundFile, fd: int) -> None:
