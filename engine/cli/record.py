@@ -26,7 +26,7 @@ from typing import Any
 from engine.cli.interrupt import install as install_interrupt
 from engine.cli.live_options import add_model_arguments, formats_of, live_recipe
 from engine.cli.remote_options import add_remote_arguments, remote_pipeline
-from engine.errors import Cancelled, MurmurError
+from engine.errors import Cancelled, MurmurError, RecordingError
 from engine.progress import format_clock
 
 
@@ -104,7 +104,7 @@ def _record(args: argparse.Namespace) -> int:
     source = _source(args)
     path = new_recording_path(args.out)
     session = LiveSession(source, path, backend if args.live else None, on_line=_print_line,
-                          on_error=lambda e: print(f"murmur: {e}", file=sys.stderr, flush=True),
+                          on_error=_say_error,
                           on_audio=remote.send if remote else None)  # fmt: skip
     cancel = getattr(args, "cancel", None) or threading.Event()
     previous = install_interrupt(cancel)
@@ -175,6 +175,11 @@ def _wait(session: Any, cancel: threading.Event, limit: float | None) -> None:
         if limit is not None and session.capture.seconds >= limit:
             return
         time.sleep(0.1)
+
+
+def _say_error(error: Exception) -> None:
+    goes_on = "" if isinstance(error, RecordingError) else "; the recording goes on"
+    print(f"murmur: {error}{goes_on}", file=sys.stderr, flush=True)
 
 
 def _print_line(line: Any) -> None:

@@ -4,7 +4,10 @@ Contract of `CaptureStream(source, path)`:
 - `start()` opens the file (`FlacWriter`, flushed every ≤ 2 s) and the source; the source's
   callback only queues the block (an unbounded queue: a slow disk or a slow listener never drops
   audio); one writer thread writes each block, then hands it to `on_block(block, at_seconds)`
-  (the live transcription path) — in order, from that one thread.
+  (the live transcription path) — in order, from that one thread. A listener that raises is
+  detached and reported once to `on_listener_error(exception)`: the recording goes on without it
+  (before, the writer thread died with it, and the rest of the recording was lost while the queue
+  grew).
 - `pause()` / `resume()`: while paused the source's blocks are not kept, so the file and the
   elapsed time (`seconds`) hold only what was recorded.
 - `level` is the peak (0..1) of the latest block, for a meter.
@@ -21,6 +24,7 @@ Contract of `CaptureStream(source, path)`:
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -35,6 +39,7 @@ from engine.live.sources import AudioSource
 
 BlockFn = Callable[[np.ndarray, float], None]  # (block (T,) float32, seconds recorded before it)
 ErrorFn = Callable[[RecordingError], None]
+log = logging.getLogger(__name__)
 STALL_SECONDS = 3.0
 _END = None
 
@@ -42,11 +47,13 @@ _END = None
 class CaptureStream:
     def __init__(self, source: AudioSource, path: Path, on_block: BlockFn | None = None,
                  on_error: ErrorFn | None = None, flush_seconds: float = FLUSH_SECONDS,
-                 stall_seconds: float = STALL_SECONDS) -> None:  # fmt: skip
+                 stall_seconds: float = STALL_SECONDS,
+                 on_listener_error: Callable[[Exception], None] | None = None) -> None:  # fmt: skip
         self.source = source
         self.path = Path(path)
         self.on_block = on_block
         self.on_error = on_error
+        self.on_listener_error = on_listener_error
         self.flush_seconds = flush_seconds
         self.stall_seconds = stall_seconds
         self.error: RecordingError | None = None
@@ -148,7 +155,16 @@ class CaptureStream:
         self._writer.write(block)
         self.level = float(np.max(np.abs(block))) if len(block) else 0.0
         if self.on_block is not None:
-            self.on_block(block, at)
+            try:
+                self.on_block(block, at)
+            except Exception as exc:  # the listener's failure must not end the recording
+                self._detach(exc)
+
+    def _detach(self, exc: Exception) -> None:
+        self.on_block = None
+        log.exception("the listener of %s failed; the recording goes on without it", self.path.name)
+        if self.on_listener_error is not None:
+            self.on_listener_error(exc)
 
     def _check_stall(self) -> None:
         if getattr(self.source, "finished", None) is not None and self.source.finished.is_set():

@@ -23,7 +23,9 @@ Contract of `LiveSession(source, path, backend, config, on_line)`:
 - `stop()` (idempotent) ends the capture, closes the last segment and returns the file; `finish(timeout)` then
   waits for the queue to be decoded (the catch-up after the meeting) and stops the worker.
 - A capture failure (`RecordingError`: device will not open → raised by `start`; unplugged or
-  disk full → `on_error`) keeps the file up to the failure; `error` holds it.
+  disk full → `on_error`) keeps the file up to the failure; `error` holds it. A failure of the
+  live path itself (the VAD, `on_segment`, `on_audio`) stops only the live lines: `on_error` gets
+  a `RuntimeError` saying so, and the recording goes on.
 """
 
 from __future__ import annotations
@@ -112,7 +114,8 @@ class LiveSession:
         self.on_segment = on_segment
         self.on_error = on_error
         self.segments: list[SpeechSegment] = []
-        self.capture = CaptureStream(source, path, on_block=self._on_block, on_error=self._on_capture_error)
+        self.capture = CaptureStream(source, path, on_block=self._on_block, on_error=self._on_capture_error,
+                                     on_listener_error=self._on_live_failure)  # fmt: skip
         self.vad = self.config.streaming_vad()
         self._resampler = StreamingResampler(source.sample_rate, RATE, group_output=RELEASE_SAMPLES)
         self._audio: list[np.ndarray] = []  # 16 kHz pieces from sample `_audio_from` on
@@ -212,6 +215,9 @@ class LiveSession:
 
     def _on_capture_error(self, error: RecordingError) -> None:
         self._report(error)
+
+    def _on_live_failure(self, exc: Exception) -> None:
+        self._report(RuntimeError(f"live lines stopped on an error ({type(exc).__name__}: {exc})"))
 
     def _report(self, exc: Exception) -> None:
         if self.on_error is not None:

@@ -277,3 +277,24 @@ def test_a_full_disk_that_cannot_take_a_clean_copy_leaves_the_recording_for_reco
         assert stream.flushed_seconds > 1.0
         assert [p.audio.name for p in find_partial(disk)] == ["r.flac"]
         stream.stop()
+
+
+def test_a_listener_that_fails_is_let_go_once_and_the_recording_goes_on(tmp_path: Path) -> None:
+    source, heard, failures = HandSource(), [], []
+
+    def listener(samples: np.ndarray, at: float) -> None:
+        heard.append(at)
+        if len(heard) == 3:
+            raise ValueError("the live path broke")
+
+    stream = CaptureStream(source, tmp_path / "r.flac", on_block=listener, on_listener_error=failures.append)
+    stream.start()
+    blocks = [block(0.5, seed) for seed in range(10)]
+    for b in blocks:
+        source.deliver(b)
+    wait_for(lambda: stream.seconds >= 1.0)
+    path = stream.stop()
+    assert stream.error is None and heard == pytest.approx([0.0, 0.1, 0.2])
+    assert [str(f) for f in failures] == ["the live path broke"]
+    audio, _ = sf.read(path, dtype="float32")
+    np.testing.assert_allclose(audio, np.concatenate(blocks), atol=QUANT)  # every block after it kept

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import jiwer
 import numpy as np
+import soundfile as sf
 
 from engine.backends.whisper import WhisperBackend
 from engine.evaluation.normalize import MurmurNormalizer
@@ -91,3 +92,19 @@ def test_lines_appear_while_the_recording_goes_on(clip: Path, tmp_path: Path) ->
     session.stop()
     session.finish(timeout=120)
     assert lines and still_recording
+
+
+def test_a_failing_live_path_stops_only_the_live_lines_and_says_so(clip: Path, tmp_path: Path) -> None:
+    errors: list[Exception] = []
+
+    def broken_view(samples: np.ndarray) -> None:
+        raise ValueError("the view broke")
+
+    session = LiveSession(FileSource(clip, speed=10), tmp_path / "r.flac", None, on_error=errors.append,
+                          on_audio=broken_view)  # fmt: skip
+    session.start()
+    session.capture.ended.wait(60)
+    path = session.stop()
+    assert [str(e) for e in errors] == ["live lines stopped on an error (ValueError: the view broke)"]
+    assert session.error is None and session.capture.error is None
+    assert sf.info(path).duration == sf.info(clip).duration, "the whole recording is kept"
