@@ -57,7 +57,8 @@ def test_a_write_that_fails_or_is_interrupted_leaves_the_old_file_and_no_part(tm
 
 def test_the_part_file_of_a_writer_killed_mid_write_is_removed_by_the_next_write(tmp_path):
     command = [sys.executable, "-c", KILLED_MID_WRITE, str(tmp_path / "talk.srt")]
-    writer = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env={"PYTHONPATH": str(ROOT)})
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # a mutation run's switch reaches the writer too
+    writer = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert writer.stdout is not None and writer.stdout.readline() == "writing\n"
         (part,) = tmp_path.iterdir()  # named for its writer, hidden, beside the file it will replace
