@@ -53,7 +53,6 @@ log = logging.getLogger(__name__)
 
 def create_app(server: Any) -> FastAPI:
     app = FastAPI(title="Murmur", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.server = server
     install_error_handlers(app)
     register_realtime(app, server)  # WS /v1/realtime: live audio in (engine/serve/realtime.py)
 
