@@ -10,8 +10,8 @@
   stitched result replaces the document as one undoable step (the view keeps the selected moment
   and the scroll position), so undo brings back what was there before. Lines the user edited —
   before the run, since the engine produced them (`produced`), or during it — are kept as the user
-  left them, by the rule of `app.keep_edits`, in that same step, and the names the user gave
-  speakers go to the new speakers that took their place (`app.carry_names`). On failure the snapshot is
+  left them, by the rule of `app.keep_edits`, in that same step; the names the user gave speakers
+  go to the new speakers that took their place (`app.carry_names`). On failure the snapshot is
   restored (a first transcription keeps what was finished), with the lines edited during the run
   over it, as one undoable step; on cancel the same happens at once (`cancel`), while the decoder
   finishes the batch it is on in the background ("Cancelling…") and its late results are dropped.

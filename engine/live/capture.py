@@ -5,9 +5,7 @@ Contract of `CaptureStream(source, path)`:
   callback only queues the block (an unbounded queue: a slow disk or a slow listener never drops
   audio); one writer thread writes each block, then hands it to `on_block(block, at_seconds)`
   (the live transcription path) — in order, from that one thread. A listener that raises is
-  detached and reported once to `on_listener_error(exception)`: the recording goes on without it
-  (before, the writer thread died with it, and the rest of the recording was lost while the queue
-  grew).
+  let go and reported once to `on_listener_error(exception)`: the recording goes on without it.
 - `pause()` / `resume()`: while paused the source's blocks are not kept, so the file and the
   elapsed time (`seconds`) hold only what was recorded.
 - `level` is the peak (0..1) of the latest block, for a meter.

@@ -5,9 +5,10 @@ It answers `POST /v1/chat/completions` in the VibeVoice vLLM plugin's protocol: 
 as an `audio_url` part holding a base64 WAV data URL, the instruction as a text part; the reply
 is a chat completion whose message content is the model's raw reply. The model runs through the
 backend's own in-process path (one request at a time). `faults` scripts the next answers: an
-int is an HTTP error status to send instead, a float is a delay in seconds before answering.
+int is an HTTP error status to send instead, a float is a delay in seconds before answering
+(cut short by `close()`, which then answers 503).
 It listens on 127.0.0.1 (on `port`, or a free one), refuses bodies over 64 MB, and stops on
-`close()`.
+`close()` (leaving the `with` block) once the requests it is answering have their answers.
 
     python -m engine.testing.loopback_server MODEL [--port N]
 serves MODEL (a checkpoint folder) until Ctrl-C and prints the URL to pass as `--server`.
@@ -42,8 +43,12 @@ class TinyChatServer:
         self.in_flight = self.most_in_flight = 0
         self._model_lock = threading.Lock()
         self._count_lock = threading.Lock()
+        self._closing = threading.Event()  # ends scripted delays at once
         self._http = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
-        self._http.daemon_threads = True
+        # Request threads are joined on close: one still running the model when the process exits
+        # would be stopped inside torch, which aborts the interpreter (a client that gave up, or
+        # was cancelled, leaves its request running here).
+        self._http.daemon_threads, self._http.block_on_close = False, True
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
 
     @property
@@ -55,8 +60,9 @@ class TinyChatServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._closing.set()
         self._http.shutdown()
-        self._http.server_close()
+        self._http.server_close()  # joins the request threads
 
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """(HTTP status, JSON reply) for one request body."""
@@ -65,8 +71,8 @@ class TinyChatServer:
             fault = self.faults.pop(0) if self.faults else None
         if isinstance(fault, int):
             return fault, {"error": {"message": f"scripted failure {fault}"}}
-        if isinstance(fault, float):
-            threading.Event().wait(fault)
+        if isinstance(fault, float) and self._closing.wait(fault):
+            return 503, {"error": {"message": "the server is closing"}}
         try:
             samples, text = _read_request(body)
         except (KeyError, IndexError, TypeError, ValueError) as exc:
