@@ -136,11 +136,9 @@ class Player:
         with self._lock:
             self._source.seek(seconds)
 
-    def prepare(self) -> threading.Thread:
+    def prepare(self) -> None:
         """Open the stream in the background, so that the first `play` does not wait for it."""
-        thread = threading.Thread(target=self._open_quietly, name="murmur-playback-open", daemon=True)
-        thread.start()
-        return thread
+        threading.Thread(target=self._open_quietly, name="murmur-playback-open", daemon=True).start()
 
     def play(self, at: float | None = None) -> None:
         """Start playing (from `at` seconds if given); PlaybackError if the device fails."""

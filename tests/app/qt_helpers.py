@@ -32,6 +32,18 @@ def wait_until(condition: Callable[[], bool], timeout: float = 60.0) -> None:
     QApplication.processEvents()
 
 
+def fix_line(qtbot, window, row: int, text: str) -> None:
+    """F2 on `row`, type `text` over it, Return: as a reviewer fixes a line."""
+    view = window.transcript_view
+    view.select_row(row)
+    qtbot.keyClick(view, Qt.Key.Key_F2)
+    editor = view.row_delegate.editor
+    editor.selectAll()
+    qtbot.keyClicks(editor, text)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert window.model.utterance(row).text == text
+
+
 def make_store(folder: Path) -> SettingsStore:
     return SettingsStore(QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat))
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
-from qt_helpers import open_demo, wait_until
+from qt_helpers import fix_line, open_demo, wait_until
 
 from app import commands
 from app import speakers as sp
@@ -100,14 +100,7 @@ def test_esc_stops_the_engine_after_at_most_the_chunk_in_hand_and_a_new_run_keep
     kept = window.model.utterances
     assert kept and not window.model.read_only
     assert window.undo_stack.undoText() == "Partial transcript (cancelled)"
-    view = window.transcript_view
-    view.select_row(0)
-    qtbot.keyClick(view, Qt.Key.Key_F2)
-    editor = view.row_delegate.editor
-    editor.selectAll()
-    qtbot.keyClicks(editor, "Corrected after cancelling.")
-    qtbot.keyClick(editor, Qt.Key.Key_Return)
-    assert window.model.utterance(0).text == "Corrected after cancelling."
+    fix_line(qtbot, window, 0, "Corrected after cancelling.")
     assert window.model.utterances[1:] == kept[1:]
     assert window.model.data(window.model.index(0, TEXT)) == "Corrected after cancelling."
     edited_doc = window.model.utterances
@@ -143,18 +136,6 @@ def test_a_failed_run_shows_why_and_keeps_the_edited_transcript(make_window, dem
     assert window.isVisible() and window.model.utterances == before
     window.undo_stack.undo()
     assert window.model.utterance(0).text != "An edit the user made."
-
-
-def fix_line(qtbot, window, row: int, text: str) -> None:
-    """F2 on `row`, type `text` over it, Return: as a reviewer fixes a line."""
-    view = window.transcript_view
-    view.select_row(row)
-    qtbot.keyClick(view, Qt.Key.Key_F2)
-    editor = view.row_delegate.editor
-    editor.selectAll()
-    qtbot.keyClicks(editor, text)
-    qtbot.keyClick(editor, Qt.Key.Key_Return)
-    assert window.model.utterance(row).text == text
 
 
 def test_lines_fixed_while_the_engine_runs_are_kept_by_a_cancel_and_by_the_next_run(

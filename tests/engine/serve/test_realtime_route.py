@@ -256,18 +256,24 @@ def test_a_client_that_leaves_mid_speech_stops_its_decoding(detector, speech):
     assert len(backend.heard) <= 1
 
 
+def with_speakers(url: str, speech) -> list[dict]:
+    """The events of one session asking for speakers: `speech` sent, committed, drained."""
+    socket = opened(url)
+    socket.send(json.dumps({"type": "session.update", "session": {"murmur": {"speakers": True}}}))
+    stream(socket, speech)
+    socket.send(json.dumps({"type": "input_audio_buffer.commit"}))
+    events = events_until(socket, "murmur.drained")
+    socket.close()
+    return events
+
+
 def test_a_server_with_a_voice_library_it_cannot_read_says_so_and_goes_on(detector, speech, tmp_path):
     broken = tmp_path / "voices.db"
     broken.write_bytes(b"not a voice library")
     named = PipelineConfig(speakers=SpeakerConfig(voices=str(broken)))
     server = RealtimeServer(detector, pipeline_config=named)
     with serving(server) as url:
-        socket = opened(url)
-        socket.send(json.dumps({"type": "session.update", "session": {"murmur": {"speakers": True}}}))
-        stream(socket, speech[: 4 * RATE])
-        socket.send(json.dumps({"type": "input_audio_buffer.commit"}))
-        events = events_until(socket, "murmur.drained")
-        socket.close()
+        events = with_speakers(url, speech[: 4 * RATE])
     assert [e["error"]["code"] for e in events if e["type"] == "error"] == ["voice_library"]
     assert all(li["speaker"].startswith("S") for e in events if e["type"] == DONE for li in e["lines"])
 
@@ -282,10 +288,5 @@ def test_a_server_without_voices_never_reads_the_library_of_whoever_runs_it(
     default.write_bytes(b"not a voice library")  # read, it would be reported
     monkeypatch.setattr(engine.voices, "default_library_path", lambda: default)
     with serving(RealtimeServer(detector)) as url:
-        socket = opened(url)
-        socket.send(json.dumps({"type": "session.update", "session": {"murmur": {"speakers": True}}}))
-        stream(socket, speech[: 4 * RATE])
-        socket.send(json.dumps({"type": "input_audio_buffer.commit"}))
-        events = events_until(socket, "murmur.drained")
-        socket.close()
+        events = with_speakers(url, speech[: 4 * RATE])
     assert [e for e in events if e["type"] == "error"] == []

@@ -181,3 +181,36 @@ def test_the_loopback_server_runs_as_a_command_and_serves_the_cli(trained_model,
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_closing_answers_a_held_request_at_once_and_leaves_nothing_running(trained_model, joined):
+    # catches: request threads left as daemons (one still decoding when the test process exits
+    # aborts it), or a scripted delay that close does not cut short (close waits out the minute)
+    import urllib.error
+    import urllib.request
+
+    statuses: list[int] = []
+
+    def ask(url: str) -> None:
+        request = urllib.request.Request(f"{url}/v1/chat/completions", data=b"{}", method="POST")
+        try:
+            urllib.request.urlopen(request, timeout=30)
+        except urllib.error.HTTPError as error:
+            statuses.append(error.code)
+
+    with TinyChatServer(trained_model, faults=[60.0]) as slow:
+        asking = threading.Thread(target=ask, args=(slow.url,))
+        asking.start()
+        wait_for(lambda: slow.in_flight == 1)
+    assert slow.in_flight == 0, "close returned while a request was still being answered"
+    asking.join(timeout=30)
+    assert statuses == [503]
+    recording, chunks = joined
+    cancel = threading.Event()
+    with TinyChatServer(trained_model) as server:  # a client cancelled while the model decodes
+        answers = ServerClient(VibeVoiceConfig(engine="server", server=server.url)).transcribe(
+            recording, chunks[:1], cancel)  # fmt: skip
+        threading.Thread(target=lambda: (wait_for(lambda: server.in_flight == 1), cancel.set())).start()
+        with pytest.raises(Cancelled):
+            list(answers)
+    assert server.in_flight == 0, "the decode went on after close, on a thread nobody waits for"
