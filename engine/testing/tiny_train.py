@@ -8,7 +8,8 @@ processor, same template, audio mean latents); the target is the reply the real 
 frozen (their latents are computed once); the projector and the language model learn with AdamW,
 seeded, one clip per forward pass (no padding), until every target token leads its runner-up by
 `recipe.margin` logits. The model is then checked by greedy decoding through the backend's own
-request and decoder code; it trains on with a doubled margin if any reply differs. Returns a
+request and decoder code, each reply given room for its whole target (a 90 s clip's reply is about
+770 tokens); it trains on with a doubled margin if any reply differs. Returns a
 report: steps, seconds, final loss.
 """
 
@@ -125,11 +126,16 @@ def _replies_match(model: Any, processor: Any, examples: list[_Example]) -> bool
     tokens = read_prompt_tokens(processor, model.config, model.generation_config)
     loaded = LoadedModel(model, processor, tokens, torch.device("cpu"), torch.float32, "memory")
     decoder = GenerateDecoder(model, eos_token_ids=tokens.eos_ids)
-    requests = [
-        build_request(loaded, e.samples, request_id=i, max_new_tokens=512) for i, e in enumerate(examples)
+    requests = [  # room for the whole target and a little more: a longer reply must differ
+        build_request(loaded, e.samples, request_id=i, max_new_tokens=_target_length(e) + 8)
+        for i, e in enumerate(examples)
     ]
     for result in decoder.decode(requests):
         text = processor.tokenizer.decode(list(result.token_ids), skip_special_tokens=True)
         if text.strip() != f"assistant\n{examples[result.id].target}":
             return False
     return True
+
+
+def _target_length(example: _Example) -> int:
+    return len(example.input_ids) - example.prompt_length
