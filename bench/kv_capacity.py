@@ -1,28 +1,29 @@
 """Rows admitted per eviction policy at equal KV bytes, on real decoding, and the plan beside it.
 
-The tiny VibeVoice checkpoint trained on 20–40 s clips (`engine/testing/tiny.py`'s `LONG_RECIPE`,
-built on first use and cached) transcribes real audio through the backend's own request building,
-timestamp reader and Murmur's engine: its clips (21.7, 30.0 and 35.9 s of 6, 8 and 10 turns, the
-replies it was trained to write) and the demo meeting (`resources/demo/meeting.flac`, cut into
-chunks of the longest clip's length: a recording it was not trained on). Long clips because a row
-keeps its system tokens, `sinks + look-ahead` speech and every output whatever the policy: at 6–8 s
-of speech the speech a row can give up is too small a share of it to show a gain. Every policy runs
-the same requests with the same KV memory budget (8 rows of `none` at the longest request's size).
-Windows are four times those used on the 5–9 s clips, as the chunks hold four times the speech
-(160–270 tokens, not 45–60) and the replies four times the tokens (180–310, not 60–120), except
-speech-anchor's sinks and look-back (8 and 64, not 2 and 16): the tiny checkpoint reads its clips'
-audio as a whole, and changes 12 % of its words when speech it has transcribed goes at look-back 16,
-1.5 % at 64 with 8 sinks, at the same planned row size (576 slots; docs/lab-log.md, 2026-12-03).
+The tiny VibeVoice checkpoint of `engine/testing/tiny.py`'s `CAPACITY_RECIPE` (built on first use,
+in about ten minutes, and cached) transcribes real audio through the backend's own request building,
+timestamp reader and Murmur's engine: its three synthetic clips (59.5, 74.6 and 87.2 s of 16, 20 and
+24 turns by 2–4 voices) and the bundled demo meeting cut at a pause into two chunks (59.9 and
+64.5 s, four voices). It was trained to reply to each with its reference, and, on half its passes,
+with the speech behind its transcript hidden as `speech-anchor` evicts it (`tiny_masks`): a model
+that memorises a few clips can otherwise recall them from any of their audio and changes its words
+when speech it has already transcribed goes, which a model reading the audio near what it writes,
+as a real speech LLM does, would not. Long chunks because a row keeps its system tokens,
+`sinks + look-ahead` speech and every output whatever the policy: at 6–8 s of speech the speech a
+row can give up is too small a share of it to show a gain. Every policy runs the same requests
+(the clips `--copies` times, the meeting once) with the same KV memory budget (8 rows of `none` at
+the longest request's size).
+
 Per policy: rows each store held (the first store, then any re-sized one), times a store grew in
 place, decode steps, tokens per second, each policy's transcript against `none`'s (WER delta over
-all words, then over the trained clips alone), the speech its harm meter reports lost, and rows
+all words, then over the synthetic clips alone), the speech its harm meter reports lost, and rows
 whose speech-anchor stopped. The planned rows (the policies' arithmetic at the same budget, not a
 measurement) follow. The last line compares the fewest rows each real run held, so a row that
 outgrew its store and resumed in one re-sized for all its speech counts:
 
     real decoding: speech-anchor rows vs none: X×, WER delta D
 
-    .venv/bin/python bench/kv_capacity.py [--copies 4] [--meeting-seconds 180]
+    .venv/bin/python bench/kv_capacity.py [--copies 4]
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from engine.decode.eviction import EvictionConfig, make_policy  # noqa: E402
 from engine.decode.kv_store import round_up  # noqa: E402
 from engine.decode.loop_guard import LoopGuardConfig  # noqa: E402
 from engine.evaluation.metrics import word_error  # noqa: E402
-from engine.testing.tiny import LONG_RECIPE, read_clips, tiny_trained_model  # noqa: E402
+from engine.testing.tiny import CAPACITY_RECIPE, read_clips, tiny_trained_model  # noqa: E402
 from engine.types import Chunk  # noqa: E402
 
 POLICIES = {  # windows ×4 those of the 5–9 s clips: 160–270 speech tokens, replies of 180–310 tokens
@@ -64,19 +65,16 @@ POLICIES = {  # windows ×4 those of the 5–9 s clips: 160–270 speech tokens,
     ),
     "speech-anchor (s8 b64 a32)": EvictionConfig("speech-anchor", speech_sink=8, look_back=64, look_ahead=32),
 }
-DEMO = ROOT / "resources" / "demo" / "meeting.flac"
 
 
-def pieces(model: Path, copies: int, meeting_seconds: float) -> list[tuple[np.ndarray, Chunk]]:
-    """(samples, chunk) per request: each clip `copies` times, then the demo meeting in clip-sized chunks."""
-    clips = [load_audio(audio, SAMPLE_RATE) for audio, _ in read_clips(model)]
-    out = [(c.samples, Chunk(i, 0.0, c.duration)) for i, c in enumerate(clips * copies)]
-    if DEMO.is_file():
-        meeting = load_audio(DEMO, SAMPLE_RATE)
-        step = max(c.duration for c in clips)
-        starts = np.arange(0.0, min(meeting.duration, meeting_seconds) - step + 1e-9, step)
-        out += [(meeting.slice(s, s + step), Chunk(len(out) + i, s, s + step)) for i, s in enumerate(starts)]
-    return out
+def pieces(model: Path, copies: int) -> tuple[list[tuple[np.ndarray, Chunk]], range]:
+    """(samples, chunk) per request: each synthetic clip `copies` times, then the meeting's chunks
+    once; and the request ids of the synthetic clips."""
+    found = [(path.stem, load_audio(path, SAMPLE_RATE)) for path, _ in read_clips(model)]
+    synthetic = [audio for name, audio in found if name.startswith("clip")] * copies
+    meeting = [audio for name, audio in found if name.startswith("meeting")]
+    items = [(a.samples, Chunk(i, 0.0, a.duration)) for i, a in enumerate(synthetic + meeting)]
+    return items, range(len(synthetic))
 
 
 def requests(loaded, items, config: VibeVoiceConfig) -> list:
@@ -149,15 +147,14 @@ def wer_delta(texts: dict[int, str], baseline: dict[int, str], ids: range | None
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=4, help="times each clip is transcribed (default 4)")
-    parser.add_argument("--meeting-seconds", type=float, default=180.0, help="demo meeting audio used")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    model = tiny_trained_model(recipe=LONG_RECIPE)
+    model = tiny_trained_model(recipe=CAPACITY_RECIPE)
     config = VibeVoiceConfig(model=str(model), device="cpu")
     loaded = load_model(config)
-    built = requests(loaded, pieces(model, args.copies, args.meeting_seconds), config)
-    clips = range(len(read_clips(model)) * args.copies)  # request ids of the trained clips
+    items, clips = pieces(model, args.copies)
+    built = requests(loaded, items, config)
     layers = loaded.model.config.text_config.num_hidden_layers
     none_slots, _ = planned_rows(built, POLICIES["none"], layers, 1 << 62, loaded)
     budget = 8 * row_bytes(loaded, none_slots)

@@ -9,8 +9,11 @@
   reference JSON of a few synthetic clips (`tiny_clips`); built once per recipe and cached under
   `<repo>/.cache/murmur/` in a folder named by a hash of the whole recipe (clip spec included). The
   folder also holds the clips (`clips/clipN.flac` + `.json`) and `training.json` (steps, seconds).
-  The default recipe's clips last 5–9 s; `LONG_RECIPE`'s last 20–40 s (6–10 turns, 2–4 voices),
-  long enough that evicting speech the transcript has written saves a real share of a row.
+  The default recipe's clips last 5–9 s; `LONG_RECIPE`'s last 20–40 s (6–10 turns, 2–4 voices).
+  `CAPACITY_RECIPE`'s last 55–90 s, adds the bundled demo meeting cut into two chunks
+  (`clips/meetingN`), and trains half its passes with the speech behind each transcript hidden
+  (`tiny_masks.HiddenSpeech`), so the model reads the audio near what it writes and evicting the
+  speech a transcript has left behind saves a real share of a row without changing its words.
 - `read_clips(folder)`: the cached clips with their references.
 """
 
@@ -20,12 +23,13 @@ import hashlib
 import json
 import os
 import shutil
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from engine.backends.vibevoice.prompt import SYSTEM_PROMPT, instruction
 from engine.testing.clip_spec import ClipSpec
+from engine.testing.tiny_masks import HiddenSpeech
 from engine.types import Segment
 
 SPECIAL_TOKENS = (
@@ -84,6 +88,8 @@ class TinyRecipe:
     learning_rate: float = 3e-3
     max_steps: int = 600
     margin: float = 2.0  # logit lead of every target token over the runner-up before stopping
+    hidden: HiddenSpeech | None = None  # also train each clip with the speech behind its transcript hidden
+    meeting_pieces: int = 0  # the bundled demo meeting cut into this many clips, trained on too
 
     def key(self) -> str:
         import transformers
@@ -101,6 +107,21 @@ LONG_RECIPE = TinyRecipe(
     clip=ClipSpec(seconds=(20.0, 40.0), turns=(6, 8, 10), voices=(2, 3, 4), words=(10, 15)),
     max_steps=3000,
 )
+# Clips of 55–90 s: 16, 20 and 24 turns (59.5, 74.6 and 87.2 s), long enough that a row's system
+# tokens and last outputs are a small share of it, as in a 300 s chunk; trained also with the speech
+# behind each transcript hidden (`tiny_masks`), so it reads the audio near what it writes, as a real
+# speech LLM does, and eviction can be measured on it (`bench/kv_capacity.py`).
+CAPACITY_RECIPE = replace(
+    LONG_RECIPE,
+    clip=replace(LONG_RECIPE.clip, seconds=(55.0, 90.0), turns=(16, 20, 24)),
+    hidden=HiddenSpeech(look_back=(16, 64), sinks=8, look_ahead=32),
+    meeting_pieces=2,
+)
+
+
+def demo_meeting() -> Path:
+    """The bundled demo meeting (`meeting.flac`, with `meeting.stm` beside it)."""
+    return Path(__file__).resolve().parents[2] / "resources" / "demo" / "meeting.flac"
 
 
 def repo_cache() -> Path:
@@ -232,10 +253,13 @@ def read_clips(folder: Path) -> list[tuple[Path, tuple[Segment, ...]]]:
 
 
 def _build_trained(folder: Path, recipe: TinyRecipe) -> None:
-    from engine.testing.tiny_clips import synthesize_clips
+    from engine.testing.tiny_clips import recording_clips, synthesize_clips
     from engine.testing.tiny_train import fit_to_targets
 
     clips = synthesize_clips(recipe.clips, recipe.clip_seed, recipe.clip)
+    if recipe.meeting_pieces:
+        audio = demo_meeting()
+        clips += recording_clips(audio, audio.with_suffix(".stm"), recipe.meeting_pieces)
     model, processor = new_tiny_model(recipe.shape, recipe.seed, tuple(c.target for c in clips))
     report = fit_to_targets(model, processor, clips, folder / "clips", recipe)
     _save(model, processor, folder)

@@ -14,8 +14,10 @@ the sentence. The same `(count, seed, spec)` always gives the same clips.
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -101,3 +103,33 @@ def _clip(name: str, espeak: Espeak, voices: list, texts: list[str], gaps: np.nd
     samples = resample(mix, rate, SAMPLE_RATE).astype(np.float32)
     peak = float(np.max(np.abs(samples))) or 1.0
     return TinyClip(name, samples * np.float32(0.5 / peak), tuple(segments))
+
+
+def recording_clips(audio: Path, stm: Path, pieces: int) -> list[TinyClip]:
+    """A recording and its STM reference cut into `pieces` clips at the pauses between turns nearest
+    to equal shares (`meeting0`, `meeting1`, …; times from each clip's start, speakers numbered in
+    order of appearance within it), so a model can be trained on the very chunks it is asked to
+    transcribe. `ValueError` when the reference has fewer turns than pieces."""
+    from engine.audio.io import load_audio
+    from engine.evaluation.reference import parse_stm
+
+    turns = sorted(parse_stm(stm.read_text(encoding="utf-8"), stm.stem), key=lambda t: t.start or 0.0)
+    if len(turns) < pieces:
+        raise ValueError(f"{stm.name} has {len(turns)} turns, fewer than {pieces} pieces")
+    recording = load_audio(audio, SAMPLE_RATE)
+    gaps = [((a.end or 0.0) + (b.start or 0.0)) / 2 for a, b in itertools.pairwise(turns)]
+    cuts = [0.0]
+    for share in range(1, pieces):
+        goal = recording.duration * share / pieces
+        cuts.append(min(gaps, key=lambda g: abs(g - goal)))
+    cuts.append(recording.duration)
+    out = []
+    for index, (lo, hi) in enumerate(itertools.pairwise(cuts)):
+        inside = [t for t in turns if lo <= (t.start or 0.0) and (t.end or 0.0) <= hi]
+        speakers = list(dict.fromkeys(t.speaker for t in inside))
+        segments = tuple(
+            Segment(round(t.start - lo, 2), round(t.end - lo, 2), t.text, speaker=speakers.index(t.speaker))
+            for t in inside
+        )
+        out.append(TinyClip(f"meeting{index}", recording.slice(lo, hi).astype(np.float32), segments))
+    return out

@@ -147,3 +147,30 @@ def _loudness(samples: np.ndarray):
         return float(np.sqrt(np.mean(np.square(part, dtype=np.float64)))) if len(part) else 0.0
 
     return rms
+
+
+def test_a_recording_is_cut_at_the_pause_nearest_each_share_with_every_turn_in_one_piece(tmp_path):
+    from engine.testing.tiny import demo_meeting
+    from engine.testing.tiny_clips import recording_clips
+
+    audio = demo_meeting()
+    turns = [line.split(maxsplit=5) for line in audio.with_suffix(".stm").read_text().splitlines()]
+    first, second = recording_clips(audio, audio.with_suffix(".stm"), 2)
+    assert (first.name, second.name) == ("meeting0", "meeting1")
+    assert len(first.segments) + len(second.segments) == len(turns)  # no turn lost or cut in two
+    cut = first.duration
+    assert abs(cut - 124.48 / 2) < 3.0  # the pause nearest the middle
+    ends = sorted(float(t[4]) for t in turns if float(t[4]) <= cut)
+    starts = sorted(float(t[3]) for t in turns if float(t[3]) >= cut)
+    assert ends[-1] < cut < starts[0]  # between two turns, not inside one
+    assert second.segments[0].start == round(starts[0] - cut, 2)  # times from the piece's own start
+    assert first.segments[0].text == "I'd like to keep this meeting short if we can"
+    for piece in (first, second):  # speakers numbered in order of appearance within the piece
+        speakers = [s.speaker for s in piece.segments]
+        assert list(dict.fromkeys(speakers)) == list(range(len(set(speakers))))
+    whole = len(first.samples) + len(second.samples)
+    assert whole == pytest.approx(124.48 * SAMPLE_RATE, abs=SAMPLE_RATE * 0.01)
+    short = tmp_path / "short.stm"
+    short.write_text("short 1 a 0.0 1.0 hello\n")
+    with pytest.raises(ValueError, match="1 turns, fewer than 2 pieces"):
+        recording_clips(audio, short, 2)

@@ -1,0 +1,57 @@
+"""The capacity checkpoint's training masks: the speech a transcript has left behind is hidden from
+each reply token as `speech-anchor` would evict it, and nothing else is."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from engine.testing.tiny_masks import HiddenSpeech, anchors, closed_segments, hidden_speech_mask, object_ends
+
+
+def test_each_segment_object_closes_at_its_own_brace_even_with_braces_and_quotes_in_its_text():
+    segments = [{"Start": 0.5, "Content": 'a } b "{"'}, {"Start": 2.0, "Content": "c"}]
+    target = json.dumps(segments, separators=(",", ":"))
+    reply = "assistant\n" + target + "<|im_end|>"
+    ends = object_ends(reply, reply.index(target))
+    assert [reply[e] for e in ends] == ["}", "}"]
+    assert json.loads(reply[reply.index(target) : ends[0] + 1] + "]") == [json.loads(target)[0]]
+    assert ends[1] == reply.index(target) + len(target) - 2  # the last object, just before the `]`
+
+
+def test_an_object_counts_as_closed_from_the_token_that_writes_its_brace():
+    # objects close at characters 10 and 20; a token's end is exclusive
+    assert closed_segments([5, 10, 11, 20, 21, 30], [10, 20]) == [0, 0, 1, 1, 2, 2]
+
+
+def test_the_anchor_is_the_earliest_start_of_the_last_three_closed_segments_in_speech_tokens():
+    starts = [0.0, 5.0, 2.0, 10.0, 12.0, 14.0]
+    assert anchors([0, 2, 3, 4, 5, 6], starts, rate=2.0, recent=3) == [-1, -1, 0, 4, 4, 20]
+
+
+def test_a_reply_token_no_longer_sees_speech_before_the_anchors_look_back_but_keeps_sinks_and_the_end():
+    hidden = HiddenSpeech(look_back=(4, 4), sinks=2, look_ahead=3)
+    speech = torch.arange(2, 22)  # 20 speech tokens at positions 2..21
+    mask = hidden_speech_mask(30, speech, 25, [-1, 10, 30, -1, -1], hidden, look_back=4)
+    assert mask.shape == (30, 30)
+    sees = mask == 0
+    assert not sees.triu(1).any() and sees.tril().sum() > 0  # causal everywhere
+    assert sees[25, 2:22].all()  # no anchor yet: all speech
+    assert sees[:25].equal(torch.ones(25, 30, dtype=torch.bool).tril()[:25])  # the prompt is untouched
+    row = sees[26, 2:22]  # anchor 10, look-back 4: speech 2..5 hidden, sinks 0..1 kept
+    assert row.nonzero()[:, 0].tolist() == [0, 1, *range(6, 20)]
+    far = sees[27, 2:22]  # anchor past the end: only the sinks and the last three stay
+    assert far.nonzero()[:, 0].tolist() == [0, 1, 17, 18, 19]
+    assert sees[27, 22:28].all()  # the prompt's text after the speech and the reply so far stay visible
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [({"look_back": (8, 4)}, "look_back must be a range"), ({"look_back": (-1, 4)}, "look_back must be"),
+     ({"sinks": -1}, "sinks and look_ahead"), ({"recent": 0}, "recent >= 1")],
+)  # fmt: skip
+def test_an_impossible_hidden_speech_setting_is_refused(fields, message):
+    with pytest.raises(ValueError, match=message):
+        HiddenSpeech(**fields)
