@@ -153,7 +153,7 @@ def test_majority_mapping_sends_each_local_speaker_to_the_diarization_speaker_it
 
 
 def test_a_speaker_exactly_at_the_overlap_bar_is_not_enough_to_join_a_diarization_speaker():
-    evidence = [speaker(0, overlaps={"A": 1.0}), speaker(1, overlaps={"A": 0.3, "B": 0.7})]
+    evidence = [speaker(0, overlaps={"A": 1.0}), speaker(1, overlaps={"A": 0.3})]
     speaker_map = reconcile(evidence, ReconcileConfig(min_overlap=0.3))
     assert speaker_map[(1, 0)] != speaker_map[(0, 0)]
     joined = reconcile([evidence[0], speaker(1, overlaps={"A": 0.31})], ReconcileConfig(min_overlap=0.3))
