@@ -53,14 +53,14 @@ def together(speaker_map, *keys) -> bool:
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"min_overlap": 0.0}, "min overlap"),
-        ({"min_overlap": 1.0}, "min overlap"),
-        ({"min_similarity": -1.0}, "min similarity"),
-        ({"min_similarity": 1.0}, "min similarity"),
-        ({"short_seconds": -0.5}, "short-speech"),
-        ({"short_slack": -0.1}, "short-speech"),
-        ({"min_similarity": 0.5, "short_slack": 1.5}, "short-speech"),  # the bar could reach -1
-        ({"passes": -1}, "refinement passes"),
+        ({"min_overlap": 0.0}, "^min overlap"),
+        ({"min_overlap": 1.0}, "^min overlap"),
+        ({"min_similarity": -1.0}, "^min similarity"),
+        ({"min_similarity": 1.0}, "^min similarity"),
+        ({"short_seconds": -0.5}, "^short-speech"),
+        ({"short_slack": -0.1}, "^short-speech"),
+        ({"min_similarity": 0.5, "short_slack": 1.5}, "^short-speech"),  # the bar could reach -1
+        ({"passes": -1}, "^refinement passes"),
     ],
 )
 def test_a_reconcile_setting_out_of_range_is_refused_and_named(fields, message):
@@ -195,6 +195,20 @@ def test_without_a_short_speech_allowance_a_short_speaker_meets_the_full_bar():
     evidence = [speaker(0, embedding=at(0)), speaker(1, embedding=at(40), seconds=1.0)]  # 0.77
     assert together(reconcile(evidence), (0, 0), (1, 0))  # bar 0.6 for 1 s of speech
     assert not together(reconcile(evidence, ReconcileConfig(short_seconds=0.0)), (0, 0), (1, 0))
+
+
+def test_an_allowance_under_a_second_still_lowers_the_bar():
+    evidence = [speaker(0, embedding=at(0)), speaker(1, embedding=at(40), seconds=0.5)]  # 0.77
+    assert together(reconcile(evidence, ReconcileConfig(short_seconds=1.0)), (0, 0), (1, 0))  # bar 0.65
+
+
+def test_speech_the_diarization_missed_is_matched_by_voice_alone_without_a_penalty():
+    # neither speaker overlaps anyone in the diarization: only the voice (cos 0.70, 1 s: bar 0.6) counts
+    evidence = [
+        speaker(0, embedding=at(0), overlaps={}),
+        speaker(1, embedding=at(math.degrees(math.acos(0.7))), seconds=1.0, overlaps={}),
+    ]
+    assert together(reconcile(evidence), (0, 0), (1, 0))
 
 
 def test_a_speaker_with_no_voice_evidence_is_never_glued_to_another():
