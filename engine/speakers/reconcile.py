@@ -118,9 +118,8 @@ class _Global:
     label: str | None = None  # the diarization speaker it stands for
     members: list[LocalSpeaker] = field(default_factory=list)
 
-    def centroid(self, leave_out: int | None = None) -> np.ndarray | None:
-        vecs = [m.embedding * max(m.seconds, 0.1) for m in self.members
-                if m.embedding is not None and m.chunk != leave_out]  # fmt: skip
+    def centroid(self) -> np.ndarray | None:
+        vecs = [m.embedding * max(m.seconds, 0.1) for m in self.members if m.embedding is not None]
         if not vecs:
             return None
         total = np.sum(vecs, axis=0)
@@ -143,14 +142,14 @@ def reconcile(
     labels = sorted({lab for ev in evidence if ev.overlaps for lab in ev.overlaps})
     globals_ = [_Global(label=lab) for lab in labels]
     for chunk in sorted(by_chunk):
-        _assign(by_chunk[chunk], globals_, cfg, leave_out=None)
+        _assign(by_chunk[chunk], globals_, cfg)
     has_embeddings = any(ev.embedding is not None for ev in evidence)
     for _ in range(cfg.passes if has_embeddings else 0):
         before = _signature(globals_)
         for chunk in sorted(by_chunk):
-            for g in globals_:
+            for g in globals_:  # the chunk is solved against the others only
                 g.members = [m for m in g.members if m.chunk != chunk]
-            _assign(by_chunk[chunk], globals_, cfg, leave_out=chunk)
+            _assign(by_chunk[chunk], globals_, cfg)
         if _signature(globals_) == before:
             break
     globals_ = [g for g in globals_ if g.members]
@@ -160,12 +159,10 @@ def reconcile(
     return {(m.chunk, m.local): f"G{i + 1}" for i, g in enumerate(globals_) for m in g.members}
 
 
-def _assign(
-    chunk: list[LocalSpeaker], globals_: list[_Global], cfg: ReconcileConfig, leave_out: int | None
-) -> None:
+def _assign(chunk: list[LocalSpeaker], globals_: list[_Global], cfg: ReconcileConfig) -> None:
     from scipy.optimize import linear_sum_assignment
 
-    cents = [g.centroid(leave_out) for g in globals_]
+    cents = [g.centroid() for g in globals_]
     scores = np.array([[_score(ev, g, c, cfg) for g, c in zip(globals_, cents, strict=True)] for ev in chunk])
     scores = scores.reshape(len(chunk), len(globals_))
     # a column of "new speaker" options per local speaker, each worth 0: matches must score above it
@@ -230,6 +227,6 @@ def majority_map(results: Sequence[ChunkResult], diarization: Diarization) -> Sp
     """Baseline: each local speaker → the diarization speaker it overlaps most (may collide)."""
     out: dict[Key, str] = {}
     for ev in gather_evidence(local_spans(results), diarization):
-        if ev.overlaps:
-            out[(ev.chunk, ev.local)] = max(ev.overlaps, key=lambda k: ev.overlaps[k] if ev.overlaps else 0)
+        if overlaps := ev.overlaps:
+            out[(ev.chunk, ev.local)] = max(overlaps, key=overlaps.__getitem__)
     return out
