@@ -1,8 +1,8 @@
 """Rows admitted per eviction policy at equal KV bytes, on real decoding, and the plan beside it.
 
-The tiny VibeVoice checkpoint of `engine/testing/tiny.py`'s `CAPACITY_RECIPE` (built on first use,
-in about ten minutes, and cached) transcribes real audio through the backend's own request building,
-timestamp reader and Murmur's engine: its three synthetic clips (59.5, 74.6 and 87.2 s of 16, 20 and
+The tiny VibeVoice checkpoint of `engine/testing/tiny.py`'s `CAPACITY_RECIPE` (built on first use
+and cached: 129 steps, 40 minutes on two cores shared with other runs) transcribes real audio
+through the backend's own request building, timestamp reader and Murmur's engine: its three synthetic clips (59.5, 74.6 and 87.2 s of 16, 20 and
 24 turns by 2–4 voices) and the bundled demo meeting cut at a pause into two chunks (59.9 and
 64.5 s, four voices). It was trained to reply to each with its reference, and, on half its passes,
 with the speech behind its transcript hidden as `speech-anchor` evicts it (`tiny_masks`): a model
@@ -57,7 +57,7 @@ from engine.evaluation.metrics import word_error  # noqa: E402
 from engine.testing.tiny import CAPACITY_RECIPE, read_clips, tiny_trained_model  # noqa: E402
 from engine.types import Chunk  # noqa: E402
 
-POLICIES = {  # windows ×4 those of the 5–9 s clips: 160–270 speech tokens, replies of 180–310 tokens
+POLICIES = {  # the windows of the 20–40 s clips; speech-anchor's as the checkpoint's hidden passes (s8 a32)
     "none": EvictionConfig("none"),
     "output (s4 w128)": EvictionConfig("output", n_sink=4, output_window=128),
     "speech (s4 w64 d32 r1)": EvictionConfig(
