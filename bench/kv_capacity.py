@@ -2,8 +2,9 @@
 
 The tiny VibeVoice checkpoint of `engine/testing/tiny.py`'s `CAPACITY_RECIPE` (built on first use
 and cached: 129 steps, 40 minutes on two cores shared with other runs) transcribes real audio
-through the backend's own request building, timestamp reader and Murmur's engine: its three synthetic clips (59.5, 74.6 and 87.2 s of 16, 20 and
-24 turns by 2–4 voices) and the bundled demo meeting cut at a pause into two chunks (59.9 and
+through the backend's own request building, timestamp reader and Murmur's engine: its three
+synthetic clips (59.5, 74.6 and 87.2 s of 16, 20 and 24 turns by 2–4 voices) and the bundled demo
+meeting cut at a pause into two chunks (59.9 and
 64.5 s, four voices). It was trained to reply to each with its reference, and, on half its passes,
 with the speech behind its transcript hidden as `speech-anchor` evicts it (`tiny_masks`): a model
 that memorises a few clips can otherwise recall them from any of their audio and changes its words
