@@ -195,7 +195,7 @@ def _engine_rows() -> tuple[Option, ...]:
         _eviction("--speech-sink", "speech_sink", "pinned speech tokens (default: 32)"),
         _eviction("--speech-layers", "layers", 'per-layer speech settings, e.g. \'[{"start": 0, "end": 20, '
                   '"keep": true}]\'; layers outside every range use the policy\'s settings (as in the '
-                  "authors' code)", str, metavar="JSON", key="speech_layers"),
+                  "authors' code)", str, metavar="JSON"),
         _eviction("--speech-cap", "speech_cap", "what caps speech eviction (speech, both): each row's own "
                   "span (row, default) or the shortest span among the rows decoded together (batch-min: "
                   "the authors' batching, Table 4)", str, choices=SPEECH_CAPS, metavar=None),

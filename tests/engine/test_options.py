@@ -305,3 +305,27 @@ def test_every_field_a_request_sets_is_one_the_server_reads():
     assert forms == {"language", "prompt", "temperature", "diarizer", "num_speakers", "min_speakers",
                      "max_speakers"}  # fmt: skip
     assert forms <= set(COMMON) | set(TRANSCRIBE_ONLY)
+
+
+NEEDS = {"whisper": ["--model", "small"], ("--engine", "server"): ["--server", "http://127.0.0.1:9"]}
+# what a choice needs beside it: a model that translates (--task translate), a server's URL
+
+
+def _field(recipe: Recipe, option: Option) -> object:
+    value: object = recipe.backend_config if option.owner == "backend" else recipe.pipeline
+    for name in option.fields:
+        value = getattr(value, name)
+    return value
+
+
+@pytest.mark.parametrize("backend", ["whisper", "vibevoice"])
+def test_every_choice_a_flag_offers_reaches_its_config_field(backend):
+    parser = build_parser()
+    chosen = [o for o in rows("transcribe", backend) if o.choices and o.fields[-1] != "policy"]  # presets
+    assert backend == "whisper" or "--speech-cap" in {o.flag for o in chosen}
+    for option in chosen:
+        for choice in option.choices:
+            needs = NEEDS.get(backend, []) + NEEDS.get((option.flag, choice), [])
+            args = parser.parse_args(["transcribe", "a.wav", "--backend", backend, *needs, option.flag,
+                                      choice])  # fmt: skip
+            assert _field(recipe_of(args, "transcribe"), option) == option.field_value(choice), option.flag
