@@ -79,8 +79,9 @@ def test_a_pyramid_extended_as_a_recording_grows_equals_one_built_whole(base_blo
 
 def test_a_pyramid_is_not_extended_by_a_shorter_signal():
     pyramid = EnvelopePyramid.build(np.zeros(1000, np.float32), 2000)
-    with pytest.raises(ValueError, match="followed by new ones"):
+    with pytest.raises(ValueError) as raised:
         pyramid.extended(np.zeros(999, np.float32))
+    assert str(raised.value) == "extended() takes this pyramid's samples followed by new ones"
 
 
 def test_extending_a_long_recording_reduces_only_what_was_added(monkeypatch):
@@ -157,13 +158,15 @@ def test_an_hour_of_audio_keeps_a_pyramid_of_float32_within_its_stated_memory():
 
 @pytest.mark.parametrize(("rate", "block", "factor"), [(0, 64, 4), (16000, 0, 4), (16000, 64, 1)])
 def test_a_pyramid_without_a_rate_a_block_or_a_factor_of_two_is_refused(rate, block, factor):
-    with pytest.raises(ValueError, match="sample rate and block must be positive and the factor at least 2"):
+    with pytest.raises(ValueError) as raised:
         EnvelopePyramid.build(np.zeros(100, np.float32), rate, block, factor)
+    assert str(raised.value) == "sample rate and block must be positive and the factor at least 2"
 
 
 def test_the_smallest_block_factor_and_bin_count_are_taken():
     pyramid = EnvelopePyramid.build(np.arange(8, dtype=np.float32), 1, base_block=1, factor=2, min_bins=1)
     assert [level.maxs.tolist() for level in pyramid.levels] == [list(range(8)), [1, 3, 5, 7], [3, 7], [7]]
     assert len(pyramid.window(0.0, 8.0, 1).times) >= 1
-    with pytest.raises(ValueError, match="max_bins must be at least 1"):
+    with pytest.raises(ValueError) as raised:
         pyramid.window(0.0, 8.0, 0)
+    assert str(raised.value) == "max_bins must be at least 1"
