@@ -2,7 +2,7 @@
 
 `TranscribeSettings` is a frozen record of the dialog's fields (0 / "" mean "the backend's
 default"); its field names are the names saved in settings and projects. Each field but the
-backend and the run-on fields is a row of the engine's option table (`engine.options.OPTIONS`:
+backend and the run-on fields is a row of the engine's option table (`engine.options.option_rows()`:
 label, tooltip, choices, which backends take it), under the same name except `SETTING_ROWS`'
 three (a check box's row takes the flag's bare value: Known voices is a bare `--voices`).
 `recipe(settings)` hands the values to `engine.recipe.recipe_from`, the one validation path the
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QSettings
 
 from engine.backends import BACKENDS
-from engine.options import BY_NAME, LANGUAGES, Option
-from engine.options import terms as parse_terms
+from engine.option_values import terms as parse_terms
+from engine.options import LANGUAGES, Option, by_name
 from engine.recipe import Recipe, recipe_from
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ def setting_names() -> tuple[str, ...]:
 
 def option_row(name: str) -> Option:
     """The option-table row of setting `name`."""
-    return BY_NAME[SETTING_ROWS.get(name, name)]
+    return by_name()[SETTING_ROWS.get(name, name)]
 
 
 def choices_of(name: str) -> tuple[str, ...]:

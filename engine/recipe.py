@@ -3,7 +3,7 @@
 `backend` names an entry of `engine.backends.BACKENDS`, `config` is that backend's frozen config
 (nested: VibeVoice's `decode` holds the engine config, which holds the eviction config) and
 `pipeline` the `PipelineConfig`. `recipe_from(values)` is the one path from user-given option
-values (keyed as `engine.options.OPTIONS` names them, None: not given) to a validated recipe: every
+values (keyed as `engine.options.option_rows()` names them, None: not given) to a validated recipe: every
 surface (CLI, app, server, eval sweep files, Ray workers) goes through it, so a mistake gets the
 same one message everywhere. `to_dict`/`from_dict` carry a recipe as JSON values: only what
 differs from the defaults, nested as the configs nest. Importing this module loads no torch.
@@ -20,7 +20,7 @@ from typing import Any
 
 from engine.backends import BACKENDS
 from engine.decode.eviction import EvictionConfig
-from engine.options import BY_NAME, Option
+from engine.options import Option, by_name
 from engine.pipeline_config import PipelineConfig
 
 EVICTION = ("decode", "eviction")  # where the eviction settings sit in VibeVoice's config
@@ -88,14 +88,15 @@ def recipe_from(values: Mapping[str, Any], backend: str | None = None, base: Rec
     if backend != base.backend:
         base = Recipe(backend, None, base.pipeline)
     config_fields = {f.name for f in dataclasses.fields(config_class(backend))}
-    fields = {k: given.pop(k) for k in list(given) if k not in BY_NAME and k in config_fields}
-    unknown = sorted(k for k in given if k not in BY_NAME or not BY_NAME[k].applies_to(backend))
+    table = by_name()
+    fields = {k: given.pop(k) for k in list(given) if k not in table and k in config_fields}
+    unknown = sorted(k for k in given if k not in table or not table[k].applies_to(backend))
     if unknown:
         raise ValueError(f"backend {backend!r} has no option(s): {', '.join(unknown)}")
     pipeline: dict[str, Any] = {}
     eviction: dict[str, Any] = {}
     for name, value in given.items():
-        option = BY_NAME[name]
+        option = table[name]
         target = pipeline if option.owner == "pipeline" else fields
         path = option.fields
         value = option.field_value(_parsed(option, value))

@@ -1,8 +1,8 @@
 """The transcription settings dialog, generated from the engine's option table.
 
 One row per `TranscribeSettings` option field, labelled and explained by its row of
-`engine.options.OPTIONS`; the editor follows the field's type (a list for choices, a number box,
-a check box, a text field; a folder button for models). A row is enabled only when the chosen
+`engine.options.option_rows()`; the editor follows the field's type (a list for choices, a number
+box, a check box, a text field; a folder button for models). A row is enabled only when the chosen
 backend takes that option and, for a run on a Murmur server, only when the server takes it per
 request (the rest it holds from its start: `app.settings.per_request`); a disabled row's tooltip
 says why. The rows scroll, so the dialog

@@ -110,11 +110,12 @@ def parse_options(items: list[str]) -> dict[str, Any]:
 
 def system_from_args(args: argparse.Namespace) -> Any:
     from engine.evaluation.systems import System
-    from engine.options import BY_NAME
+    from engine.options import by_name
 
     recipe = recipe_of(args, "eval")  # every flag checked now, before any recording is read
     given = given_options(args, "eval")
-    options = {k: v for k, v in given.items() if BY_NAME[k].owner == "backend"} | parse_options(args.option)
+    table = by_name()
+    options = {k: v for k, v in given.items() if table[k].owner == "backend"} | parse_options(args.option)
     single = recipe.pipeline.single_pass
     name = args.name or (f"{args.backend}-single" if single else args.backend)
     options_items = tuple(sorted(options.items()))

@@ -34,7 +34,7 @@ from engine.decode.plan import (
     project,
     shape_from_config,
 )
-from engine.options import BY_NAME
+from engine.options import by_name
 
 DEFAULT_POLICIES = (
     "none",
@@ -192,7 +192,8 @@ def _shape(args: argparse.Namespace) -> ModelShape:
 
 def _eviction_fields(given: dict[str, Any]) -> dict[str, Any]:
     """The eviction flags given, by `EvictionConfig.from_options` name (the table's field)."""
-    rows = {k: BY_NAME[k].fields for k in given}
+    table = by_name()
+    rows = {k: table[k].fields for k in given}
     return {path[-1]: given[k] for k, path in rows.items() if path[:2] == ("decode", "eviction")}
 
 

@@ -1,5 +1,5 @@
 """The argparse side of the option table: each command's option flags generated from
-`engine.options.OPTIONS`, and the `Recipe` the parsed flags describe.
+`engine.options.option_rows()`, and the `Recipe` the parsed flags describe.
 
 `add_option_arguments(parser, surface)` adds the rows `surface` offers, grouped by their `group`,
 every one defaulting to None ("not given": the config's default stays); on the surfaces that run
@@ -15,7 +15,8 @@ import argparse
 from typing import Any
 
 from engine.backends import BACKENDS
-from engine.options import BY_NAME, SYSTEM, Option, option_text, rows
+from engine.option_values import option_text
+from engine.options import SYSTEM, Option, by_name, rows
 
 
 def add_option_arguments(p: argparse.ArgumentParser, surface: str, into: Any = None) -> None:
@@ -61,8 +62,9 @@ def option_flags(values: dict[str, Any], surface: str, backend: str) -> list[str
     if unknown:
         raise ValueError(f"`murmur {surface}` with the {backend} backend takes no {', '.join(unknown)}")
     flags = ["--backend", backend] if surface in SYSTEM else []
+    table = by_name()
     for name, value in values.items():
-        option = BY_NAME[name]
+        option = table[name]
         if value is not None and not option.form:
             flags += [option.flag, option_text(value)]
     return flags

@@ -16,19 +16,8 @@ import pytest
 
 from engine.cli import build_parser, main
 from engine.cli.option_args import recipe_of
-from engine.options import (
-    BY_NAME,
-    INTERNAL,
-    OPTIONS,
-    SYSTEM,
-    Option,
-    channel_arg,
-    dialog_rows,
-    language_code,
-    memory_size,
-    rows,
-    terms,
-)
+from engine.option_values import channel_arg, language_code, memory_size, terms
+from engine.options import INTERNAL, SYSTEM, Option, by_name, dialog_rows, option_rows, rows
 from engine.pipeline import PipelineConfig
 from engine.recipe import Recipe, config_class, recipe_from
 
@@ -60,14 +49,14 @@ def _resolves(option: Option, backend: str) -> bool:
 
 @pytest.mark.parametrize("backend", ["whisper", "vibevoice"])
 def test_every_row_lands_on_a_field_of_each_backend_it_names(backend):
-    rows = [o for o in OPTIONS if o.applies_to(backend) and o.path not in NOT_FIELDS]
+    rows = [o for o in option_rows() if o.applies_to(backend) and o.path not in NOT_FIELDS]
     assert [o.flag for o in rows if not _resolves(o, backend)] == []
 
 
 @pytest.mark.parametrize("backend", ["whisper", "vibevoice"])
 def test_every_config_field_has_a_row_or_a_reason_to_have_none(backend):
     fields = _fields_of(backend)
-    rows = {o.path for o in OPTIONS if o.applies_to(backend)}
+    rows = {o.path for o in option_rows() if o.applies_to(backend)}
     internal = {f for f in fields if any(f == p or f.startswith(p + ".") for p in INTERNAL)}
     assert sorted(fields - rows - internal) == []  # a new field needs a row or an INTERNAL entry
     assert sorted(rows & internal) == []
@@ -86,7 +75,7 @@ def _flags(command: str) -> set[str]:
 
 
 def test_serve_eval_and_transcribe_offer_one_set_of_system_flags():
-    system = {o.flag for o in OPTIONS if set(SYSTEM) <= set(o.surfaces)} | {"--backend"}
+    system = {o.flag for o in option_rows() if set(SYSTEM) <= set(o.surfaces)} | {"--backend"}
     assert {"--language", "--speech-sink", "--eviction", "--speakers", "--context"} <= system
     for command in SYSTEM:
         assert system <= _flags(command), command
@@ -105,13 +94,13 @@ def _shape(action: argparse.Action) -> tuple[object, ...]:
 
 
 def test_serve_eval_and_transcribe_generate_one_identical_set_of_system_flags():
-    table = {o.flag for o in OPTIONS} | {"--backend"}
-    system = {o.flag for o in OPTIONS if set(SYSTEM) <= set(o.surfaces)} | {"--backend"}
-    assert [o.flag for o in OPTIONS if len(set(o.surfaces) & set(SYSTEM)) == 2] == []  # all or one
+    table = {o.flag for o in option_rows()} | {"--backend"}
+    system = {o.flag for o in option_rows() if set(SYSTEM) <= set(o.surfaces)} | {"--backend"}
+    assert [o.flag for o in option_rows() if len(set(o.surfaces) & set(SYSTEM)) == 2] == []  # all or one
     shapes = {}
     for command in SYSTEM:
         actions = _actions(command)
-        own = {o.flag for o in OPTIONS if set(o.surfaces) & set(SYSTEM) == {command}}
+        own = {o.flag for o in option_rows() if set(o.surfaces) & set(SYSTEM) == {command}}
         assert set(actions) & table == system | own, command
         shapes[command] = {flag: _shape(actions[flag]) for flag in system}
     assert shapes["serve"] == shapes["transcribe"] == shapes["eval"]  # same help, type, choices
@@ -133,7 +122,7 @@ def _words(text: str) -> str:
 
 def test_the_help_of_serve_eval_and_transcribe_shows_the_same_system_flag_groups():
     groups = {command: _help_groups(command) for command in SYSTEM}
-    titles = {f"{o.group}:" for o in OPTIONS if o.group}
+    titles = {f"{o.group}:" for o in option_rows() if o.group}
     assert titles <= set(groups["transcribe"])
     for title in titles:
         assert groups["serve"][title] == groups["transcribe"][title] == groups["eval"][title], title
@@ -272,10 +261,11 @@ def test_anything_else_is_not_a_language(text):
 
 
 def test_pipeline_options_apply_to_any_backend_and_backend_options_to_the_ones_they_name():
-    assert BY_NAME["speakers"].applies_to("a-backend-added-later")
-    assert BY_NAME["language"].applies_to("whisper") and not BY_NAME["language"].applies_to("vibevoice")
-    assert BY_NAME["mode"].field_value("single") is True and BY_NAME["mode"].field_value("chunked") is False
-    assert BY_NAME["language"].field_value("de") == "de"  # no conversion: as parsed
+    table = by_name()
+    assert table["speakers"].applies_to("a-backend-added-later")
+    assert table["language"].applies_to("whisper") and not table["language"].applies_to("vibevoice")
+    assert table["mode"].field_value("single") is True and table["mode"].field_value("chunked") is False
+    assert table["language"].field_value("de") == "de"  # no conversion: as parsed
 
 
 def test_each_surface_offers_its_rows_and_only_those_of_the_chosen_backend():
@@ -286,7 +276,9 @@ def test_each_surface_offers_its_rows_and_only_those_of_the_chosen_backend():
     assert {o.flag for o in rows("record")} >= {"--language", "--model", "--channel", "--speakers"}
     assert "--dtype" not in {o.flag for o in rows("record")}
     assert "--audio-stream" not in {o.flag for o in rows("serve")}
-    assert [o.label for o in dialog_rows()] == [o.label for o in OPTIONS if o.label] != []
+    assert [o.label for o in dialog_rows()] == [o.label for o in option_rows() if o.label] != []
+
+
 def test_the_flags_of_some_values_parse_back_to_them_and_leave_per_job_values_to_the_request():
     from engine.cli.option_args import option_flags
     from engine.options import request_fields
@@ -309,7 +301,31 @@ def test_the_flags_of_some_values_parse_back_to_them_and_leave_per_job_values_to
 def test_every_field_a_request_sets_is_one_the_server_reads():
     from engine.serve.params import COMMON, TRANSCRIBE_ONLY
 
-    forms = {o.form for o in OPTIONS if o.form}
+    forms = {o.form for o in option_rows() if o.form}
     assert forms == {"language", "prompt", "temperature", "diarizer", "num_speakers", "min_speakers",
                      "max_speakers"}  # fmt: skip
     assert forms <= set(COMMON) | set(TRANSCRIBE_ONLY)
+
+
+NEEDS = {"whisper": ["--model", "small"], ("--engine", "server"): ["--server", "http://127.0.0.1:9"]}
+# what a choice needs beside it: a model that translates (--task translate), a server's URL
+
+
+def _field(recipe: Recipe, option: Option) -> object:
+    value: object = recipe.backend_config if option.owner == "backend" else recipe.pipeline
+    for name in option.fields:
+        value = getattr(value, name)
+    return value
+
+
+@pytest.mark.parametrize("backend", ["whisper", "vibevoice"])
+def test_every_choice_a_flag_offers_reaches_its_config_field(backend):
+    parser = build_parser()
+    chosen = [o for o in rows("transcribe", backend) if o.choices and o.fields[-1] != "policy"]  # presets
+    assert backend == "whisper" or "--speech-cap" in {o.flag for o in chosen}
+    for option in chosen:
+        for choice in option.choices:
+            needs = NEEDS.get(backend, []) + NEEDS.get((option.flag, choice), [])
+            args = parser.parse_args(["transcribe", "a.wav", "--backend", backend, *needs, option.flag,
+                                      choice])  # fmt: skip
+            assert _field(recipe_of(args, "transcribe"), option) == option.field_value(choice), option.flag

@@ -117,7 +117,7 @@ def test_a_setting_expected_to_drop_untranscribed_speech_warns_once_and_speech_a
 
 def test_kv_memory_reaches_the_engine_and_kv_plan_counts_rows_in_it(capsys):
     from engine.cli import main
-    from engine.options import memory_size
+    from engine.option_values import memory_size
     from engine.recipe import recipe_from
 
     assert memory_size("8GiB") == 8 * 2**30 and memory_size("500MB") == 500 * 10**6
