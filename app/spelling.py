@@ -22,14 +22,16 @@ from typing import Any
 WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 MAX_SUGGESTIONS = 5
 PIECE = 65536  # characters of the word list parsed at once (a few ms each)
+WORDS_AT_ONCE = 5000  # words loaded into the checker per slice (about a millisecond each)
 _NEXT_ENTRY = re.compile(r',\s*"')
 
 
 def _checker(language: str) -> Any:
-    """pyspellchecker's checker for `language`, its word list parsed piece by piece: the package
-    parses the whole list in one call, which holds the interpreter for about 0.2 s (the window,
-    which shares it, froze for that long when a first transcript arrived); a piece holds it for
-    milliseconds. `OSError` or `ValueError` when there is no list for the language."""
+    """pyspellchecker's checker for `language`, its word list parsed and loaded piece by piece: the
+    package parses the whole list in one call, which holds the interpreter for about 0.2 s (the
+    window, which shares it, froze for that long when a first transcript arrived), and loads it
+    with others that hold it for about 0.1 s (`fill`); a piece holds it for milliseconds.
+    `OSError` or `ValueError` when there is no list for the language."""
     from spellchecker import SpellChecker
 
     if not language.isalpha():
@@ -38,8 +40,32 @@ def _checker(language: str) -> Any:
     if packed is None:
         raise OSError(f"no dictionary for {language!r}")
     checker = SpellChecker(language=None)
-    checker.word_frequency.load_json(word_counts(gzip.decompress(packed).decode("utf-8")))
+    fill(checker.word_frequency, word_counts(gzip.decompress(packed).decode("utf-8")))
     return checker
+
+
+def fill(frequency: Any, counts: dict[str, int], piece: int = WORDS_AT_ONCE) -> None:
+    """Load `counts` into an empty pyspellchecker `WordFrequency` as its `load_json` does (words
+    lower-cased, the counts of words that differ only in case summed; then its totals: words, unique
+    words, letters, longest word), `piece` words at a time. `load_json` ends with calls over the
+    whole list (`set().union(*keys)`, `max(map(len, keys))`) that hold the interpreter for about
+    0.1 s, which the window, sharing it, showed as a stall when a first transcript arrived."""
+    words, items = frequency._dictionary, list(counts.items())
+    letters: set[str] = set()
+    longest = 0
+    for at in range(0, len(items), piece):
+        keys = []
+        for key, count in items[at : at + piece]:
+            lower = key.lower()
+            words[lower] += count
+            keys.append(lower)
+        if keys:
+            letters.update(*keys)
+            longest = max(longest, *map(len, keys))
+    frequency._total_words = sum(words.values())
+    frequency._unique_words = len(words)
+    frequency._letters = letters
+    frequency._longest_word_length = longest
 
 
 def word_counts(text: str, piece: int = PIECE) -> dict[str, int]:

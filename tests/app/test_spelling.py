@@ -107,3 +107,42 @@ def test_a_separator_inside_a_word_makes_the_piece_longer_instead_of_failing():
 def test_a_language_without_a_word_list_has_no_speller():
     # catches: a missing list raising instead of turning the spell check off
     assert Speller.load("xx") is None and Speller.load("../en") is None
+
+
+@pytest.mark.parametrize("piece", [1, 2, 5000])
+def test_a_word_list_loaded_in_slices_makes_the_checker_loading_it_whole_would(piece):
+    # catches: a slice's words or its last word dropped (`range` step or bounds off by one), a word
+    # kept in its capitals, counts of words differing only in case not summed, the totals, letters
+    # or longest word taken from the last slice only
+    from spellchecker import SpellChecker
+
+    from app.spelling import fill
+
+    counts = {"Apple": 2, "apple": 3, "Zürich": 1, "be": 4, "extraordinarily": 1, "x": 9}
+    whole, sliced = SpellChecker(language=None), SpellChecker(language=None)
+    whole.word_frequency.load_json(counts)
+    fill(sliced.word_frequency, counts, piece=piece)
+    assert sliced.word_frequency.dictionary == whole.word_frequency.dictionary == {
+        "apple": 5, "zürich": 1, "be": 4, "extraordinarily": 1, "x": 9}  # fmt: skip
+    for total in ("total_words", "unique_words", "letters", "longest_word_length"):
+        assert getattr(sliced.word_frequency, total) == getattr(whole.word_frequency, total), total
+    assert sliced.candidates("aple") == whole.candidates("aple") == {"apple"}
+
+
+def test_the_english_list_loads_in_slices_to_the_same_checker_as_in_one_call():
+    # catches: the slices drifting from what the pinned pyspellchecker's own loader builds
+    import gzip
+    import pkgutil
+
+    from spellchecker import SpellChecker
+
+    from app.spelling import _checker, word_counts
+
+    text = gzip.decompress(pkgutil.get_data("spellchecker", "resources/en.json.gz")).decode("utf-8")
+    whole = SpellChecker(language=None)
+    whole.word_frequency.load_json(word_counts(text))
+    sliced = _checker("en").word_frequency
+    assert sliced.dictionary == whole.word_frequency.dictionary
+    assert (sliced.total_words, sliced.unique_words, sliced.longest_word_length, sliced.letters) == (
+        whole.word_frequency.total_words, whole.word_frequency.unique_words,
+        whole.word_frequency.longest_word_length, whole.word_frequency.letters)  # fmt: skip
