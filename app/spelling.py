@@ -15,6 +15,7 @@ import gzip
 import json
 import pkgutil
 import re
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 MAX_SUGGESTIONS = 5
 PIECE = 65536  # characters of the word list parsed at once (a few ms each)
 WORDS_AT_ONCE = 5000  # words loaded into the checker per slice (about a millisecond each)
+PAUSE_S = 0.004  # the loader's sleep after each piece or slice, so the window gets the interpreter
 _NEXT_ENTRY = re.compile(r',\s*"')
 
 
@@ -30,8 +32,11 @@ def _checker(language: str) -> Any:
     """pyspellchecker's checker for `language`, its word list parsed and loaded piece by piece: the
     package parses the whole list in one call, which holds the interpreter for about 0.2 s (the
     window, which shares it, froze for that long when a first transcript arrived), and loads it
-    with others that hold it for about 0.1 s (`fill`); a piece holds it for milliseconds.
-    `OSError` or `ValueError` when there is no list for the language."""
+    with others that hold it for about 0.1 s (`fill`); a piece holds it for milliseconds. After
+    each piece the loader sleeps `PAUSE_S`: a thread that never waits takes the interpreter back
+    every time the window's thread lets it go to call into Qt, and a paint, which does so hundreds
+    of times, took 50–180 ms while the list loaded. `OSError` or `ValueError` when there is no list
+    for the language."""
     from spellchecker import SpellChecker
 
     if not language.isalpha():
@@ -40,16 +45,18 @@ def _checker(language: str) -> Any:
     if packed is None:
         raise OSError(f"no dictionary for {language!r}")
     checker = SpellChecker(language=None)
-    fill(checker.word_frequency, word_counts(gzip.decompress(packed).decode("utf-8")))
+    counts = word_counts(gzip.decompress(packed).decode("utf-8"), pause=PAUSE_S)
+    fill(checker.word_frequency, counts, pause=PAUSE_S)
     return checker
 
 
-def fill(frequency: Any, counts: dict[str, int], piece: int = WORDS_AT_ONCE) -> None:
+def fill(frequency: Any, counts: dict[str, int], piece: int = WORDS_AT_ONCE, pause: float = 0.0) -> None:
     """Load `counts` into an empty pyspellchecker `WordFrequency` as its `load_json` does (words
     lower-cased, the counts of words that differ only in case summed; then its totals: words, unique
     words, letters, longest word), `piece` words at a time. `load_json` ends with calls over the
     whole list (`set().union(*keys)`, `max(map(len, keys))`) that hold the interpreter for about
-    0.1 s, which the window, sharing it, showed as a stall when a first transcript arrived."""
+    0.1 s, which the window, sharing it, showed as a stall when a first transcript arrived. Sleeps
+    `pause` s after each slice."""
     words, items = frequency._dictionary, list(counts.items())
     letters: set[str] = set()
     longest = 0
@@ -62,16 +69,17 @@ def fill(frequency: Any, counts: dict[str, int], piece: int = WORDS_AT_ONCE) -> 
         if keys:
             letters.update(*keys)
             longest = max(longest, *map(len, keys))
+        time.sleep(pause)
     frequency._total_words = sum(words.values())
     frequency._unique_words = len(words)
     frequency._letters = letters
     frequency._longest_word_length = longest
 
 
-def word_counts(text: str, piece: int = PIECE) -> dict[str, int]:
+def word_counts(text: str, piece: int = PIECE, pause: float = 0.0) -> dict[str, int]:
     """The JSON object `{"word": count, …}` in `text`, parsed about `piece` characters at a time
     (each piece ends before a `, "` that starts the next entry; one found inside a word makes the
-    piece longer)."""
+    piece longer), sleeping `pause` s after each."""
     body, counts, start = text.strip()[1:-1], {}, 0
     while start < len(body):
         end = _entry_end(body, start + piece)
@@ -84,6 +92,7 @@ def word_counts(text: str, piece: int = PIECE) -> dict[str, int]:
                     raise
                 end = _entry_end(body, end + 1)
         start = end + 1
+        time.sleep(pause)
     return counts
 
 
