@@ -9,7 +9,8 @@ at the next start (`murmur record --recover` makes it whole). `--play FILE` uses
 at real-time speed as the input (demos, tests); `--list-devices` shows the inputs. With
 `--remote URL` the audio goes to a Murmur server as it is captured (`WS /v1/realtime`, see
 engine/remote/realtime_client.py), the live lines are the server's, and the full transcript after
-the recording is made there too.
+the recording is made there too. The stream opens before the recording does: a server that is not
+there or refuses the key is an error (exit 1) that leaves no file behind.
 """
 
 from __future__ import annotations
@@ -102,6 +103,8 @@ def _record(args: argparse.Namespace) -> int:
     remote = _remote_live(args)
     backend = _backend(args) if (args.live or not args.no_transcribe) and not args.remote else None
     source = _source(args)
+    if remote is not None:
+        remote.start()  # before the file is made: a refused stream leaves no recording behind
     path = new_recording_path(args.out)
     session = LiveSession(source, path, backend if args.live else None, on_line=_print_line,
                           on_error=_say_error,
@@ -109,9 +112,7 @@ def _record(args: argparse.Namespace) -> int:
     cancel = getattr(args, "cancel", None) or threading.Event()
     previous = install_interrupt(cancel)
     try:
-        session.start()
-        if remote is not None:
-            remote.start()  # once the microphone is open: the server closes a silent stream
+        _start(session, remote)
         name = session.capture.source.name
         print(f"recording {name} to {path} (Ctrl-C stops)", file=sys.stderr, flush=True)
         _wait(session, cancel, args.seconds)
@@ -130,6 +131,16 @@ def _record(args: argparse.Namespace) -> int:
         return 1 if session.error else 0
     _finalise(args, backend, path, formats)
     return 1 if session.error else 0
+
+
+def _start(session: Any, remote: Any) -> None:
+    """Open the input; a live stream already open is closed when it cannot be."""
+    try:
+        session.start()
+    except BaseException:
+        if remote is not None:
+            remote.finish(timeout=0)
+        raise
 
 
 def _source(args: argparse.Namespace) -> Any:
