@@ -9,7 +9,7 @@ at the next start (`murmur record --recover` makes it whole). `--play FILE` uses
 at real-time speed as the input (demos, tests); `--list-devices` shows the inputs. With
 `--remote URL` the audio goes to a Murmur server as it is captured (`WS /v1/realtime`, see
 engine/remote/realtime_client.py), the live lines are the server's, and the full transcript after
-the recording is made there too. The stream opens before the recording does: a server that is not
+the recording is made there too. The stream opens once the input is open; a server that is not
 there or refuses the key is an error (exit 1) that leaves no file behind.
 """
 
@@ -103,8 +103,6 @@ def _record(args: argparse.Namespace) -> int:
     remote = _remote_live(args)
     backend = _backend(args) if (args.live or not args.no_transcribe) and not args.remote else None
     source = _source(args)
-    if remote is not None:
-        remote.start()  # before the file is made: a refused stream leaves no recording behind
     path = new_recording_path(args.out)
     session = LiveSession(source, path, backend if args.live else None, on_line=_print_line,
                           on_error=_say_error,
@@ -112,7 +110,9 @@ def _record(args: argparse.Namespace) -> int:
     cancel = getattr(args, "cancel", None) or threading.Event()
     previous = install_interrupt(cancel)
     try:
-        _start(session, remote)
+        session.start()
+        if remote is not None:
+            _connect(remote, session, path)
         name = session.capture.source.name
         print(f"recording {name} to {path} (Ctrl-C stops)", file=sys.stderr, flush=True)
         _wait(session, cancel, args.seconds)
@@ -133,13 +133,15 @@ def _record(args: argparse.Namespace) -> int:
     return 1 if session.error else 0
 
 
-def _start(session: Any, remote: Any) -> None:
-    """Open the input; a live stream already open is closed when it cannot be."""
+def _connect(remote: Any, session: Any, path: Path) -> None:
+    """Open the live stream once the input is open (the server closes a stream silent for 15 s, and
+    a microphone can be slow to open); a refusal ends the recording and removes it: nothing in it
+    was announced to the user yet."""
     try:
-        session.start()
-    except BaseException:
-        if remote is not None:
-            remote.finish(timeout=0)
+        remote.start()
+    except MurmurError:
+        session.stop()
+        path.unlink(missing_ok=True)
         raise
 
 

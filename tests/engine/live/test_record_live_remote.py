@@ -161,7 +161,7 @@ def test_the_servers_key_from_the_flag_or_the_environment_opens_the_stream(
 def test_a_wrong_key_is_refused_in_a_sentence_with_exit_1_and_no_recording_left(
     detector, tmp_path, monkeypatch
 ):
-    # catches: the stream opened after the recording file was made (a stub of a recording left)
+    # catches: the recording made before the refusal left behind (a stub of 0.2 s)
     clip = write_clip(tmp_path / "clip.flac", 0.0, 3.0)
     monkeypatch.delenv(KEY_ENV, raising=False)
     console = Console(monkeypatch)
@@ -189,12 +189,14 @@ def test_a_server_that_is_not_there_is_refused_in_a_sentence_with_exit_1(tmp_pat
     assert list((tmp_path / "out").glob("*")) == []
 
 
-def test_an_input_that_will_not_open_closes_the_live_stream_it_opened(detector, tmp_path, monkeypatch):
-    # catches: the stream left open (held by the server until its idle timeout) when the input fails
+def test_an_input_that_will_not_open_opens_no_live_stream_and_leaves_no_file(detector, tmp_path, monkeypatch):
+    # catches: the stream opened before the input (left open, held by the server until its idle
+    # timeout, when the input fails); the capture's empty file left when FLAC refuses the rate
     wide = tmp_path / "wide.wav"
     sf.write(wide, np.zeros(700_000, np.float32), 700_000)  # a rate FLAC cannot hold
     console = Console(monkeypatch)
-    server = RealtimeServer(detector)
+    backend = Echo()
+    server = RealtimeServer(detector, backend=backend)
     with serving(server) as url:
         assert record(tmp_path / "out", wide, base(url)) == 1
         assert settled(server, timeout=5) == 0
