@@ -234,3 +234,13 @@ def test_remote_without_live_sends_nothing_while_recording(detector, tmp_path, m
                      "--no-transcribe"])  # fmt: skip
     assert code == 0 and console.out() == [] and backend.heard == []
     whole(tmp_path / "out")
+
+
+def test_the_servers_refusal_of_a_setting_is_said_in_its_words_on_stderr(detector, tmp_path, monkeypatch):
+    # catches: the server's error event not printed, or printed without its message or to stdout
+    clip = write_clip(tmp_path / "clip.flac", 0.0, 2.0)
+    console = Console(monkeypatch)
+    with serving(RealtimeServer(detector)) as url:
+        assert record(tmp_path / "out", clip, base(url), "--language", "de") == 0
+    said = [line for line in console.err() if "'de'" in line]
+    assert said == ["murmur: echo does not speak 'de'"], console.lines
