@@ -10,7 +10,9 @@
   (the first open of a process takes 0.1–0.3 s) and kept until `close()`. Pausing aborts the stream
   instead of draining it (a drain waits out the device's buffer, up to a second on PulseAudio) and
   moves the read head back by what was buffered but not yet heard, so playing again resumes where
-  the sound stopped.
+  the sound stopped. A stream that ended by itself before the end of the sound (the sound server
+  went away) is dropped at the next `pause` or `play`, which opens a new one or raises
+  `PlaybackError` (starting the dead one again would wait forever).
 """
 
 from __future__ import annotations
@@ -154,6 +156,7 @@ class Player:
                 raise PlaybackError(f"Could not play audio: {exc}") from exc
 
     def pause(self) -> None:
+        self._forget_if_dead()
         with self._device:
             stream = self._stream
             if stream is None:
@@ -180,6 +183,18 @@ class Player:
                 samplerate=self._source.sample_rate, channels=1, dtype="float32", callback=self._callback
             )
         return self._stream
+
+    def _forget_if_dead(self) -> None:
+        """Drop a stream that ended by itself before the end of the sound (its sound server went
+        away): starting it again would wait forever; a new one opens or says why it cannot."""
+        with self._device:
+            stream = self._stream
+            if stream is None or stream.active or stream.stopped:
+                return
+            with self._lock:
+                ended_at_the_end = self._source.finished
+            if not ended_at_the_end:
+                self._drop()
 
     def _open_quietly(self) -> None:
         with self._device:

@@ -9,7 +9,8 @@ at the next start (`murmur record --recover` makes it whole). `--play FILE` uses
 at real-time speed as the input (demos, tests); `--list-devices` shows the inputs. With
 `--remote URL` the audio goes to a Murmur server as it is captured (`WS /v1/realtime`, see
 engine/remote/realtime_client.py), the live lines are the server's, and the full transcript after
-the recording is made there too.
+the recording is made there too. The stream opens once the input is open; a server that is not
+there or refuses the key is an error (exit 1) that leaves no file behind.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ def _record(args: argparse.Namespace) -> int:
     try:
         session.start()
         if remote is not None:
-            remote.start()  # once the microphone is open: the server closes a silent stream
+            _connect(remote, session, path)
         name = session.capture.source.name
         print(f"recording {name} to {path} (Ctrl-C stops)", file=sys.stderr, flush=True)
         _wait(session, cancel, args.seconds)
@@ -130,6 +131,18 @@ def _record(args: argparse.Namespace) -> int:
         return 1 if session.error else 0
     _finalise(args, backend, path, formats)
     return 1 if session.error else 0
+
+
+def _connect(remote: Any, session: Any, path: Path) -> None:
+    """Open the live stream once the input is open (the server closes a stream silent for 15 s, and
+    a microphone can be slow to open); a refusal ends the recording and removes it: nothing in it
+    was announced to the user yet."""
+    try:
+        remote.start()
+    except MurmurError:
+        session.stop()
+        path.unlink(missing_ok=True)
+        raise
 
 
 def _source(args: argparse.Namespace) -> Any:

@@ -6,6 +6,8 @@ Contract of `CaptureStream(source, path)`:
   audio); one writer thread writes each block, then hands it to `on_block(block, at_seconds)`
   (the live transcription path) — in order, from that one thread. A listener that raises is
   let go and reported once to `on_listener_error(exception)`: the recording goes on without it.
+  A `start()` that raises (the device or the file will not open: a rate FLAC cannot hold) leaves
+  no file behind.
 - `pause()` / `resume()`: while paused the source's blocks are not kept, so the file and the
   elapsed time (`seconds`) hold only what was recorded.
 - `level` is the peak (0..1) of the latest block, for a meter.
@@ -88,11 +90,12 @@ class CaptureStream:
         return self._queue.qsize()
 
     def start(self) -> None:
-        self._writer = FlacWriter(self.path, self.sample_rate, self.flush_seconds, self.source.name)
         try:
+            self._writer = FlacWriter(self.path, self.sample_rate, self.flush_seconds, self.source.name)
             self.source.start(self._deliver, self._fail)
-        except RecordingError as exc:
-            self._writer.close()
+        except RecordingError as exc:  # a device that will not open, a rate FLAC cannot hold
+            if self._writer is not None:
+                self._writer.close()
             self.path.unlink(missing_ok=True)  # nothing was recorded: no empty file left behind
             self.error = exc
             self.ended.set()

@@ -7,7 +7,9 @@ to reach it (ALSA's `pulse` plugin as the default device through an `.asoundrc` 
 sink's monitor as the default source, the sink for `paplay`) and the server process (a test may kill
 it, as an unplugged device). Unlike ALSA's null device, a null sink consumes audio in real time.
 `pointed_here(env)` points this process at it until the block ends (PortAudio reads its devices once
-per process: set it before the first `import sounddevice`). Raises `SinkUnavailable` with the reason
+per process: set it before the first `import sounddevice`); `devices_here(env)` does the same and
+makes PortAudio read its devices again on entry and on exit, so a process that has already listed
+them sees the sink's (and afterwards its own again). Raises `SinkUnavailable` with the reason
 where no server can start.
 """
 
@@ -78,3 +80,19 @@ def pointed_here(env: dict[str, str]) -> Iterator[None]:
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+@contextmanager
+def devices_here(env: dict[str, str]) -> Iterator[None]:
+    """`pointed_here(env)` with PortAudio's device list read again on entry and on exit (no stream
+    may be open across either)."""
+    import sounddevice as sd
+
+    with pointed_here(env):
+        sd._terminate()  # sounddevice's own way to make PortAudio list the devices again
+        sd._initialize()
+        try:
+            yield
+        finally:
+            sd._terminate()
+    sd._initialize()

@@ -128,10 +128,29 @@ def test_an_input_that_fails_mid_recording_is_said_and_the_exit_status_says_so(t
     out = tmp_path / "out"
     assert record(out, "--play", str(damaged), "--no-transcribe") == 1
     [path] = recordings(out)
-    err = capfd.readouterr().err
-    assert "murmur: file damaged.flac stopped after" in err  # said when it happens
-    assert "murmur: error: file damaged.flac stopped after" in err  # and again at the end
+    said = [line for line in capfd.readouterr().err.splitlines() if "damaged.flac stopped after" in line]
+    cause = said[-1].removeprefix("murmur: error: ")
+    # said when it happens (the recording ends: not "goes on"), and again at the end
+    assert cause.startswith("file damaged.flac stopped after")
+    assert said == [f"murmur: {cause}", f"murmur: error: {cause}"]
     assert 0.5 < sf.info(path).duration < 3.0 and not marker_path(path).exists()
+
+
+def test_a_live_model_that_will_not_load_is_said_once_and_the_recording_goes_on(
+    tmp_path: Path, capfd
+) -> None:
+    # catches: a live decoding failure worded as the end of the recording, or said more than once
+    clip = write_clip(tmp_path / "clip.flac", 0.0, 3.0)
+    out = tmp_path / "out"
+    flags = ("--play", str(clip), "--live", "--model", str(tmp_path / "no model"), "--no-transcribe")
+    assert record(out, *flags) == 0
+    [path] = recordings(out)
+    err = capfd.readouterr().err.splitlines()
+    failed = (
+        f"murmur: the whisper model folder '{tmp_path / 'no model'}' does not exist; the recording goes on"
+    )
+    assert err.count(failed) == 1 and len(err) == 3, err
+    assert sf.info(path).duration == pytest.approx(3.0, abs=0.15)
 
 
 def test_an_input_failing_mid_recording_is_still_transcribed_up_to_the_failure(tmp_path: Path, capfd) -> None:
