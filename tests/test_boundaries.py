@@ -76,6 +76,20 @@ def test_opening_a_recording_in_the_window_does_not_import_scipy():
     assert out.stdout.strip() == "False"
 
 
+def test_saving_a_project_does_not_import_python_docx():
+    """The autosave writes a project's JSON through `engine.export` on the window's process; the
+    package loading python-docx with its exporters held the interpreter about 0.1 s mid-recording.
+    Catches: `import docx` at the top of `engine/export/document.py` again."""
+    code = ("import sys, app.project, app.project_recovery, app.project_writer, engine.export\n"
+            "print('docx' in sys.modules)\n")  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+        env={"QT_QPA_PLATFORM": "offscreen", "PATH": ""},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
 def test_every_engine_and_app_module_stays_within_300_lines():
     modules = [p for package in ("engine", "app") for p in sorted((ROOT / package).rglob("*.py"))]
     lengths = {str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines()) for p in modules}

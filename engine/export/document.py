@@ -5,6 +5,9 @@ with one line per speaker (name, speaking time, number of utterances), then a "T
 with one paragraph per utterance: the speaker's name in bold, its start time (unless
 `options.timestamps` is off), a line break and the text. `options.merge_speakers` joins
 consecutive utterances of one speaker. Characters XML cannot hold and terminal escapes are dropped.
+python-docx is imported when a document is written, not with this module: the package's exporters
+load with any of them (a project's JSON, the app's autosave), and its import holds the interpreter
+for about 0.1 s, which a window sharing it shows as a stall.
 """
 
 from __future__ import annotations
@@ -12,18 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import PurePath
-from typing import BinaryIO
-
-import docx
-from docx.document import Document
-from docx.shared import RGBColor
+from typing import TYPE_CHECKING, BinaryIO
 
 from engine.export.base import DEFAULT_STEM, ExportOptions, reading_utterances
 from engine.export.clean import clean_text
 from engine.export.timefmt import clock
 from engine.types import Transcript, Utterance
 
-_TIME_COLOUR = RGBColor(0x80, 0x80, 0x80)
+if TYPE_CHECKING:
+    from docx.document import Document
+
+_TIME_GREY = 0x80  # the start time's colour, in each of red, green and blue
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +33,8 @@ class DocxExporter:
     suffix: str = ".docx"
 
     def write(self, transcript: Transcript, stream: BinaryIO, options: ExportOptions) -> None:
+        import docx
+
         document = docx.Document()
         _front_matter(document, transcript)
         document.add_heading("Transcript", level=1)
@@ -76,6 +80,8 @@ def _front_matter(document: Document, transcript: Transcript) -> None:
 
 
 def _add_utterance(document: Document, name: str | None, u: Utterance, options: ExportOptions) -> None:
+    from docx.shared import RGBColor
+
     paragraph = document.add_paragraph()
     head = []
     if name:
@@ -83,7 +89,7 @@ def _add_utterance(document: Document, name: str | None, u: Utterance, options: 
         head[-1].bold = True
     if options.timestamps:
         head.append(paragraph.add_run(f"  {clock(u.start)}" if name else clock(u.start)))
-        head[-1].font.color.rgb = _TIME_COLOUR
+        head[-1].font.color.rgb = RGBColor(_TIME_GREY, _TIME_GREY, _TIME_GREY)
     if head:
         head[-1].add_break()
     paragraph.add_run(_clean(" ".join(u.text.split())))
