@@ -104,9 +104,9 @@ class TranscribeSettings:
     def option_values(self) -> dict[str, Any]:
         """The values to hand the engine, by option-table name, for the settings' backend; a value
         that means "the backend's default" (0, "", no terms, single pass off) is left out."""
-        values = {}
+        values, rows = {}, by_name()  # the table is built on each call: once here, not per setting
         for name in setting_names():
-            row, value = option_row(name), getattr(self, name)
+            row, value = option_row(name, rows), getattr(self, name)
             if not row.applies_to(self.backend) or value in (0, "", (), False):
                 continue
             values[row.name] = "single" if name == "single_pass" else row.bare if value is True else value
@@ -118,9 +118,9 @@ def setting_names() -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(TranscribeSettings) if f.name not in NOT_OPTIONS)
 
 
-def option_row(name: str) -> Option:
-    """The option-table row of setting `name`."""
-    return by_name()[SETTING_ROWS.get(name, name)]
+def option_row(name: str, rows: dict[str, Option] | None = None) -> Option:
+    """The option-table row of setting `name` (from `rows`, `by_name()`'s table, when given)."""
+    return (rows if rows is not None else by_name())[SETTING_ROWS.get(name, name)]
 
 
 def choices_of(name: str) -> tuple[str, ...]:
@@ -129,7 +129,8 @@ def choices_of(name: str) -> tuple[str, ...]:
 
 def supported_options(backend: str) -> set[str]:
     """The settings backend `backend` takes (the rest are shown disabled)."""
-    return {name for name in setting_names() if option_row(name).applies_to(backend)}
+    rows = by_name()
+    return {name for name in setting_names() if option_row(name, rows).applies_to(backend)}
 
 
 def recipe(settings: TranscribeSettings) -> Recipe:
