@@ -193,8 +193,18 @@ class Edits:
             return
         self.painted.watch(editor.viewport())
         for ch in word:
+            if not self._still_open(editor):
+                return
             self.press("type a character", K(ord(ch.upper())), target=editor, edit=True, took=lambda: True)
-        self.press("commit the line (Return)", K.Key_Return, target=editor, edit=True)
+        if self._still_open(editor):
+            self.press("commit the line (Return)", K.Key_Return, target=editor, edit=True)
+
+    def _still_open(self, editor: QWidget) -> bool:
+        """False once the window has closed the line (a run that landed commits it and swaps the
+        table): the rest of the word is not typed into a deleted editor."""
+        from shiboken6 import isValid
+
+        return isValid(editor) and self.view.row_delegate.editor is editor
 
     def round(self, row: int) -> None:
         """One line reviewed with real keys: type, split, merge back, speaker, undo."""
