@@ -56,12 +56,13 @@ class RecordingController(QObject):
         self._timer.timeout.connect(self._tick)
         self._catching_up = False
         self._stopped = True
+        self._closed = threading.Event()  # set once a stopped recording's device and file are closed
         self.path: Path | None = None
 
     @property
     def active(self) -> bool:
-        """Recording now (not after `stop`)."""
-        return self.session is not None and not self.session.capture.ended.is_set()
+        """Recording now (not after `stop`, even while its device and file are being closed)."""
+        return self.session is not None and not self._stopped and not self.session.capture.ended.is_set()
 
     @property
     def busy(self) -> bool:
@@ -89,6 +90,7 @@ class RecordingController(QObject):
         if link is not None:
             link.start()
         self._stopped = False
+        self._closed = threading.Event()
         self.status.emit(self._status())  # at once: "loading models" shows before the first tick
         self._timer.start()
 
@@ -101,16 +103,17 @@ class RecordingController(QObject):
             self.session.resume()
 
     def stop(self) -> Path | None:
-        """End the recording now; the live lines catch up in the background."""
+        """End the recording now. Its device is closed and its file finished on a thread of their own
+        (an input device waits for its buffers as it stops: 0.1 s of a frozen window), then `stopped`
+        says the file is complete, then the live lines catch up."""
         session = self.session
         if session is None or self._stopped:
             return None
-        path = session.stop()
         self._stopped = True
         self._catching_up = True
-        threading.Thread(target=self._catch_up, args=(session,), daemon=True, name="live-catch-up").start()
-        self.stopped.emit(path)
-        return path
+        args = (session, self._closed)
+        threading.Thread(target=self._close, args=args, daemon=True, name="live-stop").start()
+        return self.path
 
     def display(self) -> np.ndarray:
         """The display signal of everything recorded so far (N,) float32, at `DISPLAY_RATE` (a view:
@@ -119,11 +122,24 @@ class RecordingController(QObject):
 
     def shutdown(self) -> None:
         """Stop (closing the window): the file is complete, no line is asked for any more."""
-        if self.session is not None:
+        if self.session is not None and self._stopped:
+            self._closed.wait()  # a stop in progress finishes the file before the window goes
+        elif self.session is not None:
             self.session.stop()
         if self.link is not None:
             self.link.close()
         self._timer.stop()
+
+    def _close(self, session: Any, closed: threading.Event) -> None:
+        path = self.path
+        try:
+            path = session.stop()
+        except Exception as exc:  # said; the window still leaves the recording state
+            self.failed.emit(f"The recording could not be closed: {exc}")
+        finally:
+            closed.set()
+        self.stopped.emit(path)
+        self._catch_up(session)
 
     def _catch_up(self, session: Any) -> None:
         session.finish(timeout=None)

@@ -183,6 +183,33 @@ def test_the_bar_says_loading_models_until_the_engines_live_stream_is_open(recor
     wait_until(lambda: not w.recording.controller.active, timeout=10)
 
 
+def test_stop_closes_the_device_and_file_off_the_windows_thread_then_says_the_file_is_whole(
+    recorder_window, tmp_path: Path
+) -> None:
+    # catches: the device stopped and the file finished on the window's thread at Stop (an input
+    # device waits for its buffers as it stops: 0.1 s of a frozen window); `stopped` said before the
+    # file is complete; the window still "recording" after Stop
+    import threading
+
+    w = recorder_window
+    in_stop, said = [False], []
+    w.recording.controller.stopped.connect(
+        lambda path: said.append((path, in_stop[0] and threading.current_thread() is threading.main_thread()))
+    )
+    assert w.recording.start(FileSource(clip(tmp_path / "c.flac", 0.0, 20.0), speed=4))
+    capture = w.recording.controller.session.capture
+    wait_until(lambda: capture.seconds > 2, timeout=30)
+    in_stop[0] = True
+    w.recording.stop()
+    in_stop[0] = False
+    assert not w.recording.controller.active  # Stop takes effect at once
+    wait_until(lambda: bool(said), timeout=30)
+    [flac] = (tmp_path / "recordings").glob("*.flac")
+    assert said == [(flac, False)]  # not from inside Stop on the window's thread
+    assert not marker_path(flac).exists() and sf.info(flac).duration > 2  # whole when said
+    wait_until(lambda: not w.recording.controller.busy, timeout=60)
+
+
 def test_pause_leaves_the_paused_audio_out_of_the_recording(recorder_window, qtbot, tmp_path: Path) -> None:
     w = recorder_window
     panel = w.recording.panel
