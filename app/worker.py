@@ -104,12 +104,6 @@ class TranscriptionWorker(QObject):
         self._last_emit = 0.0
         self._last_stage: Stage | None = None
 
-    @Slot()
-    def warm(self) -> None:
-        """Import the pipeline's modules as the thread starts, not with the first file opened or the
-        first recording stopped: an import holds the interpreter the window draws with (50–100 ms)."""
-        import engine.pipeline  # noqa: F401
-
     @Slot(object)
     def run(self, job: LoadJob | TranscribeJob | RangeJob | EngineJob) -> None:
         outcome: tuple[Any, tuple[Any, ...]]
@@ -244,7 +238,6 @@ class RunController(QObject):
         self.worker.moveToThread(self._thread)
         self.submit.connect(self.worker.run)
         self.worker.idle.connect(self._on_idle)
-        self._thread.started.connect(self.worker.warm)
         self._busy = False
         self._thread.start()
 

@@ -74,29 +74,3 @@ def test_the_window_and_its_worker_take_turns_at_the_interpreter_every_milliseco
         assert sys.getswitchinterval() == pytest.approx(0.001)
     finally:
         controller.shutdown()
-
-
-def test_the_pipeline_is_imported_when_the_thread_starts_not_by_the_first_job():
-    # catches: `warm` not connected to the thread's start (the first file opened, or the first
-    # recording stopped, then imports the pipeline while the window draws: a 50–100 ms stall)
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, time\n"
-        "from PySide6.QtWidgets import QApplication\n"
-        "app = QApplication([])\n"
-        "from app.worker import RunController\n"
-        "assert 'engine.pipeline' not in sys.modules\n"
-        "controller = RunController()\n"
-        "end = time.monotonic() + 60\n"
-        "while 'engine.pipeline' not in sys.modules and time.monotonic() < end:\n"
-        "    app.processEvents(); time.sleep(0.01)\n"
-        "print('engine.pipeline' in sys.modules)\n"
-        "controller.shutdown()\n"
-    )
-    root = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=120,
-                         env={"QT_QPA_PLATFORM": "offscreen", "PATH": ""})  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "True"
