@@ -54,3 +54,20 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     sandbox = config.stash.get(SANDBOX, None)
     if sandbox is not None:
         sandbox.close()
+
+
+@pytest.fixture
+def portaudio_sink():
+    """A PulseAudio null sink with this process's PortAudio made to see it (its `pulse` and `default`
+    devices), for tests that play or record in process; skipped where no sink can run."""
+    import contextlib
+
+    from engine.testing.pulse_sink import SinkUnavailable, devices_here, running_sink
+
+    with contextlib.ExitStack() as stack:
+        try:
+            sink = stack.enter_context(running_sink())
+        except SinkUnavailable as exc:
+            pytest.skip(str(exc))
+        stack.enter_context(devices_here(sink.env))
+        yield sink

@@ -6,8 +6,9 @@ when speech it has already transcribed leaves the cache, which no eviction rule 
 recipe with `HiddenSpeech` trains some passes under a mask that hides that speech, so the model
 learns to write each turn from the audio around it and from its own text, as the large model does.
 
-`object_ends(reply, start)` finds where each segment object of the reply closes, `closed_segments`
-how many are closed once each reply token is written, `anchors` the anchor that follows.
+`closed_segments` says how many segment objects of the reply are closed once each reply token is
+written (where they close: `jsonscan.object_ends`, as the backend reads replies), `anchors` the
+anchor that follows.
 `hidden_speech_mask(...)` gives the additive (L, L) float mask of one teacher-forced pass: causal,
 and for every position of the reply, the speech before `look_back` tokens ahead of the anchor hidden,
 except the first `sinks` speech tokens and the last `look_ahead`. The anchor is the one
@@ -23,6 +24,8 @@ from dataclasses import dataclass
 
 import torch
 
+from engine.decode.layout import ANCHOR_RECENT
+
 
 @dataclass(frozen=True, slots=True)
 class HiddenSpeech:
@@ -31,7 +34,7 @@ class HiddenSpeech:
     look_back: tuple[int, int] = (16, 64)  # speech tokens kept before the anchor, drawn per pass
     sinks: int = 8
     look_ahead: int = 32
-    recent: int = 3
+    recent: int = ANCHOR_RECENT  # the segments whose earliest Start is the anchor, as in decoding
 
     def __post_init__(self) -> None:
         low, high = self.look_back
@@ -39,26 +42,6 @@ class HiddenSpeech:
             raise ValueError(f"look_back must be a range 0 <= low <= high, got {self.look_back}")
         if min(self.sinks, self.look_ahead) < 0 or self.recent < 1:
             raise ValueError("sinks and look_ahead must be >= 0 and recent >= 1")
-
-
-def object_ends(text: str, start: int) -> list[int]:
-    """Character indices of the `}` closing each object of the JSON list at `text[start:]`."""
-    ends, depth, quoted, escaped = [], 0, False, False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if quoted:
-            quoted, escaped = (not (ch == '"' and not escaped)), (ch == "\\" and not escaped)
-        elif ch == '"':
-            quoted = True
-        elif ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
-            if depth == 0:
-                break
-            if ch == "}" and depth == 1:
-                ends.append(i)
-    return ends
 
 
 def closed_segments(token_ends: Sequence[int], object_ends: Sequence[int]) -> list[int]:

@@ -29,12 +29,13 @@ from engine.audio.io import load_audio
 from engine.backends.vibevoice.anchor import speech_token_rate
 from engine.backends.vibevoice.config import SAMPLE_RATE
 from engine.backends.vibevoice.inputs import build_request, encode_latents, segment_samples, tokenize_chunk
+from engine.backends.vibevoice.jsonscan import object_ends
 from engine.backends.vibevoice.loading import LoadedModel
 from engine.backends.vibevoice.prompt import IM_END, IM_START, read_prompt_tokens
 from engine.backends.vibevoice.reference import GenerateDecoder
 from engine.synth.references import write_flac
 from engine.testing.tiny_clips import TinyClip
-from engine.testing.tiny_masks import HiddenSpeech, anchors, closed_segments, hidden_speech_mask, object_ends
+from engine.testing.tiny_masks import HiddenSpeech, anchors, closed_segments, hidden_speech_mask
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -87,7 +88,8 @@ def _example(model: Any, processor: Any, clip: TinyClip, clip_dir: Path, recent:
     reply = f"{IM_START}assistant\n{clip.target}{IM_END}\n{processor.tokenizer.eos_token}"
     encoded = processor.tokenizer(reply, add_special_tokens=False, return_offsets_mapping=True)
     target_ids = torch.tensor(encoded["input_ids"])
-    ends = object_ends(reply, reply.index(clip.target))
+    at = reply.index(clip.target)
+    ends = [at + end - 1 for end in object_ends(clip.target)]  # each object's closing `}` in the reply
     closed = closed_segments([end for _, end in encoded["offset_mapping"]], ends)
     starts = [s.start for s in clip.segments]
     hop = int(model.config.acoustic_tokenizer_encoder_config.hop_length)

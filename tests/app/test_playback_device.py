@@ -17,20 +17,14 @@ import numpy as np
 import pytest
 
 from app.playback import PlaybackError, Player
-from engine.testing.pulse_sink import SINK, Sink, SinkUnavailable, devices_here, running_sink
+from engine.testing.pulse_sink import SINK, Sink
 
 RATE = 16000
 
 
 @pytest.fixture
-def sink() -> Iterator[Sink]:
-    with contextlib.ExitStack() as stack:
-        try:
-            running = stack.enter_context(running_sink())
-        except SinkUnavailable as exc:
-            pytest.skip(str(exc))
-        stack.enter_context(devices_here(running.env))
-        yield running
+def sink(portaudio_sink: Sink) -> Sink:
+    return portaudio_sink
 
 
 def tone(seconds: float, level: float = 0.5) -> np.ndarray:

@@ -6,30 +6,21 @@ test (and again after it). Skips where no PulseAudio server can start.
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Iterator
 
 import pytest
 
 from engine.cli import main
-from engine.testing.pulse_sink import SinkUnavailable, devices_here, running_sink
 
 ROW = re.compile(r"^[* ] +\d+  .+  \(\d+ ch, \d+ Hz\)$")  # "*   1  default  (32 ch, 44100 Hz)"
 
 
 @pytest.fixture
-def sink_inputs() -> Iterator[dict[str, int]]:
+def sink_inputs(portaudio_sink) -> dict[str, int]:
     """PortAudio pointed at a null sink's monitor: the index of each input device by name."""
-    with contextlib.ExitStack() as stack:
-        try:
-            sink = stack.enter_context(running_sink())
-        except SinkUnavailable as exc:
-            pytest.skip(str(exc))
-        stack.enter_context(devices_here(sink.env))
-        import sounddevice as sd
+    import sounddevice as sd
 
-        yield {d["name"]: d["index"] for d in sd.query_devices() if d["max_input_channels"] > 0}
+    return {d["name"]: d["index"] for d in sd.query_devices() if d["max_input_channels"] > 0}
 
 
 def test_the_inputs_are_listed_one_a_line_with_the_default_marked(sink_inputs, capsys):
