@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -37,18 +37,12 @@ from app.run_edits import RunEdits
 from app.settings import TranscribeSettings
 from app.timeline import format_time
 from app.transcript_model import TranscriptModel
+from app.typed_line import LineEditor, TypedLine, close_typed, reopen_typed
 from app.worker import RunController
 from engine.types import Chunk, ChunkResult, SpeechSegment, Transcript, Utterance
 
 if TYPE_CHECKING:
     from engine.retranscribe import RangeResult
-
-
-class LineEditor(Protocol):
-    """The table's view, as far as a run needs it: is a line being typed; keep it and close it."""
-
-    def is_editing(self) -> bool: ...
-    def commit_open_editor(self) -> None: ...
 
 
 class Session(QObject):
@@ -211,9 +205,8 @@ class Session(QObject):
                 return
             self._waiting.pop(0)
 
-    def _finish_editing(self) -> None:
-        if self.editor is not None:
-            self.editor.commit_open_editor()
+    def _finish_editing(self) -> TypedLine | None:
+        return close_typed(self.editor, self.model)
 
     def _meta(self) -> Transcript:
         duration = self.audio.recording.duration if self.audio else 0.0
@@ -229,7 +222,7 @@ class Session(QObject):
         if self._job == "cancelled":  # finished before it saw the cancel: what was kept stays
             self.message.emit("Transcription cancelled")
             return
-        self._finish_editing()  # a line being typed is one of the user's lines, not lost in the swap
+        typed = self._finish_editing()  # a line being typed is one of the user's lines, not lost in the swap
         live, count = (self.model.rowCount() if self._partials else 0), len(transcript.utterances)
         edited, self._waiting = self.run_edits.settle(), []
         book, names = named_book(transcript, self._snapshot, self.model.book)  # the user's names carried
@@ -238,6 +231,7 @@ class Session(QObject):
             utterances, book = with_edited(transcript.utterances, book, edited)
             transcript = replace(transcript, utterances=utterances)
         commands.set_document(self.model, transcript, book, "Transcribe", before=self._snapshot)
+        reopen_typed(self.editor, self.model, typed)
         joined = (f": the {live} live lines were joined across chunk edges, speakers matched across "
                   "the recording" if live and live != count else "")  # fmt: skip
         kept = f"; {len(edited)} line(s) you edited were kept (Undo: the transcript before)" if edited else ""
@@ -247,10 +241,11 @@ class Session(QObject):
 
     def _on_range(self, result: RangeResult) -> None:
         self._produced.update(result.utterances)
-        self._finish_editing()  # a line being typed is kept like the others the user changed
+        typed = self._finish_editing()  # a line being typed is kept like the others the user changed
         mine = self.range_edits.edited(result.start, result.end)
         self.range_edits.end()
         first, count = commands.replace_range(self.model, result, lambda new: overlaid(new, mine))
+        reopen_typed(self.editor, self.model, typed)
         kept = f"; {len(mine)} line(s) you edited meanwhile were kept" if mine else ""
         self.message.emit(f"Transcribed {format_time(result.start)}–{format_time(result.end)} again: "
                           f"{count} line(s) with {result.model}{kept}")  # fmt: skip
@@ -278,7 +273,7 @@ class Session(QObject):
     def _keep_partial(self, why: str) -> str:
         """Restore the snapshot; a first transcription keeps its finished chunks; lines edited
         during the run go over either (one undoable step)."""
-        self._finish_editing()
+        typed = self._finish_editing()
         before = set(self._snapshot.utterances) if self._snapshot is not None else set()
         mine, self._waiting = [u for u in self.run_edits.settle() if u not in before], []
         self._restore()
@@ -297,4 +292,5 @@ class Session(QObject):
             commands.set_document(self.model, meta, with_speakers(self.model.book, utterances), text)
         if mine:
             said += f" {len(mine)} line(s) you edited during the run were kept."
+        reopen_typed(self.editor, self.model, typed)
         return said.strip()

@@ -114,15 +114,15 @@ def three_hours(folder: Path, beat, args) -> None:
         window.close()
         return
     heard: list[float] = []
-    player = playback.player
-    callback = player._callback
+    source = playback.player._source  # read by the device's callback (the stream is opened ahead, so
+    read = source.read  # its callback is bound before this: hook what the callback calls)
 
-    def first_callback(*a: object) -> None:
+    def first_read(frames: int) -> np.ndarray:
         if not heard:
             heard.append(time.perf_counter())
-        callback(*a)
+        return read(frames)
 
-    player._callback = first_callback  # type: ignore[method-assign]
+    source.read = first_read  # type: ignore[method-assign]
     playback.seek(PLAY_FROM)
     row = model.nearest_row(PLAY_FROM) or 0
     window.transcript_view.select_row(row)

@@ -175,7 +175,7 @@ class TextDelegate(RowDelegate):
         editor.commit.connect(lambda: self._close(editor, QStyledItemDelegate.EndEditHint.SubmitModelCache))
         editor.move.connect(lambda step: self._move(editor, step))
         self.editor, self.editor_row = editor, index.row()
-        editor.destroyed.connect(self._forget)
+        editor.destroyed.connect(lambda: self._forget(editor))
         self.editing.emit(editor)
         return editor
 
@@ -219,9 +219,13 @@ class TextDelegate(RowDelegate):
         self._close(editor, QStyledItemDelegate.EndEditHint.NoHint)
         self.move_requested.emit(step)
 
-    def _forget(self) -> None:
-        self.editor, self.editor_row = None, None
-        self.editing.emit(None)
+    def _forget(self, editor: LineTextEdit) -> None:
+        """An editor is gone. Its deletion may come after the next editor opened (a line left with
+        Return, the next opened with F2 before the event loop deleted the first): only the open one's
+        counts, or the open line would be forgotten and a finished run would drop its text."""
+        if editor is self.editor:
+            self.editor, self.editor_row = None, None
+            self.editing.emit(None)
 
 
 class SpeakerDelegate(RowDelegate):

@@ -262,6 +262,11 @@ class TranscriptView(QTableView):
             return None
         return self.row_delegate.editor
 
+    def reopen_editor(self, row: int, caret: int) -> None:
+        """Open the text editor on source `row` again with the caret at `caret` (after a swap)."""
+        if (editor := self.edit_text(row)) is not None:
+            editor.setCursorPosition(caret)
+
     def _edit_neighbour(self, step: int) -> None:
         current = self.currentIndex()
         target = current.row() + step if current.isValid() else -1

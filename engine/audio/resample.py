@@ -14,9 +14,10 @@ Contract:
   100 ms), so what it resamples reaches the VAD within 100 ms instead of 2 s; the samples are the
   same.
 - Everything is computed in float64 and returned as float32. Inputs must be 1-D (mono).
-- The filter is designed with numpy alone (Kaiser's formulas, as `scipy.signal.kaiserord` and `firwin`
-  give them): importing scipy.signal costs seconds, which starting a recording would spend on the
-  GUI thread.
+- The filter is designed and run with numpy alone (Kaiser's formulas, as `scipy.signal.kaiserord` and
+  `firwin` give them; a polyphase product for what `scipy.signal.upfirdn` computes, to within
+  rounding): importing scipy.signal holds the interpreter for 75–90 ms, which the first block of a
+  recording would take from the window's thread.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 from math import ceil, gcd
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 STOPBAND_DB = 80.0  # attenuation above the lower Nyquist frequency
 TRANSITION = 0.15  # transition band width, as a fraction of the lower Nyquist frequency
@@ -70,6 +72,34 @@ def design_filter(up: int, down: int) -> np.ndarray:
     return h / h.sum() * up  # unit gain at 0 Hz, then `up` for the zeros between input samples
 
 
+def phase_taps(h: np.ndarray, up: int) -> np.ndarray:
+    """(up, K) taps of each output phase, reversed: row r holds h[r], h[r + up], … from last to first
+    (zeros past the end of `h`), so that a window of K consecutive inputs times row r is one output."""
+    k = -(-len(h) // up)
+    padded = np.zeros(k * up)
+    padded[: len(h)] = h
+    return padded.reshape(k, up).T[:, ::-1].copy()
+
+
+def polyphase(taps: np.ndarray, x: np.ndarray, up: int, down: int, first: int, count: int) -> np.ndarray:
+    """Outputs `first` … `first + count - 1` of `x` upsampled by `up` (zeros between samples),
+    filtered by the filter `taps` came from (`phase_taps`), and kept every `down`-th: what
+    `scipy.signal.upfirdn(h, x, up, down)[first : first + count]` gives, zeros past the input's end.
+    Outputs m, m + up, m + 2·up … share a phase and read windows `down` inputs apart: one matrix-vector
+    product each, on a strided view of the input (no copy of the windows)."""
+    k = taps.shape[1]
+    last = (first + count - 1) * down // up  # the last input an output ends on
+    xp = np.zeros(k - 1 + max(last + 1, len(x)))  # (k - 1 zeros, x, zeros)
+    xp[k - 1 : k - 1 + len(x)] = x
+    windows = sliding_window_view(xp, k)  # windows[q] = x[q - k + 1 : q + 1]
+    out = np.empty(count)
+    for i in range(min(up, count)):
+        q, phase = divmod((first + i) * down, up)
+        n = len(range(i, count, up))
+        out[i::up] = windows[q : q + (n - 1) * down + 1 : down] @ taps[phase]
+    return out
+
+
 def resample(x: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
     """Resample a mono signal from `from_rate` to `to_rate` Hz; float32 out."""
     x = _as_mono(x)
@@ -112,7 +142,7 @@ class StreamingResampler:
         right = max((delay - self.down) // self.up + 1, 0)  # input context after a group
         self._offset = -(-(delay + left * self.up) // self.down)  # first kept output of a run
         lead = self._offset * self.down - delay - left * self.up  # aligns the output grid
-        self._filter = np.concatenate((np.zeros(lead), h))
+        self._taps = phase_taps(np.concatenate((np.zeros(lead), h)), self.up)
         self._keep = left + right  # samples carried from one window to the next
         self._window = np.zeros(self._group_in + self._keep)  # (W,) float64; starts with `left` zeros
         self._fill = left
@@ -158,10 +188,8 @@ class StreamingResampler:
 
     def _run_group(self) -> np.ndarray:
         """Filter the full window into one group of outputs and slide the window on."""
-        from scipy.signal import upfirdn
-
-        y = upfirdn(self._filter, self._window, self.up, self.down)
-        out = y[self._offset : self._offset + self._group_out].astype(np.float32)
+        y = polyphase(self._taps, self._window, self.up, self.down, self._offset, self._group_out)
+        out = y.astype(np.float32)
         self._window[: self._keep] = self._window[self._group_in :]
         self._fill = self._keep
         return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import replace
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QApplication
 from qt_helpers import fix_line, open_demo, wait_until
 
@@ -138,13 +138,9 @@ def test_a_failed_run_shows_why_and_keeps_the_edited_transcript(make_window, dem
     assert window.model.utterance(0).text != "An edit the user made."
 
 
-def test_lines_fixed_while_the_engine_runs_are_kept_by_a_cancel_and_by_the_next_run(
-    make_window, qtbot
-):
+def test_lines_fixed_while_the_engine_runs_are_kept_by_a_cancel_and_by_the_next_run(make_window, qtbot):
     window = make_window()
     open_demo(window)
-    chunks: list[object] = []
-    window.session.runner.worker.partial.connect(chunks.append)
     assert window.transcribe()
     qtbot.waitUntil(lambda: window.model.rowCount() > 0, timeout=300_000)
     fix_line(qtbot, window, 0, "Fixed while it ran.")
@@ -158,22 +154,41 @@ def test_lines_fixed_while_the_engine_runs_are_kept_by_a_cancel_and_by_the_next_
     partial = window.model.utterances
     qtbot.waitUntil(lambda: not window.session.busy)  # the window has seen the worker let go
 
-    chunks.clear()
-    assert window.transcribe()
-    qtbot.waitUntil(lambda: bool(chunks) and window.model.utterances != partial, timeout=300_000)
-    row = next(i for i, u in enumerate(window.model.utterances) if u.text != "Fixed while it ran.")
     view = window.transcript_view
-    view.select_row(row)
-    qtbot.keyClick(view, Qt.Key.Key_F2)
-    view.row_delegate.editor.selectAll()
-    qtbot.keyClicks(view.row_delegate.editor, "Fixed during the second run.")  # still typing at its end
-    assert window.session.busy
+    typing: list[bool] = []
+
+    class Typist(QObject):  # lives on the window's thread: the worker's signal reaches it in order
+        @Slot(object)
+        def type_into_a_line(self, _result: object) -> None:  # at the first chunk, before the run's end
+            if typing:
+                return
+            typing.append(window.session.busy)
+            row = next(i for i, u in enumerate(window.model.utterances) if u.text != "Fixed while it ran.")
+            view.select_row(row)
+            qtbot.keyClick(view, Qt.Key.Key_F2)
+            editor = view.row_delegate.editor
+            assert editor is not None, "no editor opened while the run went on"
+            editor.selectAll()
+            qtbot.keyClicks(editor, "Fixed during the second run.")  # still typing at the run's end
+
+    typist = Typist()
+
+    window.session.runner.worker.partial.connect(typist.type_into_a_line)
     with qtbot.waitSignal(window.session.transcribed, timeout=300_000):
-        pass
-    assert not view.is_editing(), "the run's end closed the editor, keeping what it held"
+        assert window.transcribe()
+    assert typing == [True], "the line was not typed while the run went on"
     texts = [u.text for u in window.model.utterances]
     assert texts.count("Fixed while it ran.") == 1 and texts.count("Fixed during the second run.") == 1
     assert "2 line(s) you edited were kept" in window.statusBar().currentMessage()
+    editor = view.row_delegate.editor
+    assert view.is_editing() and editor is not None, "the run's end left the line being typed closed"
+    assert editor.toPlainText() == "Fixed during the second run."
+    assert editor.cursorPosition() == len("Fixed during the second run."), "the caret moved"
+    qtbot.keyClicks(editor, " Still typing.")  # the next keys go into the line, not to the table
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    texts = [u.text for u in window.model.utterances]
+    assert texts.count("Fixed during the second run. Still typing.") == 1
+    window.undo_stack.undo()  # the words typed after the run
     window.undo_stack.undo()  # one step: the transcript as it was before the second run
     assert window.model.utterances == partial
 

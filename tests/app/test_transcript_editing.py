@@ -6,7 +6,7 @@ replaced (the final stitch of a transcription)."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QPoint, Qt, QUrl
+from PySide6.QtCore import QEvent, QPoint, Qt, QUrl
 from PySide6.QtWidgets import QApplication
 from qt_helpers import open_demo
 
@@ -76,6 +76,25 @@ def test_tab_saves_the_line_and_moves_to_the_next_lines_text(window, qtbot):
     assert view.row_delegate.editor.toPlainText() == "And a third line here."
     qtbot.keyClick(view.row_delegate.editor, Qt.Key.Key_Backtab)
     qtbot.waitUntil(lambda: view.edit_cursor() is not None and view.edit_cursor()[0] == 1, timeout=3000)
+
+
+def test_a_line_opened_before_the_last_editor_is_deleted_stays_the_line_being_typed(window, qtbot):
+    """Return on one line, F2 on the next before the event loop has deleted the first editor: the
+    first editor's late deletion must not make the view forget the open one (a finished run would
+    then drop what is typed in it)."""
+    view = window.transcript_view
+    first = view.edit_text(1)
+    qtbot.keyClick(first, Qt.Key.Key_Return)  # closed; its deletion waits for the event loop
+    second = view.edit_text(2)
+    assert second is not None and second is not first
+    qtbot.keyClicks(second, " And more.")
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)  # the first editor goes now
+    assert view.row_delegate.editor is second and view.edit_cursor() == (
+        2,
+        len("And a third line here. And more."),
+    )
+    view.commit_open_editor()
+    assert window.model.utterance(2).text == "And a third line here. And more."
 
 
 def test_clicking_a_line_seeks_to_it_and_moving_the_caret_onto_a_word_seeks_to_the_word(window, qtbot):
