@@ -20,10 +20,14 @@ the same) are the only local work. Transcribe and range jobs ask the server firs
 engine process that dies mid-run fails the run with the title `ENGINE_STOPPED` and the reason
 ("killed by signal 9"); the window offers to restart it. `cancel()` sets a `threading.Event` that
 closes the request (the server cancels the job) and that local work checks between units.
+The voice detector's runtime (onnxruntime) is imported by `RunController` on the GUI thread, before
+the window shows: its extension's initialisation is one C call that holds the interpreter for
+60–90 ms, which the worker's first file opened used to take from the window while the user worked.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -221,6 +225,12 @@ class TranscriptionWorker(QObject):
             self.progress.emit(progress)
 
 
+def preload_runtime() -> None:
+    """Import onnxruntime now (see the module's docstring); a missing one is said when it is used."""
+    with contextlib.suppress(ImportError):
+        import onnxruntime  # noqa: F401
+
+
 class RunController(QObject):
     """Starts jobs on the worker thread and forwards its signals; one job at a time. The window
     waits for the worker's turn at the interpreter at nearly every call into Qt: turns of
@@ -231,6 +241,7 @@ class RunController(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         sys.setswitchinterval(SWITCH_INTERVAL)
+        preload_runtime()
         self._cancel = threading.Event()
         self._thread = QThread()
         self._thread.setObjectName("murmur-engine")

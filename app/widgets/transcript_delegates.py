@@ -220,9 +220,8 @@ class TextDelegate(RowDelegate):
         self.move_requested.emit(step)
 
     def _forget(self, editor: LineTextEdit) -> None:
-        """An editor is gone. Its deletion may come after the next editor opened (a line left with
-        Return, the next opened with F2 before the event loop deleted the first): only the open one's
-        counts, or the open line would be forgotten and a finished run would drop its text."""
+        """An editor is gone; its deletion may come after the next one opened (Return, then F2 at
+        once): only the open one's counts, or a finished run would drop the open line's text."""
         if editor is self.editor:
             self.editor, self.editor_row = None, None
             self.editing.emit(None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -74,3 +75,19 @@ def test_the_window_and_its_worker_take_turns_at_the_interpreter_every_milliseco
         assert sys.getswitchinterval() == pytest.approx(0.001)
     finally:
         controller.shutdown()
+
+
+def test_the_voice_detectors_runtime_is_loaded_with_the_window_not_at_the_first_file():
+    """Importing onnxruntime holds the interpreter 60–90 ms in one C call: on the worker thread, as
+    the first file opened, it froze the window while the user worked."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from PySide6.QtWidgets import QApplication; qt = QApplication([]); "
+        "from app.worker import RunController; before = 'onnxruntime' in sys.modules; "
+        "c = RunController(); print(before, 'onnxruntime' in sys.modules); c.shutdown()"
+    )
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.split() == ["False", "True"], out.stderr[-2000:]
