@@ -14,9 +14,10 @@ import math
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from app.timeline import format_time
+from app.widgets.quiet_bar import QuietProgressBar
 
 FLOOR_DB = -60.0
 BEHIND_NOTE = 3.0
@@ -48,7 +49,7 @@ class RecordPanel(QWidget):
         self.pause_button = QPushButton("Pause")
         self.pause_button.setCheckable(True)
         self.pause_button.setAccessibleName("Pause or resume recording")
-        self.meter = QProgressBar()
+        self.meter = QuietProgressBar()
         self.meter.setRange(0, 100)
         self.meter.setTextVisible(False)
         self.meter.setFixedWidth(160)

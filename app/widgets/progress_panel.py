@@ -14,8 +14,9 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
+from app.widgets.quiet_bar import QuietProgressBar
 from engine.progress import format_clock
 from engine.types import Progress, Stage
 
@@ -68,7 +69,7 @@ class ProgressPanel(QWidget):
         self.label = QLabel("")
         self.label.setAccessibleName("Progress")
         self.label.setMinimumWidth(120)
-        self.bar = QProgressBar()
+        self.bar = QuietProgressBar()
         self.bar.setRange(0, 1000)
         self.bar.setMinimumWidth(120)
         self.bar.setFormat("%p %")
