@@ -42,7 +42,7 @@ def test_a_new_level_on_the_meter_does_not_paint_the_window_at_once(qtbot):
     panel = RecordPanel()
     _window, neighbour = window_with(panel, qtbot)
     panel.show_status(LiveStatus(3.0, 0.5, False, 0.0, 0.0, 0))
-    assert panel.meter.value() > 0
+    assert panel.meter.value() > 0 and panel.meter.updatesEnabled(), "the meter is never painted again"
     assert neighbour.paints == 0, "the meter's value painted the whole window inside the tick"
     qtbot.waitUntil(lambda: neighbour.paints >= 1)  # with the next frame
 
@@ -56,6 +56,6 @@ def test_a_runs_progress_does_not_paint_the_window_at_once(qtbot):
     neighbour.paints = 0
     neighbour.update()
     panel.update_progress(Progress(Stage.INFER, 4, 10))
-    assert panel.bar.value() > 0
+    assert panel.bar.value() > 0 and panel.bar.updatesEnabled(), "the bar is never painted again"
     assert neighbour.paints == 0, "the progress bar painted the whole window inside the update"
     qtbot.waitUntil(lambda: neighbour.paints >= 1)  # with the next frame
