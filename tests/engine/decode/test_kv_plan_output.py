@@ -162,3 +162,15 @@ def test_kv_plan_refuses_an_unknown_shape_or_policy_before_planning(args, bad, c
     with pytest.raises(SystemExit) as exited:
         main(["kv-plan", *args])
     assert exited.value.code == 2 and f"invalid choice: '{bad}'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("budget", "shown"),
+    [("1000", "rows in 1000 B"), ("1536", "rows in 1.50 KiB"), ("1KiB", "rows in 1.00 KiB"),
+     ("3GiB", "rows in 3.00 GiB")],
+)  # fmt: skip
+def test_the_kv_memory_budget_is_shown_in_the_unit_a_reader_expects(budget, shown, capsys):
+    # catches: a unit's size wrong (a KiB shown as bytes or as 51.20 KiB), its name changed, a budget
+    # of exactly one unit shown in the unit below
+    assert main(["kv-plan", "--eviction", "none", "--kv-memory", budget]) == 0
+    assert capsys.readouterr().out.splitlines()[1].endswith(f"| {shown} |")
