@@ -70,6 +70,9 @@ def test_eval_prints_the_table_and_writes_it_with_the_default_scoring(corpus, ca
     assert table["a"][:2] == ["1.0", "16.67"] and table["b"][1] == "failed" and table["c"][1] == "33.33"
     assert table["**pooled** (2)"][1] == "**22.22**"  # (1 + 1) / (6 + 3), b left out
     assert (out / "eval.md").read_text() == printed.out.split("\nwrote ")[0].rstrip("\n") + "\n"
+    assert printed.err.startswith(
+        "[whisper] a: 1 s of audio in 0.5 s (RTF 0.500), WER 16.7 %\n"
+    )  # as it goes
     assert printed.err.endswith(f"wrote {out / 'eval.json'}, {out / 'eval.md'}\n")
     report = json.loads((out / "eval.json").read_text())
     assert report["system"]["name"] == "whisper"
@@ -124,14 +127,17 @@ def test_only_and_limit_pick_the_recordings_and_the_picked_manifest_is_saved(cor
 
 
 def test_a_folder_read_as_a_dataset_is_evaluated_like_its_manifest(corpus, capsys):
-    # catches: --dataset ignored (SOURCE read as a manifest file)
+    # catches: --dataset ignored (SOURCE read as a manifest file), --allow-missing not reaching the
+    # dataset's reader (a recording without reference refused although the flag was given)
     out = corpus.parent / "out"
     (corpus.parent / "picked").mkdir()
-    for name in ("a.wav", "a.txt"):
+    for name in ("a.wav", "a.txt", "b.wav"):  # b without its reference
         (corpus.parent / "picked" / name).write_bytes((corpus.parent / name).read_bytes())
     argv = ["eval", str(corpus.parent / "picked"), "--dataset", "folder", "--out", str(out), "--resume"]
-    assert main(argv) == 0
-    assert rows(capsys.readouterr().out)["a"][1] == "16.67"
+    assert main(argv) == 1
+    assert "no audio or no reference found for 1 recording(s): b" in capsys.readouterr().err
+    assert main([*argv, "--allow-missing"]) == 0
+    assert [r for r in rows(capsys.readouterr().out) if not r.startswith("**")] == ["recording", "a"]
 
 
 def test_without_out_the_report_goes_to_eval_dataset_system(corpus, capsys, monkeypatch):
@@ -147,12 +153,21 @@ def test_without_out_the_report_goes_to_eval_dataset_system(corpus, capsys, monk
 
 
 def test_the_system_is_named_after_its_backend_and_takes_any_other_option():
-    # catches: the single-pass name lost, --option keys not stripped or dashes kept, values not read as
-    # JSON, a pipeline flag passed to the backend as an option
-    argv = ["eval", "m.json", "--option", " beam-size =5", "--option", 'prompt="hi"', "--chunk-seconds", "12"]
+    # catches: the single-pass name lost, --option keys not stripped or dashes kept, split at the last
+    # "=" instead of the first, values not read as JSON, a pipeline flag passed to the backend
+    argv = [
+        "eval",
+        "m.json",
+        "--option",
+        " beam-size =5",
+        "--option",
+        'prompt="x=y"',
+        "--chunk-seconds",
+        "12",
+    ]
     args = build_parser().parse_args(argv)
     system = system_from_args(args)
-    assert system.name == "whisper" and dict(system.options) == {"beam_size": 5, "prompt": "hi"}
+    assert system.name == "whisper" and dict(system.options) == {"beam_size": 5, "prompt": "x=y"}
     assert system.chunk_seconds == 12.0
     single = system_from_args(build_parser().parse_args(["eval", "m.json", "--backend", "vibevoice", "--mode",
                                                          "single"]))  # fmt: skip
