@@ -50,6 +50,8 @@ class Told:
 def controller(qapp: QApplication) -> Iterator[RecordingController]:
     made = RecordingController()
     yield made
+    if made.session is not None and made._stopped:  # a stop in progress: bounded here, so that a close
+        assert made._closed.wait(timeout=10), "the recording never finished closing"  # that hangs fails
     made.shutdown()
     made.deleteLater()
     QApplication.processEvents()
