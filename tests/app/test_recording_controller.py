@@ -156,18 +156,21 @@ def test_pause_and_resume_are_shown_in_the_status_and_stop_ends_the_recording_at
 def test_live_lines_from_the_engine_reach_the_bar_and_the_status_counts_them(
     controller: RecordingController, detector, tmp_path: Path
 ) -> None:
-    # catches: the audio not sent to the engine, its lines not emitted, the status's line count
-    # or "loading models" taken from the session (no engine there) instead of the link
+    # catches: the audio not sent to the engine, its lines not emitted, the language not passed on,
+    # provisional speakers not asked for by default, the status's line count or "loading models"
+    # taken from the session (no engine there) instead of the link
     server = RealtimeServer(detector, backend=scripted.Echo())
     told = Told(controller)
     with serving(server) as url:
         base = url.replace("ws://", "http://").removesuffix("/v1/realtime")
         controller.start(FileSource(clip(tmp_path / "c.flac", 12.0), speed=6), tmp_path / "rec.flac",
-                         lambda: (base, KEY))  # fmt: skip
+                         lambda: (base, KEY), language="fr")  # fmt: skip
         assert told.status[0].loading  # "Loading models…" until the stream is open
         wait_until(lambda: told.caught_up == 1, timeout=20)
     assert told.failed == [] and len(told.lines) >= 2
     assert [line.utterance.text for line in told.lines[1::2]] == ["two"] * (len(told.lines) // 2)
+    assert all(line.utterance.text.startswith("fr ") for line in told.lines[::2])  # decoded as French
+    assert all(line.utterance.speaker.startswith("S") for line in told.lines)  # speakers asked by default
     controller._tick()
     assert told.status[-1].lines == len(told.lines) and not told.status[-1].loading
 
