@@ -264,3 +264,36 @@ def test_an_engine_gone_while_recording_is_said_once_and_the_recording_goes_on(
     assert message.startswith("Live transcription: the engine closed the live stream (code ")
     assert message.endswith("); live lines stop here\n\nThe recording goes on.")
     assert told.stopped == [out] and sf.info(out).duration > seconds + 0.5
+
+
+def test_a_controller_belongs_to_the_window_that_made_it_and_has_no_recording_yet(qapp: QApplication) -> None:
+    # catches: the parent not passed on (the controller outliving its window), its ticking timer not
+    # its child, a path other than None before anything was recorded
+    from PySide6.QtCore import QObject, QTimer
+
+    window = QObject()
+    made = RecordingController(window)
+    assert made.parent() is window and made.findChildren(QTimer) == [made._timer]
+    assert made.path is None and not made.busy
+    window.deleteLater()
+    QApplication.processEvents()
+
+
+def test_the_lag_shown_is_the_engines_backlog_while_its_decoder_is_behind(
+    controller: RecordingController, detector, tmp_path: Path
+) -> None:
+    # catches: the status's "behind" taken from the session (always 0 here) instead of the engine's
+    # backlog, or not given at all
+    import threading
+
+    hold = threading.Event()  # the engine's decoder waits: speech piles up behind it
+    server = RealtimeServer(detector, backend=scripted.Echo(hold=hold))
+    told = Told(controller)
+    with serving(server) as url:
+        base = url.replace("ws://", "http://").removesuffix("/v1/realtime")
+        controller.start(FileSource(clip(tmp_path / "c.flac", 12.0), speed=6), tmp_path / "rec.flac",
+                         lambda: (base, KEY))  # fmt: skip
+        wait_until(lambda: any(s.behind_seconds > 0 for s in told.status), timeout=10)
+        hold.set()
+        wait_until(lambda: told.caught_up == 1, timeout=20)
+    assert told.lines
