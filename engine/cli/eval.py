@@ -3,8 +3,9 @@
 SOURCE is a manifest (.json/.csv, see `engine.evaluation.manifest`) or, with `--dataset NAME`, a
 folder in a known layout (ami-ihm, ami-sdm, tedlium, earnings21, earnings21-eval10, folder). The
 system is given with `murmur transcribe`'s system flags (the option table, `engine.options`),
-plus `--option KEY=VALUE` for any other backend config field. A system the
-backend cannot run (an option it does not have) is reported as skipped with the reason (exit 1).
+plus `--option KEY=VALUE` for any other backend config field. An option the backend does not
+have is one line and exit 1; a system that cannot run here (its checkpoint is not there) is
+reported as skipped with the reason (exit 1).
 Scoring conventions are flags (normaliser, tcpWER collar, DER collar and overlap, failures as
 100 % error) and are written into the report. Output: `<out>/eval.json`, `<out>/eval.md`,
 hypotheses in `<out>/hyp/`; the table is printed. Its argument and loading functions are
