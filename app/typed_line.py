@@ -3,8 +3,8 @@
 A finished run (or a range transcribed again, or a run cancelled or failed) replaces the table's
 rows, which closes any open editor. `close_typed(editor, model)` first writes the text being typed
 into its line (it becomes one of the user's lines, kept over the run's by `app.keep_edits`) and
-returns where it was (`TypedLine`: the line's start, the caret); `reopen_typed` opens the editor
-again on the line at that time once the swap is done, caret where it was, so the keys typed next
+returns where it was (`TypedLine`: the line as kept, and the caret); `reopen_typed` opens the editor
+again on that line once the swap is done, caret where it was, so the keys typed next
 still go into the line instead of to the table's shortcuts.
 """
 
