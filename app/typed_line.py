@@ -45,14 +45,13 @@ def close_typed(editor: LineEditor | None, model: TranscriptModel) -> TypedLine 
 
 def row_of(model: TranscriptModel, typed: TypedLine) -> int | None:
     """The row holding the typed line (lines may start together: the one with its end and text);
-    else the line at its start, or the nearest one."""
+    else the line playing at its start, or the nearest one."""
     row = model.insertion_row(typed.start) - 1  # the last row starting at or before it
     while row >= 0 and (line := model.utterance(row)).start == typed.start:
         if (line.end, line.text) == (typed.end, typed.text):
             return row
         row -= 1
-    found = model.row_at(typed.start)
-    return model.nearest_row(typed.start) if found is None else found
+    return model.nearest_row(typed.start)
 
 
 def reopen_typed(editor: LineEditor | None, model: TranscriptModel, typed: TypedLine | None) -> None:

@@ -28,6 +28,13 @@ def test_the_typed_line_is_found_among_lines_that_start_with_it(make_window):
     assert row_of(model, TypedLine(0.0, 2.0, "before", 0)) == 0  # the first row
 
 
+def test_the_first_row_and_a_line_of_no_length_are_found_too(make_window):
+    model = make_window().model
+    show(model, lines((0.0, 3.0, "first"), (0.0, 4.0, "second"), (5.0, 6.0, "other"), (5.0, 5.0, "blip")))
+    assert row_of(model, TypedLine(0.0, 3.0, "first", 0)) == 0  # not the one playing at 0.0
+    assert row_of(model, TypedLine(5.0, 5.0, "blip", 0)) == 3  # not "other", which plays at 5.0
+
+
 def test_a_typed_line_the_swap_changed_opens_the_line_at_its_time_or_the_nearest(make_window):
     model = make_window().model
     show(model, lines((0.0, 2.0, "one"), (5.0, 7.0, "two"), (20.0, 22.0, "three")))
