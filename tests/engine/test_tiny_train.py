@@ -15,10 +15,8 @@ from engine.types import FinishReason
 
 
 def test_a_tiny_model_trained_from_scratch_transcribes_each_of_its_clips_as_its_reference(tmp_path: Path):
-    # catches: a step that does not learn (the loss not backpropagated, the optimiser not stepping, the
-    # labels shifted by one), training stopped before every target leads (`>=` for `<` on the lead),
-    # the check of the replies skipped or passing a reply that differs, the clips not written where
-    # `read_clips` finds them or with other references than the ones trained on
+    # catches: the optimiser given the encoders' parameters instead of the others (nothing learns:
+    # the step limit is reached), no report returned, the report's fields renamed
     folder = tiny_trained_model(tmp_path)
     report = json.loads((folder / "training.json").read_text())
     assert 0 < report["steps"] < TinyRecipe().max_steps and report["seconds"] >= 0
@@ -43,8 +41,7 @@ def test_a_model_that_cannot_learn_its_targets_in_the_steps_allowed_is_an_error_
 def test_a_model_trained_also_with_the_speech_behind_its_transcript_hidden_still_replies_exactly(
     tmp_path: Path,
 ):
-    # catches: the hidden passes' mask built for other positions than the speech tokens (a shape
-    # error), or their loss not counted towards the lead that ends training
+    # catches: the hidden passes' mask asked for with an argument missing or wrong (a crash)
     from engine.testing.tiny_masks import HiddenSpeech
 
     recipe = TinyRecipe(hidden=HiddenSpeech(look_back=(4, 8), sinks=2, look_ahead=8, recent=1))
