@@ -9,9 +9,9 @@ from app.spelling import Speller
 
 @pytest.fixture(scope="module")
 def speller() -> Speller:
+    pytest.importorskip("spellchecker")  # the app's pinned dependency: with it, English must load
     found = Speller.load("en")
-    if found is None:
-        pytest.skip("no English word list installed (pyspellchecker)")
+    assert found is not None, "pyspellchecker is installed but its English list did not load"
     return found
 
 
@@ -39,6 +39,39 @@ def test_next_misspelling_walks_forward_across_lines_and_wraps_once(speller):
     assert speller.next_misspelling(texts, 1, 5) == (1, 24, 30)
     assert speller.next_misspelling(texts, 2, 0) == (1, 4, 11), "wraps to the first lines"
     assert speller.next_misspelling(["All fine."], 0, 0) is None
+
+
+def test_a_curly_apostrophe_joins_like_a_straight_one_and_two_capitals_are_an_acronym_but_one_is_not(speller):
+    # catches: the curly apostrophe not read as a straight one ("didn’t" flagged); a lone capital
+    # letter taken for an acronym (`>= 1` for `> 1`); a two-letter acronym flagged (`> 2`)
+    text = "We didn’t see the UK on TV, nor the É."
+    assert [text[s:e] for s, e in speller.misspelled(text)] == ["É"]
+
+
+def test_a_word_too_long_to_be_near_any_listed_word_is_offered_no_suggestions_not_itself(speller):
+    # catches: the word itself offered as its own correction (its capitals or lower case compared
+    # wrongly: `upper()` for `lower()` in the lookup or in what is left out)
+    word = "Donaudampfschifffahrtselektrizitaetenhauptbetriebswerkbauunterbeamtengesellschaft"
+    assert speller.misspelled(word) == [(0, len(word))]
+    assert speller.suggestions(word) == []
+
+
+def test_next_misspelling_finds_a_word_starting_at_the_offset_and_nothing_without_lines(speller):
+    # catches: a word that starts at the cursor skipped (`>` for `>=`); no lines at all raising
+    # (`ZeroDivisionError`, `IndexError`) instead of saying there is nothing to find
+    texts = ["Teh start.", "And anothr."]
+    assert speller.next_misspelling(texts, 0, 0) == (0, 0, 3)
+    assert speller.next_misspelling(texts, 1, 4) == (1, 4, 10)
+    assert speller.next_misspelling([], 0, 0) is None
+
+
+def test_a_language_tag_with_a_region_loads_its_languages_list_keeps_the_tag_and_the_users_words():
+    # catches: the tag's language upper-cased or the region not split off (no list found: spelling
+    # off), the tag not kept as the checker's language, the user's words dropped or not lower-cased
+    pytest.importorskip("spellchecker")
+    speller = Speller.load("en-GB", ["Murmurbot"])
+    assert speller is not None and speller.language == "en-GB"
+    assert speller.misspelled("Murmurbot and murmurbot say helo") == [(28, 32)]
 
 
 def test_a_language_without_a_word_list_turns_spelling_off():
@@ -102,6 +135,22 @@ def test_a_separator_inside_a_word_makes_the_piece_longer_instead_of_failing():
 
     text = '{"plain": 3, "odd, ": 2, "last": 7}'  # the `, "` after "odd" closes the word "odd, "
     assert word_counts(text, piece=1) == {"plain": 3, "odd, ": 2, "last": 7}
+
+
+def test_a_compact_word_list_without_spaces_after_its_commas_reads_whole():
+    # catches: the next piece starting one character past its separator (`end + 2`: the key's
+    # opening quote lost where no space follows the comma)
+    from app.spelling import word_counts
+
+    assert word_counts('{"plain":3,"odd, ":2,"last":7}', piece=1) == {"plain": 3, "odd, ": 2, "last": 7}
+
+
+def test_a_damaged_word_list_is_refused_rather_than_read_forever():
+    # catches: `>` for `>=` at the body's end (the last piece, still not valid JSON, grows forever)
+    from app.spelling import word_counts
+
+    with pytest.raises(ValueError):
+        word_counts('{"plain": 3, "cut": }', piece=1)
 
 
 def test_a_language_without_a_word_list_has_no_speller():
