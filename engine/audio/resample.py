@@ -126,8 +126,6 @@ class StreamingResampler:
     def __init__(self, from_rate: int, to_rate: int, group_output: int = GROUP_OUTPUT) -> None:
         if group_output < 1:
             raise ValueError(f"outputs per filter run must be at least 1, got {group_output}")
-        self.from_rate = int(from_rate)
-        self.to_rate = int(to_rate)
         self.up, self.down = rate_ratio(from_rate, to_rate)
         self.samples_in = 0
         self.samples_out = 0

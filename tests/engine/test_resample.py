@@ -181,3 +181,70 @@ def test_a_live_resampler_resamples_without_importing_scipy_signal() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split()[1] == "False" and int(out.stdout.split()[0]) > 0
+
+
+@pytest.mark.parametrize("attenuation", [10.0, 21.0, 30.0, 50.0, 60.0, 80.0])
+def test_kaisers_window_parameter_is_his_formula_at_every_attenuation(attenuation: float) -> None:
+    """The three branches of Kaiser's formula (a wrong constant or bound changes the filter)."""
+    from scipy.signal import kaiser_beta as scipys
+
+    from engine.audio.resample import kaiser_beta
+
+    assert kaiser_beta(attenuation) == pytest.approx(scipys(attenuation), abs=1e-12)
+
+
+@pytest.mark.parametrize(("src", "dst", "group"), [(48000, 16000, 32768), (44100, 16000, 32768),
+                                                   (16000, 24000, 32768), (48000, 16000, 100)])  # fmt: skip
+def test_a_tone_resampled_is_the_same_tone_sampled_at_the_new_rate_to_its_last_sample(
+    src: int, dst: int, group: int
+) -> None:
+    """Sample for sample, over several filter windows and to the end of the signal: a filter
+    delay off by a sample, context missing at a window's edge, or the end padded with anything but
+    zeros puts the output off the tone."""
+    seconds, freq = 3.0, 1000.0
+    x = np.sin(2 * np.pi * freq * np.arange(round(src * seconds)) / src)
+    stream = StreamingResampler(src, dst, group_output=group)
+    y = np.concatenate((stream.push(x), stream.flush()))
+    expected = np.sin(2 * np.pi * freq * np.arange(len(y)) / dst)
+    body = slice(dst // 50, len(y) - dst // 50)  # 20 ms from each end, where the tone starts and stops
+    assert np.abs(y[body] - expected[body]).max() < 2e-3
+    assert not stream_all(np.zeros(src), src, dst, group).any(), "silence did not stay silent to its end"
+
+
+def stream_all(x: np.ndarray, src: int, dst: int, group: int) -> np.ndarray:
+    stream = StreamingResampler(src, dst, group_output=group)
+    return np.concatenate((stream.push(x), stream.flush()))
+
+
+def test_a_recording_longer_than_one_block_is_resampled_whole() -> None:
+    """`resample` feeds its stream 2^20 samples at a time: every block's output lands after the last."""
+    x = np.random.default_rng(5).uniform(-1, 1, (1 << 20) + 50_000).astype(np.float32)
+    assert np.array_equal(resample(x, 48000, 16000), stream_all(x, 48000, 16000, 1 << 15))
+
+
+def test_bad_rates_and_samples_are_refused_naming_what_is_wrong() -> None:
+    x = np.zeros(10, np.float32)
+    with pytest.raises(ValueError, match=r"^from_rate must be a positive whole number of Hz, got 44100\.5$"):
+        resample(x, 44100.5, 16000)
+    with pytest.raises(ValueError, match=r"^to_rate must be a positive whole number of Hz, got 0$"):
+        resample(x, 16000, 0)
+    assert output_length(10, 1, 2) == 20  # one hertz is a rate
+    with pytest.raises(ValueError, match=r"^expected floating-point samples, got int16$"):
+        resample(np.zeros(10, np.int16), 48000, 16000)
+    with pytest.raises(ValueError, match=r"^rate ratio 1/1000000 is too unusual to resample$"):
+        StreamingResampler(1_000_000, 1)
+    with pytest.raises(ValueError, match=r"^outputs per filter run must be at least 1, got 0$"):
+        StreamingResampler(48000, 16000, group_output=0)
+    assert len(stream_all(np.ones(9), 48000, 16000, 1)) == 3  # one output per run is allowed
+
+
+def test_equal_rates_pass_samples_through_as_float32_and_flush_nothing() -> None:
+    stream = StreamingResampler(16000, 16000)
+    out = stream.push(np.ones(5))
+    rest = stream.flush()
+    assert out.dtype == np.float32 and rest.dtype == np.float32 and len(rest) == 0
+    assert stream.samples_out == 5
+    empty = StreamingResampler(48000, 16000)
+    assert empty.push(np.zeros(0)).dtype == np.float32  # nothing yet: an empty float32 array
+    with pytest.raises(RuntimeError, match=r"^flush\(\) called twice$"):
+        stream.flush()
