@@ -114,11 +114,13 @@ class CaptureStream:
     def stop(self) -> Path:
         """End the recording; returns the file (complete up to the stop or the failure)."""
         self._stopping = True
-        self.source.stop()
-        self._queue.put(_END)
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join()
-        self._close()
+        try:
+            self.source.stop()  # a device that will not close raises: the file is finished all the same
+        finally:
+            self._queue.put(_END)
+            if self._thread is not None and self._thread is not threading.current_thread():
+                self._thread.join()
+            self._close()
         return self.path
 
     # -- source thread ---------------------------------------------------------------------------

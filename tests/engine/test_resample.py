@@ -183,7 +183,7 @@ def test_a_live_resampler_resamples_without_importing_scipy_signal() -> None:
     assert out.stdout.split()[1] == "False" and int(out.stdout.split()[0]) > 0
 
 
-@pytest.mark.parametrize("attenuation", [10.0, 21.0, 30.0, 50.0, 60.0, 80.0])
+@pytest.mark.parametrize("attenuation", [10.0, 21.0, 21.5, 30.0, 50.0, 50.5, 60.0, 80.0])
 def test_kaisers_window_parameter_is_his_formula_at_every_attenuation(attenuation: float) -> None:
     """The three branches of Kaiser's formula (a wrong constant or bound changes the filter)."""
     from scipy.signal import kaiser_beta as scipys
@@ -240,10 +240,15 @@ def test_bad_rates_and_samples_are_refused_naming_what_is_wrong() -> None:
 
 def test_equal_rates_pass_samples_through_as_float32_and_flush_nothing() -> None:
     stream = StreamingResampler(16000, 16000)
-    out = stream.push(np.ones(5))
+    given = np.ones(5, np.float32)
+    out = stream.push(given)
+    given[:] = 0.0  # the capture reuses its buffer: what was handed on must not change with it
+    assert np.array_equal(out, np.ones(5)) and stream.push(np.ones(3)) is not None
     rest = stream.flush()
     assert out.dtype == np.float32 and rest.dtype == np.float32 and len(rest) == 0
-    assert stream.samples_out == 5
+    assert stream.samples_out == 8
+    with pytest.raises(RuntimeError, match=r"^push\(\) after flush\(\): make a new StreamingResampler$"):
+        stream.push(np.ones(1))
     empty = StreamingResampler(48000, 16000)
     assert empty.push(np.zeros(0)).dtype == np.float32  # nothing yet: an empty float32 array
     with pytest.raises(RuntimeError, match=r"^flush\(\) called twice$"):

@@ -298,3 +298,27 @@ def test_a_listener_that_fails_is_let_go_once_and_the_recording_goes_on(tmp_path
     assert [str(f) for f in failures] == ["the live path broke"]
     audio, _ = sf.read(path, dtype="float32")
     np.testing.assert_allclose(audio, np.concatenate(blocks), atol=QUANT)  # every block after it kept
+
+
+class StuckSource(HandSource):
+    """A device that refuses to close (an unplugged USB input)."""
+
+    def stop(self) -> None:
+        super().stop()
+        raise OSError("the device is busy")
+
+
+def test_a_device_that_will_not_close_still_gets_its_file_finished_and_its_writer_ended(
+    tmp_path: Path,
+) -> None:
+    source = StuckSource()
+    stream = CaptureStream(source, tmp_path / "r.flac")
+    stream.start()
+    writers = [t for t in threading.enumerate() if t.name == "capture-writer"]
+    source.deliver(block(0.5, 1))
+    with pytest.raises(OSError, match="the device is busy"):
+        stream.stop()
+    assert not any(t.is_alive() for t in writers), "the writer thread ran on after the stop"
+    assert sf.info(tmp_path / "r.flac").frames == BLOCK, (
+        "the block written before the stop is not in the file"
+    )
