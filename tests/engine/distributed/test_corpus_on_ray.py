@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ from engine.errors import Cancelled
 from engine.export import read_json
 from engine.pipeline import Pipeline, PipelineConfig
 from engine.speakers import SpeakerConfig
-from engine.types import Progress
+from engine.types import Progress, Transcript, Word
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO_FLAC = ROOT / "resources" / "demo" / "meeting.flac"
@@ -38,6 +39,17 @@ TWO = ClusterConfig(workers=2)
 # one CTranslate2 thread on both sides: multi-threaded whisper was not bit-reproducible here (seen
 # once: one in-process run's word times and probabilities differed slightly from every other run's)
 WHISPER = {"cpu_threads": 1}
+
+
+def rounded(transcript: Transcript) -> Transcript:
+    """Word probabilities to 5 places: a worker's math library may round a word's last float bit
+    differently from this process's (seen: 0.943885326 against 0.943885446); everything else exact."""
+
+    def word(w: Word) -> Word:
+        return replace(w, probability=None if w.probability is None else round(w.probability, 5))
+
+    lines = tuple(replace(u, words=tuple(word(w) for w in u.words)) for u in transcript.utterances)
+    return replace(transcript, utterances=lines)
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +71,7 @@ def test_whisper_on_two_workers_matches_the_single_process_run_and_a_bad_file_fa
     written = []
     paths = [excerpts[0], broken, excerpts[1]]
     result = CorpusRunner(whisper, "whisper", WHISPER, TWO).run(paths, written.append, seen.append)
-    assert [result.outcomes[i].transcript for i in (0, 2)] == single_whisper
+    assert [rounded(result.outcomes[i].transcript) for i in (0, 2)] == [rounded(t) for t in single_whisper]
     assert all(len(t.chunks) >= 2 for t in single_whisper)  # really several chunks per file
     assert result.outcomes[1].transcript is None and "broken.wav" in str(result.outcomes[1].error)
     assert sorted(o.path for o in written) == sorted(paths)  # each file handed over once, when done
@@ -110,7 +122,7 @@ def test_a_killed_worker_has_its_chunks_rerun_and_the_transcripts_still_match(
     assert killed
     assert result.workers_lost == 1 and result.chunks_retried >= 1
     assert [o.error for o in result.outcomes] == [None, None]
-    assert [o.transcript for o in result.outcomes] == single_whisper
+    assert [rounded(o.transcript) for o in result.outcomes] == [rounded(t) for t in single_whisper]
 
 
 def test_the_cli_on_ray_with_the_tiny_vibevoice_model_writes_the_single_process_transcripts(
