@@ -35,8 +35,7 @@ class TypedLine:
 
 def close_typed(editor: LineEditor | None, model: TranscriptModel) -> TypedLine | None:
     """Write the text being typed (if any) into its line and close the editor; where it was."""
-    at = editor.edit_cursor() if editor is not None else None
-    if editor is None or at is None:
+    if editor is None or (at := editor.edit_cursor()) is None:
         return None
     editor.commit_open_editor()
     line = model.utterance(at[0])
