@@ -205,8 +205,12 @@ class FindBar(QWidget):
             self.find_next()
             return
         try:
-            commands.replace_match(self.model, self.current, self.replace_edit.text(),
-                                   self._pattern() if self.regex.isChecked() else None)
+            commands.replace_match(
+                self.model,
+                self.current,
+                self.replace_edit.text(),
+                self._pattern() if self.regex.isChecked() else None,
+            )
         except ValueError as exc:
             self.message.emit(str(exc))
             return

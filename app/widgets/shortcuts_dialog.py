@@ -37,8 +37,11 @@ EXTRA_KEYS: tuple[tuple[str, str, str], ...] = (
     ("Line editor", "New line inside the text", "Shift+Enter"),
     ("Line editor", "Save and edit the next / previous line", "Tab / Shift+Tab"),
     ("Line editor", "Cancel the edit", "Esc"),
-    ("Transcript", "The selected line's speaker menu (rename, remember the voice, Not <name>)",
-     "Menu key, Shift+F10, right-click the speaker"),
+    (
+        "Transcript",
+        "The selected line's speaker menu (rename, remember the voice, Not <name>)",
+        "Menu key, Shift+F10, right-click the speaker",
+    ),
     ("Speakers", "Rename the selected speaker", "F2, double click"),
     ("Speakers", "The current speaker's menu", "Menu key, Shift+F10, right-click"),
     ("Words", "Seek to a word", "Click the word"),

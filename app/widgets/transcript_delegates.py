@@ -30,18 +30,15 @@ from PySide6.QtCore import (
 from PySide6.QtGui import (
     QColor,
     QFontMetrics,
-    QKeyEvent,
     QPainter,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
-    QTextOption,
 )
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
     QLineEdit,
-    QPlainTextEdit,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -50,6 +47,7 @@ from PySide6.QtWidgets import (
 
 from app import speakers as sp
 from app.transcript_model import ColorRole, TranscriptModel
+from app.widgets.line_text_edit import LineTextEdit
 
 PAD_X, PAD_Y = 12, 10  # horizontal and vertical room around a cell's text
 WRAP = Qt.TextFlag.TextWordWrap | Qt.AlignmentFlag.AlignLeft  # once: enum "|" is slow per row
@@ -61,46 +59,6 @@ def text_height(metrics: QFontMetrics, text: str, width: int) -> int:
     """Pixels a cell needs to show `text` wrapped at `width` (at least one line)."""
     rect = metrics.boundingRect(QRect(0, 0, max(width - PAD_X, 20), 1_000_000), WRAP, text or " ")
     return max(rect.height(), metrics.height()) + PAD_Y + 4
-
-
-class LineTextEdit(QPlainTextEdit):
-    """The in-place text editor: wraps words; Enter commits; Tab / Shift+Tab move between lines."""
-
-    commit = Signal()
-    move = Signal(int)  # +1 next line, -1 previous line
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        self.setTabChangesFocus(False)
-        self.setFrameShape(QPlainTextEdit.Shape.NoFrame)
-        self.setAccessibleName("Edit text")
-        self.filled: str | None = None  # the text the delegate put in (None: not yet)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        key, mods = event.key(), event.modifiers()
-        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not mods & Qt.KeyboardModifier.ShiftModifier:
-            self.commit.emit()
-        elif key == Qt.Key.Key_Tab:
-            self.move.emit(+1)
-        elif key == Qt.Key.Key_Backtab:
-            self.move.emit(-1)
-        else:
-            super().keyPressEvent(event)
-
-    def text(self) -> str:
-        return self.toPlainText()
-
-    def cursorPosition(self) -> int:
-        return self.textCursor().position()
-
-    def setCursorPosition(self, position: int) -> None:
-        cursor = self.textCursor()
-        cursor.setPosition(min(max(position, 0), len(self.toPlainText())))
-        self.setTextCursor(cursor)
-
-    def focusNextPrevChild(self, _next: bool) -> bool:
-        return False
 
 
 class RowDelegate(QStyledItemDelegate):

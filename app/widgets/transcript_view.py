@@ -32,13 +32,9 @@ from PySide6.QtGui import QMouseEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from app.transcript_model import END, SPEAKER, START, TEXT, TranscriptModel
+from app.widgets.line_text_edit import LineTextEdit
 from app.widgets.row_heights import RowHeights
-from app.widgets.transcript_delegates import (
-    LineTextEdit,
-    RowDelegate,
-    SpeakerDelegate,
-    TextDelegate,
-)
+from app.widgets.transcript_delegates import RowDelegate, SpeakerDelegate, TextDelegate
 
 DISPLAY_ROLE = int(Qt.ItemDataRole.DisplayRole.value)
 ALL = "\x00all"  # the filter value that shows every speaker

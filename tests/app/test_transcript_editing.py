@@ -13,7 +13,7 @@ from qt_helpers import open_demo
 from app import commands, edits
 from app import speakers as sp
 from app.transcript_model import TEXT
-from app.widgets.transcript_delegates import LineTextEdit
+from app.widgets.line_text_edit import LineTextEdit
 from app.widgets.word_view import WordView
 from engine.types import Speaker, Transcript, Utterance, Word
 
