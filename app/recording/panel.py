@@ -44,7 +44,7 @@ class RecordPanel(QWidget):
         self.devices = QComboBox()
         self.devices.setAccessibleName("Microphone")
         self.devices.setToolTip("The input to record from (remembered)")
-        self.record_button = QPushButton("● Record")
+        self.record_button = QPushButton()  # its text is set_recording's
         self.record_button.setAccessibleName("Record or stop")
         self.pause_button = QPushButton("Pause")
         self.pause_button.setCheckable(True)
@@ -57,7 +57,7 @@ class RecordPanel(QWidget):
         self.elapsed = QLabel("0:00.0")
         self.elapsed.setAccessibleName("Elapsed time")
         self.elapsed.setMinimumWidth(70)
-        self.lag = QLabel("")
+        self.lag = QLabel()
         self.lag.setAccessibleName("Live transcription delay")
         self.captions_button = QPushButton("Captions")
         self.captions_button.setToolTip("Show the live lines in a large window (a second screen)")
