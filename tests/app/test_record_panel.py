@@ -113,11 +113,16 @@ def test_the_microphone_list_keeps_the_remembered_input_when_it_is_there(qtbot):
     window = shown(qtbot)
     panel = window.panel
     assert panel.device_name() is None  # no inputs
+    chosen: list[str] = []
+    panel.devices.currentTextChanged.connect(chosen.append)  # what the window remembers
     panel.set_devices(["Built-in", "USB headset"], "USB headset")
     assert [panel.devices.itemText(i) for i in range(panel.devices.count())] == ["Built-in", "USB headset"]
     assert panel.device_name() == "USB headset"
     panel.set_devices(["Built-in", "Line in"], "USB headset")  # unplugged since
     assert panel.device_name() == "Built-in"
+    assert chosen == []  # listing the inputs is not choosing one
+    panel.devices.setCurrentIndex(1)
+    assert chosen == ["Line in"]
 
 
 def test_escape_on_the_bar_does_nothing_and_other_keys_reach_the_window(qtbot):
