@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from app.timeline import format_time
@@ -44,7 +44,7 @@ class RecordPanel(QWidget):
         self.devices = QComboBox()
         self.devices.setAccessibleName("Microphone")
         self.devices.setToolTip("The input to record from (remembered)")
-        self.record_button = QPushButton("● Record")
+        self.record_button = QPushButton()  # its text is set_recording's
         self.record_button.setAccessibleName("Record or stop")
         self.pause_button = QPushButton("Pause")
         self.pause_button.setCheckable(True)
@@ -57,7 +57,7 @@ class RecordPanel(QWidget):
         self.elapsed = QLabel("0:00.0")
         self.elapsed.setAccessibleName("Elapsed time")
         self.elapsed.setMinimumWidth(70)
-        self.lag = QLabel("")
+        self.lag = QLabel()
         self.lag.setAccessibleName("Live transcription delay")
         self.captions_button = QPushButton("Captions")
         self.captions_button.setToolTip("Show the live lines in a large window (a second screen)")
@@ -74,10 +74,13 @@ class RecordPanel(QWidget):
         self.set_recording(False)
 
     def set_devices(self, names: Sequence[str], chosen: str | None) -> None:
-        self.devices.clear()
-        self.devices.addItems(list(names))
-        if chosen in names:
-            self.devices.setCurrentText(chosen)
+        """List `names` with `chosen` selected when it is there. Listing is not a choice: the list
+        says nothing while it fills (else a remembered input that is unplugged would be forgotten)."""
+        with QSignalBlocker(self.devices):
+            self.devices.clear()
+            self.devices.addItems(list(names))
+            if chosen in names:
+                self.devices.setCurrentText(chosen)
 
     def device_name(self) -> str | None:
         return self.devices.currentText() or None

@@ -61,12 +61,13 @@ def overall(kind: str, progress: Progress) -> float:
 
 class ProgressPanel(QWidget):
     cancel_requested = Signal()
+    _base: tuple[float, float] | None  # (time, fraction) where the rate is measured from
 
     def __init__(self, parent: QWidget | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(parent)
         self.setObjectName("progressPanel")
         self.clock = clock
-        self.label = QLabel("")
+        self.label = QLabel()
         self.label.setAccessibleName("Progress")
         self.label.setMinimumWidth(120)
         self.bar = QuietProgressBar()
@@ -74,9 +75,9 @@ class ProgressPanel(QWidget):
         self.bar.setMinimumWidth(120)
         self.bar.setFormat("%p %")
         self.bar.setAccessibleName("Overall progress")
-        self.eta = QLabel("")
+        self.eta = QLabel()
         self.eta.setAccessibleName("Time left")
-        self.cancel = QPushButton("Cancel")
+        self.cancel = QPushButton()
         self.cancel.setToolTip("Stop the running job (Esc)")
         self.cancel.setAccessibleName("Cancel the running job")
         self.cancel.clicked.connect(self._on_cancel)
@@ -86,20 +87,21 @@ class ProgressPanel(QWidget):
         layout.addWidget(self.bar, 2)
         layout.addWidget(self.eta, 2)
         layout.addWidget(self.cancel)
-        self.kind = "transcribe"
-        self._started = 0.0
-        self._fraction = 0.0
-        self._base: tuple[float, float] | None = None  # (time, fraction) where the rate is measured from
+        self._reset("transcribe")
         self.hide()
 
     def start(self, text: str, kind: str = "transcribe") -> None:
-        self.kind, self._started, self._fraction, self._base = kind, self.clock(), 0.0, None
+        self._reset(kind)
         self._show(text)
+        self.show()
+
+    def _reset(self, kind: str) -> None:
+        """A job of `kind` starting now: nothing done, no estimate, Cancel ready."""
+        self.kind, self._started, self._fraction, self._base = kind, self.clock(), 0.0, None
         self.bar.setValue(0)
         self.eta.setText("")
         self.cancel.setEnabled(True)
         self.cancel.setText("Cancel")
-        self.show()
 
     def update_progress(self, progress: Progress) -> None:
         self._show(describe(progress))
