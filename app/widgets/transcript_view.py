@@ -9,8 +9,9 @@ view at once, rows out of view in idle slices (a bulk edit changes thousands nob
 keeping the top row in place (`RowHeights`); a width change refits every row once, after the resize settles.
 A model reset (a finished transcription) keeps the selected moment and the scroll position: the
 view re-selects the utterance nearest the selected time and scrolls back to the time at the top.
-The time columns are wide enough for "10:00:00.0" in the view's font; `columns_resized(widths)`
-reports the start, end and speaker widths the user dragged (settled), `set_column_widths` restores them.
+The time columns show "10:00:00.0" whole in the view's style and font (`ColumnWidths`);
+`columns_resized(widths)` reports the start, end and speaker widths the user dragged (settled),
+`set_column_widths` restores them.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from PySide6.QtGui import QMouseEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from app.transcript_model import END, SPEAKER, START, TEXT, TranscriptModel
+from app.widgets.column_widths import ColumnWidths
 from app.widgets.line_text_edit import LineTextEdit
 from app.widgets.row_heights import RowHeights
 from app.widgets.transcript_delegates import RowDelegate, SpeakerDelegate, TextDelegate
@@ -91,12 +93,8 @@ class TranscriptView(QTableView):
         rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         header = self.horizontalHeader()
         header.setSectionResizeMode(TEXT, QHeaderView.ResizeMode.Stretch)
-        clock = self.fontMetrics().horizontalAdvance("10:00:00.0") + 2 * self.fontMetrics().averageCharWidth()
-        for col, width in ((START, clock), (END, clock), (SPEAKER, 130)):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
-            self.setColumnWidth(col, width)
-        self._columns_settled = QTimer(self, singleShot=True, interval=300)
-        self._columns_settled.timeout.connect(lambda: self.columns_resized.emit(self.column_widths()))
+        self.columns = ColumnWidths(self, START, END, SPEAKER)
+        self.columns.resized.connect(self.columns_resized)
         self.setAccessibleName("Transcript")
         self.setAccessibleDescription("One row per utterance: start, end, speaker and text. F2 or a click "
                                       "on the selected line edits, Enter commits, Tab goes to the next "
@@ -120,20 +118,15 @@ class TranscriptView(QTableView):
 
     # -- columns -----------------------------------------------------------------------------
     def column_widths(self) -> list[int]:
-        return [self.columnWidth(col) for col in (START, END, SPEAKER)]
+        return self.columns.widths()
 
     def set_column_widths(self, widths: object) -> None:
         """Restore remembered widths (anything but three sensible numbers is ignored)."""
-        if isinstance(widths, list) and len(widths) == 3 and all(isinstance(w, int) and 20 <= w <= 2000
-                                                                  for w in widths):  # fmt: skip
-            for col, width in zip((START, END, SPEAKER), widths, strict=True):
-                self.setColumnWidth(col, width)
+        self.columns.restore(widths)
 
     def _on_section_resized(self, col: int, _old: int, _new: int) -> None:
         if col == TEXT:
             self._refit.start()
-        elif self.isVisible():  # a drag (widths set before the view shows are not the user's)
-            self._columns_settled.start()
 
     # -- rows and heights ------------------------------------------------------------------
     def fit_rows(self, first: int, last: int) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPalette
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QStyle,
     QStyleOptionSpinBox,
+    QStyleOptionViewItem,
 )
 from qt_helpers import show_transcript
 
@@ -166,15 +167,29 @@ def test_add_selects_only_the_new_speaker(make_window):
     assert window.model.book[-1].color not in {s.color for s in window.model.book[:-1]}
 
 
+def shown_whole(view, index) -> bool:
+    """Whether the cell's text fits where the style draws it: the cell less the style sheet's
+    padding and the style's text margins (what Qt elides the text to)."""
+    option = QStyleOptionViewItem()
+    view.initViewItemOption(option)
+    option.rect, option.text = view.visualRect(index), index.data()
+    option.features |= QStyleOptionViewItem.ViewItemFeature.HasDisplay
+    style = view.style()
+    room = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, option, view).width()
+    margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1
+    return QFontMetrics(view.font()).horizontalAdvance(option.text) + 2 * margin <= room
+
+
 def test_times_past_an_hour_fit_their_columns_and_dragged_widths_are_remembered(make_window, tmp_path, qtbot):
     window = make_window()
     show_transcript(window, Transcript((Utterance(36_000.0, 36_003.5, "Ten hours in.", "s1"),)))
     view = window.transcript_view
-    metrics = view.fontMetrics()
     for column in (START, END):
         text = view.model().index(0, column).data()
         assert text.startswith("10:00:0")
-        assert metrics.horizontalAdvance(text) < view.columnWidth(column), f"{text!r} is cut off"
+        assert shown_whole(view, view.model().index(0, column)), f"{text!r} is cut off"
+    view.setFont(QFont(view.font().family(), view.font().pointSize() + 6))  # a larger font: wider times
+    assert all(shown_whole(view, view.model().index(0, column)) for column in (START, END))
     view.horizontalHeader().resizeSection(SPEAKER, 211)  # as a drag of the header's edge does
     qtbot.waitUntil(lambda: window.store.value("columns", None) is not None, timeout=3000)
     again = make_window(store=window.store)
