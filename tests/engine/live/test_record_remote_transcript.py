@@ -81,7 +81,7 @@ def test_after_recording_the_servers_transcript_is_written_beside_it_in_the_form
     tmp_path: Path, capfd
 ) -> None:
     # catches: `_finalise` given no formats, or not called; the exit status after a transcript
-    # (`else 1`); the transcript printed to the terminal without --live
+    # (`else 1`); the transcript printed to the terminal without --live; timestamps left off
     clip = write_clip(tmp_path / "clip.flac", 0.0, 2.0)
     out = tmp_path / "out"
     registry = GatedRegistry()
@@ -90,7 +90,8 @@ def test_after_recording_the_servers_transcript_is_written_beside_it_in_the_form
         assert record(out, clip, url, "--format", "txt,srt") == 0
     path = the_recording(out)
     assert {p.name for p in out.iterdir()} == {path.name, f"{path.stem}.srt", f"{path.stem}.txt"}
-    assert "How are you?" in (out / f"{path.stem}.txt").read_text()
+    timed = "[00:00:00] Alice\nHello there.\n\n[00:00:02] Bob\nHow are you?\n"  # the server's, with times
+    assert (out / f"{path.stem}.txt").read_text() == timed
     printed = capfd.readouterr()
     seconds = sf.info(path).duration
     assert printed.out == ""
