@@ -129,8 +129,8 @@ def _record(args: argparse.Namespace) -> int:
         print(f"murmur: error: {session.error}", file=sys.stderr)
     if args.no_transcribe or seconds <= 0:
         return 1 if session.error else 0
-    _finalise(args, backend, path, formats)
-    return 1 if session.error else 0
+    written = _finalise(args, backend, path, formats)
+    return 1 if session.error or not written else 0
 
 
 def _connect(remote: Any, session: Any, path: Path) -> None:
@@ -201,8 +201,9 @@ def _print_line(line: Any) -> None:
     print(f"[{format_clock(u.start)}] {who}{u.text}", flush=True)
 
 
-def _finalise(args: argparse.Namespace, backend: Any, path: Path, formats: tuple[str, ...]) -> None:
-    """The full pipeline over the recording, then the exports beside it."""
+def _finalise(args: argparse.Namespace, backend: Any, path: Path, formats: tuple[str, ...]) -> bool:
+    """The full pipeline over the recording, then the exports beside it; False if they could not be
+    written (the transcript is then kept in the recovery folder, as `deliver` says)."""
     from engine.cli.outputs import Target
     from engine.cli.transcribe import deliver
     from engine.pipeline import Pipeline
@@ -215,6 +216,6 @@ def _finalise(args: argparse.Namespace, backend: Any, path: Path, formats: tuple
         transcript = pipeline.run(path, None, cancel)
         args.quiet, args.no_timestamps = not args.live, False
         target = Target(path.parent, path.stem)
-        deliver(transcript, time.perf_counter() - started, path, target, formats, args)
+        return deliver(transcript, time.perf_counter() - started, path, target, formats, args)
     finally:
         signal.signal(signal.SIGINT, previous)

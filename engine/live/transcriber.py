@@ -168,7 +168,10 @@ class LiveTranscriber:
         self.segments_done += 1
         for line in lines:
             self.lines_done += 1
-            self.on_line(line)
+            try:
+                self.on_line(line)
+            except Exception as exc:  # a reader that cannot take it (a closed pipe) must not end the worker
+                self._report(exc)
 
     def _lines(self, segment: SpeechSegment, samples: np.ndarray) -> list[LiveLine]:
         duration = len(samples) / RATE

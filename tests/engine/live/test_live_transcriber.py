@@ -124,6 +124,23 @@ def test_a_segment_the_decoder_fails_on_is_reported_and_the_next_still_gets_its_
     assert (t.segments_done, t.lines_done) == (1, 2)
 
 
+def test_a_line_its_reader_cannot_take_is_reported_and_the_transcriber_still_drains() -> None:
+    # catches: an exception from `on_line` (a print into a closed pipe: `murmur record --live | head`)
+    # ending the worker thread, so that `drain()` never returned and `murmur record --live` hung
+    errors: list[Exception] = []
+    closed = BrokenPipeError(32, "Broken pipe")
+
+    def unreadable(line: LiveLine) -> None:
+        raise closed
+
+    t = LiveTranscriber(ScriptedDecoder(), None, unreadable, errors.append)
+    t.submit(SpeechSegment(0.0, 1.0), audio(1.0, 1.0))
+    t.submit(SpeechSegment(5.0, 6.0), audio(1.0, 0.5))
+    assert t.drain(timeout=10)
+    t.close()
+    assert errors == [closed] * 4 and (t.segments_done, t.lines_done) == (2, 4)  # each line said
+
+
 def test_a_model_that_fails_to_load_mid_recording_is_reported_once_and_live_lines_stop() -> None:
     out = Lines()
     gone = ModelLoadError("the model files are gone")

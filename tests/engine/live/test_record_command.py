@@ -215,9 +215,12 @@ def test_a_model_that_will_not_load_after_recording_is_named_and_the_recording_k
     out = tmp_path / "out"
     assert record(out, "--play", str(clip), "--seconds", "0.5", "--model", str(tmp_path / "no model")) == 1
     [path] = recordings(out)
-    assert capfd.readouterr().err.splitlines()[-1] == (
-        f"murmur: error: the whisper model folder '{tmp_path / 'no model'}' does not exist"
-    )
+    # said once, after the recording: without --live no model is loaded while it goes on
+    assert capfd.readouterr().err.splitlines() == [
+        f"recording file clip.flac to {path} (Ctrl-C stops)",
+        f"recorded {format_clock(sf.info(path).duration)} to {path}",
+        f"murmur: error: the whisper model folder '{tmp_path / 'no model'}' does not exist",
+    ]
     assert sf.info(path).duration >= 0.5 and not marker_path(path).exists()
 
 
