@@ -185,7 +185,7 @@ class RemoteClient:
                 stage = Stage(event["stage"])
                 report(Progress(stage, event["done"], event["total"], event.get("detail", "")))
                 chunks = int(event["total"]) if stage is Stage.INFER else chunks
-            elif kind == "transcript.text.delta":
+            elif kind == "transcript.text.delta" and event.get("lines"):  # the last may be text only
                 lines.extend(event["lines"])
                 seen.update(int(li["chunk"]) for li in event["lines"])
                 partial = partial_result(event["lines"], duration)
