@@ -200,6 +200,17 @@ def test_progress_is_reported_at_each_new_stage_and_every_chunk_but_thinned_with
     assert partials == [chunk] and shown[-1].partial is chunk  # a chunk's result is never held back
 
 
+def test_a_jobs_first_progress_is_shown_even_right_after_the_same_stage_was(qapp, clip):
+    worker = TranscriptionWorker(threading.Event())
+    shown: list[Progress] = []
+    worker.progress.connect(shown.append)
+    worker.run(LoadJob(clip, TranscribeSettings()))  # the pipeline built once
+    worker._report(Progress(Stage.LOAD, 1, 1, "loaded"))  # the last job ended loading
+    shown.clear()
+    worker.run(LoadJob(clip, TranscribeSettings()))
+    assert shown and shown[0].stage == Stage.LOAD  # bug: held back as within the last job's stage
+
+
 def test_the_engine_thread_is_named_and_ends_at_shutdown(qapp):
     controller = RunController()
     thread = controller.worker.thread()
