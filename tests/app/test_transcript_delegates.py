@@ -1,106 +1,34 @@
-"""The transcript table's cells, one view on a real model: the text editor's keys and caret, what
-a commit writes into the line, the find marks and speaker chips as painted, the speaker combo."""
+"""The transcript table's editors, one view on a real model: the text editor's keys and caret,
+what a commit writes into the line, the speaker combo, and the calls the view makes on the
+delegates."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import pytest
 from PySide6.QtCore import QEvent, QModelIndex, QPoint, QRect, QSortFilterProxyModel, Qt
-from PySide6.QtGui import (
-    QColor,
-    QFontMetrics,
-    QImage,
-    QKeyEvent,
-    QPainter,
-    QStandardItemModel,
-    QTextOption,
-    QUndoStack,
-)
+from PySide6.QtGui import QKeyEvent, QStandardItemModel, QTextOption
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
     QLineEdit,
     QPlainTextEdit,
-    QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
 )
+from table_helpers import open_text, option_of, settle, shown_table
 
-from app import commands
 from app import speakers as sp
-from app.transcript_model import END, SPEAKER, START, TEXT, TranscriptModel
-from app.widgets.transcript_delegates import (
-    CURRENT_MATCH,
-    MATCH,
-    PAD_X,
-    PAD_Y,
-    LineTextEdit,
-    source_model,
-    text_height,
-)
+from app.transcript_model import END, SPEAKER, START, TEXT
+from app.widgets.transcript_delegates import PAD_Y, LineTextEdit, source_model
 from app.widgets.transcript_view import TranscriptView
-from engine.types import Speaker, Transcript, Utterance
-
-LINES = (
-    Utterance(0.0, 2.0, "hello there world", "S1"),
-    Utterance(2.0, 4.0, "second line here", "S2"),
-    Utterance(4.0, 6.0, "third line", None),
-)
-GROUND = "#808080"  # what a cell is painted on in these tests
-FULL = QRect(0, 0, 10_000, 10_000)
-BOOK = (sp.SpeakerInfo("S1", "Ada", "#1B1B1B"), sp.SpeakerInfo("S2", "Bo", "#F5F5F5"))
 
 
 @pytest.fixture
 def view(qapp: QApplication) -> Iterator[TranscriptView]:
-    model = TranscriptModel(QUndoStack())
-    transcript = Transcript(LINES, (Speaker("S1", "Ada"), Speaker("S2", "Bo")), duration=6.0)
-    commands.set_document(model, transcript, BOOK, "Transcribe")
-    shown = TranscriptView(model)
-    shown.resize(900, 400)
-    shown.show()
-    QApplication.processEvents()
-    yield shown
-    shown.close()
-    shown.deleteLater()
-    QApplication.processEvents()
-
-
-def open_text(view: TranscriptView, row: int) -> LineTextEdit:
-    view.select_row(row)
-    QTest.keyClick(view, Qt.Key.Key_F2)
-    editor = view.row_delegate.editor
-    assert isinstance(editor, LineTextEdit)
-    return editor
-
-
-def settle() -> None:
-    """Deliver what Qt posted, closed editors' deferred deletion included."""
-    QApplication.processEvents()
-    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)
-    QApplication.processEvents()
-
-
-def colours_in(image: QImage, rect: QRect) -> set[str]:
-    return {
-        image.pixelColor(x, y).name().upper()
-        for x in range(max(rect.left(), 0), min(rect.right(), image.width() - 1))
-        for y in range(max(rect.top(), 0), min(rect.bottom(), image.height() - 1))
-    }
-
-
-def test_a_cell_with_no_text_is_one_line_high_and_a_long_text_wraps_to_more(qapp):
-    metrics = QFontMetrics(QApplication.font())
-    one = metrics.height() + PAD_Y + 4
-    assert text_height(metrics, "", 30) == one  # bug: the empty text measured as "XX XX" (wraps at 20 px)
-    assert text_height(metrics, "word", 400) == one
-    long = " ".join(["word"] * 30)
-    width = metrics.horizontalAdvance(long) + 6  # wider than the text, not once the padding is off
-    assert text_height(metrics, long, width) == 2 * metrics.height() + PAD_Y + 4  # bug: `width + PAD_X`
-    assert text_height(metrics, long, 10_000) == one
+    yield from shown_table()
 
 
 def test_enter_commits_the_typed_text_with_its_spaces_collapsed_and_closes_the_editor(view):
@@ -237,140 +165,6 @@ def test_an_old_editor_deleted_after_the_next_opened_does_not_close_the_open_one
     assert view.edit_cursor() == (1, len("second line here"))
 
 
-def paint_cell(view: TranscriptView, row: int, column: int, selected: bool = False) -> QImage:
-    """One cell as its delegate paints it, on a grey ground (the delegate called as the view does)."""
-    index = view.model().index(row, column)
-    size = view.visualRect(index).size()
-    image = QImage(size, QImage.Format.Format_ARGB32)
-    image.fill(QColor(GROUND))
-    option = QStyleOptionViewItem()
-    view.initViewItemOption(option)
-    option.rect = QRect(QPoint(0, 0), size)
-    if selected:
-        option.state |= QStyle.StateFlag.State_Selected
-    painter = QPainter(image)
-    try:
-        view.itemDelegateForColumn(column).paint(painter, option, index)
-    finally:
-        painter.end()
-    return image
-
-
-def spans(image: QImage, colour: str) -> tuple[int, int, int, int] | None:
-    """(left, top, right, bottom) of the pixels of exactly `colour`, or None."""
-    xs, ys = [], []
-    for y in range(image.height()):
-        for x in range(image.width()):
-            if image.pixelColor(x, y).name().upper() == colour:
-                xs.append(x)
-                ys.append(y)
-    return (min(xs), min(ys), max(xs), max(ys)) if xs else None
-
-
-def test_find_marks_every_match_yellow_and_the_current_one_orange(view):
-    assert MATCH not in colours_in(paint_cell(view, 0, TEXT), FULL)
-    view.row_delegate.find(re.compile("l"), (0, 3))  # "hello there world": l at 2, 3 and 15
-    seen = colours_in(paint_cell(view, 0, TEXT), FULL)
-    assert MATCH in seen and CURRENT_MATCH in seen
-    third = colours_in(paint_cell(view, 2, TEXT), FULL)  # "third line": none is the current one
-    assert MATCH in third and CURRENT_MATCH not in third
-    view.row_delegate.find(None, None)
-    assert MATCH not in colours_in(paint_cell(view, 0, TEXT), FULL)
-
-
-def test_a_mark_starts_where_the_text_starts_in_the_cell(view):
-    view.row_delegate.find(re.compile("h"), (0, 0))  # the first letter of "hello there world"
-    left, top, _, _ = spans(paint_cell(view, 0, TEXT), CURRENT_MATCH)
-    assert (left, top) == (PAD_X // 2 - 2, PAD_Y // 2)  # bug: the clip from 1, a margin of 1, another offset
-
-
-def test_a_current_match_in_a_filtered_view_is_found_by_its_line_in_the_document(view):
-    view.filter.set_speaker("S2")  # line 1 alone, shown as row 0
-    view.row_delegate.find(re.compile("line"), (1, len("second ")))
-    assert CURRENT_MATCH in colours_in(paint_cell(view, 0, TEXT), FULL)  # bug: the view's row (0) taken
-    outer = QSortFilterProxyModel()  # a filter over the filter: mapped through both
-    outer.setSourceModel(view.model())
-    image = QImage(400, 60, QImage.Format.Format_ARGB32)
-    image.fill(QColor(GROUND))
-    painter = QPainter(image)
-    try:
-        view.row_delegate.paint(painter, option_of(view, QRect(0, 0, 400, 60)), outer.index(0, TEXT))
-    finally:
-        painter.end()
-    assert CURRENT_MATCH in colours_in(image, FULL)
-
-
-def test_a_marked_line_wraps_as_the_cell_does(view):
-    metrics = view.fontMetrics()
-    width = view.columnWidth(TEXT)
-    words = ["ab"]
-    while metrics.horizontalAdvance(" ".join([*words, "zz"])) < width - 6:
-        words.append("ab")
-    view.source.change_rows({0: Utterance(0.0, 2.0, " ".join([*words, "zz"]), "S1")})
-    view.row_delegate.find(re.compile("zz"), None)
-    _, top, _, _ = spans(paint_cell(view, 0, TEXT), MATCH)
-    assert top > metrics.height()  # on the second line: the text is laid out 12 px narrower than the cell
-
-
-def test_an_empty_line_shows_no_mark(view):
-    view.source.change_rows({2: Utterance(4.0, 6.0, "", None)})
-    view.row_delegate.find(re.compile("X"), None)
-    assert MATCH not in colours_in(paint_cell(view, 2, TEXT), FULL)
-
-
-def test_a_marked_line_keeps_the_themes_text_colour_and_the_selection_colour_when_selected(view):
-    palette = view.palette()
-    palette.setColor(palette.ColorRole.Text, QColor("#0000C8"))
-    palette.setColor(palette.ColorRole.HighlightedText, QColor("#00C800"))
-    palette.setColor(palette.ColorRole.Highlight, QColor("#400040"))
-    view.setPalette(palette)
-    view.row_delegate.find(re.compile("zzz|d"), None)
-    plain = colours_in(paint_cell(view, 0, TEXT), FULL)
-    picked = colours_in(paint_cell(view, 0, TEXT, selected=True), FULL)
-    assert "#0000C8" in plain and "#00C800" not in plain and "#000000" in plain  # marked letters black
-    assert "#00C800" in picked and "#400040" in picked
-
-
-def test_a_speaker_chip_is_the_speakers_colour_with_text_that_contrasts(view):
-    metrics = view.fontMetrics()
-    dark = paint_cell(view, 0, SPEAKER)
-    left, top, right, bottom = spans(dark, "#1B1B1B")
-    assert (left, top) == (4 + 1, 4)  # its round ends' outermost pixels are blended with the ground
-    assert right + 1 - left == metrics.horizontalAdvance("Ada") + 16 - 2
-    assert bottom + 1 - top == metrics.height() + 4
-    ink = spans(dark, "#FFFFFF")
-    assert ink is not None and left + 8 <= ink[0] and ink[2] <= right and top <= ink[1] and ink[3] <= bottom
-    assert dark.pixelColor(left + 2, top + 2).name().upper() != "#1B1B1B"  # round ends
-    light = paint_cell(view, 1, SPEAKER)
-    assert spans(light, "#F5F5F5") is not None and spans(light, "#000000") is not None
-    assert spans(paint_cell(view, 2, SPEAKER), sp.UNASSIGNED_COLOR) is not None
-
-
-def test_a_long_speaker_name_is_cut_to_its_chip_and_the_chip_to_its_cell(view):
-    name = "Bartholomew Featherstonehaugh-Smythe of Upper Wallop"
-    view.source.change_rows({}, (sp.SpeakerInfo("S1", name, "#1B1B1B"), BOOK[1]))
-    view.setColumnWidth(SPEAKER, 100)
-    view.setRowHeight(0, view.fontMetrics().height() + 6)  # a short row: the chip fits in it
-    image = paint_cell(view, 0, SPEAKER)
-    left, top, right, bottom = spans(image, "#1B1B1B")
-    assert right + 1 - left == 100 - 8 - 2 and bottom + 1 - top == image.height() - 6
-    ink = spans(image, "#FFFFFF")
-    assert ink is not None and ink[2] <= right
-
-
-def test_a_selected_lines_speaker_cell_is_the_selection_colour_and_others_their_tint(view):
-    palette = view.palette()
-    palette.setColor(palette.ColorRole.Highlight, QColor("#400040"))
-    view.setPalette(palette)
-    view.source.set_current_row(2)
-    picked = paint_cell(view, 1, SPEAKER, selected=True)
-    assert picked.pixelColor(picked.width() - 2, picked.height() - 2).name() == "#400040"
-    heard = paint_cell(view, 2, SPEAKER)
-    assert heard.pixelColor(heard.width() - 2, heard.height() - 2).name().upper() == "#FFF1C2"
-    plain = paint_cell(view, 0, SPEAKER)
-    assert plain.pixelColor(plain.width() - 2, plain.height() - 2).name().upper() == GROUND
-
-
 def test_the_speaker_combo_lists_unassigned_and_the_speakers_and_sets_the_line(view):
     view.select_row(1, SPEAKER)
     QTest.keyClick(view, Qt.Key.Key_F2)
@@ -412,14 +206,6 @@ def test_editors_and_delegates_belong_to_the_view(view):
 
 # The calls the view makes, made directly: a delegate's failure is then the test's failure, where
 # through Qt's event handling it would be an error printed inside a paint or a key press.
-
-
-def option_of(view: TranscriptView, rect: QRect | None = None) -> QStyleOptionViewItem:
-    option = QStyleOptionViewItem()
-    view.initViewItemOption(option)
-    if rect is not None:
-        option.rect = rect
-    return option
 
 
 def test_a_fresh_text_editor_wraps_words_has_no_frame_and_keeps_tab(qapp):
