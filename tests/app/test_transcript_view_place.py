@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QAbstractItemView, QApplication
 from qt_helpers import wait_until
 from table_helpers import lines, settle, show
 
-from app.transcript_model import TEXT, TranscriptModel
+from app.transcript_model import SPEAKER, TEXT, TranscriptModel
 from app.widgets.transcript_delegates import text_height
 from app.widgets.transcript_view import TranscriptView
 from engine.types import Utterance
@@ -115,3 +115,12 @@ def test_a_long_line_inserted_gets_a_row_as_tall_as_its_text(view):
     settle()
     assert view.source.utterance(5).text == long
     assert view.rowHeight(5) == text_height(view.fontMetrics(), long, view.columnWidth(TEXT))
+
+
+def test_a_wider_speaker_column_makes_the_wrapped_rows_taller(view):
+    long = {r: Utterance(3.0 * r, 3.0 * r + 2, " ".join(["words"] * 25), "S1") for r in range(3)}
+    view.source.change_rows(long)
+    wait_until(lambda: view.rowHeight(0) > 40)
+    before = view.rowHeight(0)
+    view.horizontalHeader().resizeSection(SPEAKER, 330)  # the text column narrows by 200 px
+    wait_until(lambda: view.rowHeight(0) > before, timeout=10)  # bug: `_refit.start()` dropped
