@@ -111,6 +111,7 @@ class TranscriptionWorker(QObject):
     @Slot(object)
     def run(self, job: LoadJob | TranscribeJob | RangeJob | EngineJob) -> None:
         outcome: tuple[Any, tuple[Any, ...]]
+        self._last_stage = None  # a job's first report is shown, whatever stage the last job ended in
         try:
             if isinstance(job, LoadJob):
                 outcome = (self.prepared, (self._load(job),))

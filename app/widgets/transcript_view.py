@@ -159,9 +159,7 @@ class TranscriptView(QTableView):
 
     # -- keeping the reader's place across a reset -------------------------------------------
     def _time_of(self, proxy_row: int) -> float | None:
-        if proxy_row < 0:
-            return None
-        return self.source.utterance(self.filter.mapToSource(self.filter.index(proxy_row, 0)).row()).start
+        return None if proxy_row < 0 else self.source.utterance(self.source_row(proxy_row)).start
 
     def _remember_anchor(self) -> None:
         current = self.currentIndex()
@@ -187,7 +185,8 @@ class TranscriptView(QTableView):
             self.heights.fit_soon(0, self.filter.rowCount() - 1)
 
     def _scroll_row_to(self, row: int, y: int) -> None:
-        """Scroll so that view row `row` starts `y` pixels below the top of the viewport."""
+        """Scroll so view row `row` starts `y` px below the top (the range first fits refitted rows)."""
+        self.updateGeometries()  # else a range from before a refit clamps the value: the line is lost
         self.verticalScrollBar().setValue(self.rowViewportPosition(row) + self.verticalOffset() - y)
 
     def _proxy_row_near(self, t: float) -> int | None:
