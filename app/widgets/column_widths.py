@@ -2,11 +2,12 @@
 
 The time columns are as wide as the view's style needs to show "10:00:00.0" whole in the view's
 font: the cell's padding from the style sheet and the style's text margins are counted, not only
-the digits (a width from the digits alone cut "1:20:57.7" to "1:20:3…"). They are fitted when the
-view is polished and again when its style or font changes (a theme, a larger font), and then only
-widened: a width the user chose that shows the times whole is kept. `widths()` gives the start,
-end and speaker widths; `restore(widths)` puts back remembered ones (anything but three sensible
-numbers is ignored); `resized(widths)` is emitted once a drag of one of them has settled.
+the digits (a width from the digits alone cut "1:20:57.7" to "1:20:3…"). They are set to that width
+when the view is made, and fitted again when it is polished and when its style or font changes (a
+theme, a larger font), then only widened: a width the user chose that shows the times whole is
+kept. `widths()` gives the start, end and speaker widths; `restore(widths)` puts back remembered
+ones (anything but three sensible numbers is ignored); `resized(widths)` is emitted once a drag of
+one of them has settled.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ class ColumnWidths(QObject):
         for col in self.columns:
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
         view.setColumnWidth(speaker, SPEAKER_WIDTH)
-        self.fit_times()
+        for col in self.times:  # exactly what a time needs now (the header's default is 100 px)
+            view.setColumnWidth(col, self.time_width())
         self._settled = QTimer(self, singleShot=True, interval=SETTLE_MS)
         self._settled.timeout.connect(lambda: self.resized.emit(self.widths()))
         header.sectionResized.connect(self._on_resized)

@@ -39,3 +39,13 @@ def test_widths_restored_before_the_view_shows_are_not_reported_as_the_users(qtb
     qtbot.waitUntil(lambda: reported != [])
     assert reported == [[120, 120, 190]]
     assert view.columnWidth(END) == 120
+
+
+def test_a_style_that_pads_cells_more_widens_the_time_columns_to_keep_times_whole(qtbot) -> None:
+    view = view_of(qtbot)
+    view.show()
+    qtbot.waitExposed(view)
+    before = view.columns.time_width()
+    view.setStyleSheet("QTableView::item { padding: 3px 30px; }")  # as a theme's style sheet arrives
+    assert view.columns.time_width() > before
+    assert view.columnWidth(START) == view.columnWidth(END) == view.columns.time_width()

@@ -43,9 +43,9 @@ def test_the_time_columns_show_a_time_past_an_hour_whole(qapp):
     view = TranscriptView(model)
     shown = format_time(36_000.0)
     assert shown == "10:00:00.0"
-    needed = view.fontMetrics().horizontalAdvance(shown)
-    for col in (START, END):  # the time and two characters to spare
-        assert view.columnWidth(col) == needed + 2 * view.fontMetrics().averageCharWidth()
+    for col in (START, END):  # what the style needs for the time, its cell padding and text margins
+        needed = view.columns.time_width()
+        assert view.columnWidth(col) == needed > view.fontMetrics().horizontalAdvance(shown)
     assert view.columnWidth(SPEAKER) == 130
     header = view.horizontalHeader()
     assert header.sectionResizeMode(TEXT) == QHeaderView.ResizeMode.Stretch
