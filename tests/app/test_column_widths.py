@@ -49,3 +49,27 @@ def test_a_style_that_pads_cells_more_widens_the_time_columns_to_keep_times_whol
     view.setStyleSheet("QTableView::item { padding: 3px 30px; }")  # as a theme's style sheet arrives
     assert view.columns.time_width() > before
     assert view.columnWidth(START) == view.columnWidth(END) == view.columns.time_width()
+
+
+def test_a_time_column_the_user_narrows_stays_narrow_until_the_style_changes(qtbot) -> None:
+    view = view_of(qtbot)
+    view.show()
+    qtbot.waitExposed(view)
+    view.horizontalHeader().resizeSection(START, 30)  # dragged narrower than a time needs
+    view.resize(view.width() + 40, view.height())  # the window goes on: resizes, paints
+    qtbot.wait(50)
+    assert view.columnWidth(START) == 30
+
+
+def test_a_drag_in_steps_is_reported_once_after_it_settles(qtbot) -> None:
+    view = view_of(qtbot)
+    view.show()
+    qtbot.waitExposed(view)
+    reported: list[list[int]] = []
+    view.columns_resized.connect(reported.append)
+    for width in (140, 150, 160):  # a drag moves the edge in steps, the window drawing in between
+        view.horizontalHeader().resizeSection(SPEAKER, width)
+        qtbot.wait(10)
+    qtbot.waitUntil(lambda: reported != [])
+    qtbot.wait(100)
+    assert reported == [[view.columnWidth(START), view.columnWidth(END), 160]]
