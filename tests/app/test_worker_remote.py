@@ -18,6 +18,7 @@ from app.settings import TranscribeSettings
 from app.worker import RunController
 from engine.audio.io import load_audio
 from engine.serve.app import create_app
+from engine.types import Progress, Stage
 from tests.app.test_worker_jobs import names, record, run
 from tests.engine.live.test_record_remote_transcript import GatedRegistry
 from tests.engine.serve.conftest import write_flac
@@ -56,6 +57,12 @@ def loaded(runner: RunController, events: list, path: Path, settings: Transcribe
     events.clear()
 
 
+def decoding(events: list) -> list[Progress]:
+    """The reports of the audio being decoded here (the upload to the server reports its stage too)."""
+    shown = [args[0] for n, args in events if n == "progress"]
+    return [p for p in shown if p.stage is Stage.LOAD and p.detail != "uploading"]
+
+
 def outcome(events: list, name: str) -> tuple:
     return next(args for n, args in events if n == name)
 
@@ -88,6 +95,7 @@ def test_a_range_sent_to_a_server_comes_back_at_the_ranges_times(controller, cli
         loaded(controller, events, clip, away)
         run(controller, events, RangeJob(away, 2.0, 7.0, ()))
     assert names(events)[-2:] == ["idle", "range_done"]
+    assert not decoding(events)  # the audio prepared for the server is not decoded again
     [done] = outcome(events, "range_done")
     assert (done.start, done.end) == (2.0, 7.0)
     assert [u.text for u in done.utterances] == ["Hello there.", "How are you?"]
@@ -105,7 +113,9 @@ def test_a_range_whose_audio_was_never_prepared_is_loaded_for_the_server_and_sen
         controller.worker.audio_loaded.connect(lambda _: controller.cancel())  # before speech is found
         run(controller, events, LoadJob(clip, TranscribeSettings()))
         assert names(events) == ["audio_loaded", "idle", "cancelled"]
-        run(controller, events, RangeJob(away, 1.0, 7.0, ()), count=2)
+        del events[:]
+        run(controller, events, RangeJob(away, 1.0, 7.0, ()))
+    assert decoding(events)  # decoded again, and said
     assert names(events)[-2:] == ["idle", "range_done"]
     [done] = outcome(events, "range_done")
     assert done.utterances[0].start == pytest.approx(1.3) and registry.counts["done"] == 1
