@@ -96,6 +96,9 @@ def test_a_range_sent_to_a_server_comes_back_at_the_ranges_times(controller, cli
         run(controller, events, RangeJob(away, 2.0, 7.0, ()))
     assert names(events)[-2:] == ["idle", "range_done"]
     assert not decoding(events)  # the audio prepared for the server is not decoded again
+    shown = [args[0] for n, args in events if n == "progress"]
+    assert [p.detail for p in shown if p.stage is Stage.LOAD][:1] == ["uploading"]  # the range's progress
+    assert any(p.stage is Stage.INFER and p.partial is not None for p in shown)
     [done] = outcome(events, "range_done")
     assert (done.start, done.end) == (2.0, 7.0)
     assert [u.text for u in done.utterances] == ["Hello there.", "How are you?"]
