@@ -175,3 +175,32 @@ def test_a_server_that_goes_away_mid_run_fails_the_run_in_words(controller, clip
     assert names(events) == ["idle", "failed"]
     title, text = outcome(events, "failed")
     assert title == "Transcription failed" and away.server_url in text, text
+
+
+def test_a_clip_planned_here_is_planned_again_for_a_server_without_being_decoded_again(
+    controller, clip, tmp_path
+):
+    registry = GatedRegistry()
+    registry.gate.set()
+    with serving(tmp_path, registry) as away:
+        events = record(controller)
+        loaded(controller, events, clip, TranscribeSettings())  # this computer's plan: speech, chunks
+        run(controller, events, TranscribeJob(away))
+    assert names(events) == ["prepared", "idle", "finished"] and not decoding(events)
+    assert outcome(events, "prepared")[0].chunks == ()  # the server plans its own
+    assert registry.counts["done"] == 1
+
+
+def test_a_clip_whose_plan_was_cancelled_is_decoded_again_and_sent(controller, clip, tmp_path):
+    registry = GatedRegistry()
+    registry.gate.set()
+    with serving(tmp_path, registry) as away:
+        events = record(controller)
+        controller.worker.audio_loaded.connect(lambda _: controller.cancel())  # before speech is found
+        run(controller, events, LoadJob(clip, TranscribeSettings()))
+        controller.worker.audio_loaded.disconnect()
+        controller.worker.audio_loaded.connect(lambda *args: events.append(("audio_loaded", args)))
+        del events[:]
+        run(controller, events, TranscribeJob(away))
+    assert names(events) == ["audio_loaded", "prepared", "idle", "finished"] and decoding(events)
+    assert outcome(events, "audio_loaded")[0].recording is outcome(events, "prepared")[0].recording
