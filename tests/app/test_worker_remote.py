@@ -203,4 +203,6 @@ def test_a_clip_whose_plan_was_cancelled_is_decoded_again_and_sent(controller, c
         del events[:]
         run(controller, events, TranscribeJob(away))
     assert names(events) == ["audio_loaded", "prepared", "idle", "finished"] and decoding(events)
-    assert outcome(events, "audio_loaded")[0].recording is outcome(events, "prepared")[0].recording
+    [audio], [prepared] = outcome(events, "audio_loaded"), outcome(events, "prepared")
+    assert audio.path == clip and audio.recording is prepared.recording and audio.stream is None
+    assert audio.envelope.duration == audio.recording.duration and 7.9 < audio.recording.duration < 8.1
