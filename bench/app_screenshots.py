@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -125,6 +126,7 @@ def render(folder_out: Path) -> None:
     ):
         print(f"| {what} | {ink} on {back} | {ratio:.2f} | {dink} on {dback} | {dratio:.2f} |")
     window.close()
+    shutil.rmtree(folder, ignore_errors=True)  # the window's settings and recovery folder
 
 
 def measured(window: object) -> float:
