@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionViewItem
 from app import commands
 from app import speakers as sp
 from app.transcript_model import TranscriptModel
-from app.widgets.transcript_delegates import LineTextEdit
+from app.widgets.line_text_edit import LineTextEdit
 from app.widgets.transcript_view import TranscriptView
 from engine.types import Speaker, Transcript, Utterance
 
@@ -117,3 +117,17 @@ def lines(count: int, text: str = "line", offset: float = 0.0) -> tuple[Utteranc
 def show(model: TranscriptModel, utterances: tuple[Utterance, ...]) -> None:
     transcript = Transcript(utterances, SPEAKERS, duration=utterances[-1].end if utterances else 0.0)
     commands.set_document(model, transcript, BOOK, "Transcribe")
+
+
+def forty_lines_shown() -> Iterator[TranscriptView]:
+    """A shown table of forty lines (700 × 300), closed afterwards: the body of the view tests' fixture."""
+    model = TranscriptModel(QUndoStack())
+    show(model, lines(40))
+    shown = TranscriptView(model)
+    shown.resize(700, 300)
+    shown.show()
+    settle()
+    yield shown
+    shown.close()
+    shown.deleteLater()
+    settle()

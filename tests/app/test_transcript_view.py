@@ -14,7 +14,7 @@ from PySide6.QtGui import QMouseEvent, QUndoStack
 from PySide6.QtTest import QSignalSpy, QTest
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView
 from qt_helpers import wait_until
-from table_helpers import lines, settle, show
+from table_helpers import forty_lines_shown, settle, show
 
 from app.settings import SettingsStore
 from app.timeline import format_time
@@ -25,16 +25,7 @@ from engine.types import Utterance
 
 @pytest.fixture
 def view(qapp: QApplication) -> Iterator[TranscriptView]:
-    model = TranscriptModel(QUndoStack())
-    show(model, lines(40))
-    shown = TranscriptView(model)
-    shown.resize(700, 300)
-    shown.show()
-    settle()
-    yield shown
-    shown.close()
-    shown.deleteLater()
-    settle()
+    yield from forty_lines_shown()
 
 
 def test_the_time_columns_show_a_time_past_an_hour_whole(qapp):

@@ -7,12 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QAbstractItemView, QApplication
 from qt_helpers import wait_until
-from table_helpers import lines, settle, show
+from table_helpers import forty_lines_shown, lines, settle, show
 
-from app.transcript_model import SPEAKER, TEXT, TranscriptModel
+from app.transcript_model import SPEAKER, TEXT
 from app.widgets.transcript_delegates import text_height
 from app.widgets.transcript_view import TranscriptView
 from engine.types import Utterance
@@ -20,16 +19,7 @@ from engine.types import Utterance
 
 @pytest.fixture
 def view(qapp: QApplication) -> Iterator[TranscriptView]:
-    model = TranscriptModel(QUndoStack())
-    show(model, lines(40))
-    shown = TranscriptView(model)
-    shown.resize(700, 300)
-    shown.show()
-    settle()
-    yield shown
-    shown.close()
-    shown.deleteLater()
-    settle()
+    yield from forty_lines_shown()
 
 
 def test_a_long_line_is_a_taller_row_and_shorter_again_when_its_text_is_cut(view):
