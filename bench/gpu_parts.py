@@ -60,10 +60,10 @@ def build_model(dims: dict[str, int], device: torch.device, dtype: torch.dtype, 
     finally:
         torch.set_default_dtype(default)
     model.to_empty(device=device)
-    torch.manual_seed(0)
+    g = torch.Generator(device=device).manual_seed(0)  # not the default: a failed capture can break it
     with torch.no_grad():
         for name, p in model.named_parameters():
-            p.fill_(1.0) if "norm" in name else p.normal_(0.0, std)
+            p.fill_(1.0) if "norm" in name else p.normal_(0.0, std, generator=g)
     model.model.rotary_emb = Qwen2RotaryEmbedding(config).to(device)  # its buffers were left empty
     return model.eval()
 
@@ -155,9 +155,10 @@ def attention_seconds(
     seen = max(int(visible), 1)
     length = -(-seen // LENGTH_BUCKET) * LENGTH_BUCKET
     size = (layers, rows, shape.kv_heads, length, shape.head_dim)
-    k = torch.randn(size, device=device, dtype=shape.dtype)
-    v = torch.randn(size, device=device, dtype=shape.dtype)
-    q = torch.randn(rows, shape.q_heads, shape.head_dim, device=device, dtype=shape.dtype)
+    g = torch.Generator(device=device).manual_seed(2)
+    k = torch.randn(size, generator=g, device=device, dtype=shape.dtype)
+    v = torch.randn(size, generator=g, device=device, dtype=shape.dtype)
+    q = torch.randn(rows, shape.q_heads, shape.head_dim, generator=g, device=device, dtype=shape.dtype)
     seqlen = torch.full((rows,), seen, device=device)
     attention.prepare(seqlen, length, True, length)
     for layer in range(layers):  # warm-up

@@ -3,18 +3,25 @@
 
 A capture takes the step (a function returning its logits) and its registered inputs (a function
 returning every tensor the step reads or writes, by name) and gives a `Replay`. `CudaCapture` warms
-the step up on a side stream (compiling the glue), captures it into a `torch.cuda.CUDAGraph` (all
-graphs share one memory pool) and replays the graph, whose logits tensor every replay rewrites.
-`EmulatedCapture` runs the step's code on every replay, on any device, and refuses to replay once
-one of the inputs recorded at capture has been reallocated (a real graph would read freed memory):
-the CPU's check of `graphs.StepGraphs`'s contract.
+the step up on a side stream (compiling the glue), captures it into a `torch.cuda.CUDAGraph` and
+replays the graph, whose logits tensor every replay rewrites. The graphs share one private memory
+pool (`SharedPool`) while any of them is alive: CUDA's caching allocator refuses (an internal
+assert, which also leaves the RNG in capture state) a capture into a pool whose graphs are all gone
+while its blocks are still held, as after the store grows and the cache of captured steps is emptied.
+`EmulatedCapture` runs the step's code on every replay, on any device; it refuses to replay once one
+of the inputs recorded at capture has been reallocated (a real graph would read freed memory) and to
+capture into a pool none of whose graphs is alive (the allocator's rule): the CPU's check of
+`graphs.StepGraphs`'s contract.
 """
 
 from __future__ import annotations
 
+import itertools
+import weakref
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import torch
 
@@ -28,11 +35,29 @@ class Replay(Protocol):
         ...
 
 
-class CudaCapture:
-    """`torch.cuda.CUDAGraph` capture; all graphs share one memory pool."""
+class SharedPool:
+    """The pool the next capture joins: the last capture's, while a graph captured into it is
+    alive; None (a new pool) once every one of them has been released."""
 
     def __init__(self) -> None:
-        self.pool: tuple[int, int] | None = None
+        self.handle: Any = None
+        self._live: weakref.WeakSet[Replay] = weakref.WeakSet()
+
+    def current(self) -> Any:
+        if not self._live:
+            self.handle = None
+        return self.handle
+
+    def joined(self, replay: Replay, handle: Any) -> None:
+        self._live.add(replay)
+        self.handle = handle
+
+
+class CudaCapture:
+    """`torch.cuda.CUDAGraph` capture; live graphs share one memory pool."""
+
+    def __init__(self) -> None:
+        self.pool = SharedPool()
 
     def __call__(self, step: Step, inputs: Inputs) -> Replay:
         side = torch.cuda.Stream()
@@ -42,13 +67,14 @@ class CudaCapture:
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         # thread_local: the app decodes in a worker thread; other threads' CUDA calls stay legal
-        with torch.cuda.graph(graph, pool=self.pool, capture_error_mode="thread_local"):
+        with torch.cuda.graph(graph, pool=self.pool.current(), capture_error_mode="thread_local"):
             logits = step()
-        self.pool = graph.pool()
-        return _CudaReplay(graph, logits)
+        replay = _CudaReplay(graph, logits)
+        self.pool.joined(replay, graph.pool())
+        return replay
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class _CudaReplay:
     graph: torch.cuda.CUDAGraph
     logits: torch.Tensor  # (rows, V), written by every replay
@@ -59,14 +85,29 @@ class _CudaReplay:
 
 
 class EmulatedCapture:
-    """Runs the captured step's code eagerly on every replay, on any device, and checks that none
-    of its registered inputs was reallocated since "capture" (a real graph would read freed memory)."""
+    """Runs the captured step's code eagerly on every replay, on any device, and checks what CUDA
+    would refuse: a step whose registered inputs were reallocated since "capture" (a real graph
+    would read freed memory), a capture into a pool none of whose graphs is alive."""
+
+    def __init__(self) -> None:
+        self.pool = SharedPool()
+        self._handles = itertools.count(1)
+        self._graphs_in: Counter[int] = Counter()  # live graphs per pool handle, as CUDA counts them
 
     def __call__(self, step: Step, inputs: Inputs) -> Replay:
-        return _EmulatedReplay(step, inputs, storages(inputs()))
+        handle = self.pool.current()
+        if handle is None:
+            handle = next(self._handles)
+        elif self._graphs_in[handle] == 0:
+            raise RuntimeError(f"captured into memory pool {handle}, none of whose graphs is alive")
+        replay = _EmulatedReplay(step, inputs, storages(inputs()))
+        self._graphs_in[handle] += 1
+        weakref.finalize(replay, self._graphs_in.subtract, [handle])
+        self.pool.joined(replay, handle)
+        return replay
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class _EmulatedReplay:
     step: Step
     inputs: Inputs
