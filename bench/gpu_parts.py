@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import platform
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -90,11 +91,10 @@ def make_requests(
 
 @torch.inference_mode()
 def forced_logits(
-    model, requests: list[DecodeRequest], steps: int, config: EngineConfig, reference=None
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Logits (n, steps, V) float32 of the engine and of one HF forward of `reference` (default:
-    the model itself), both fed the same tokens."""
-    reference = model if reference is None else reference
+    model, requests: list[DecodeRequest], steps: int, config: EngineConfig, references=()
+) -> list[torch.Tensor]:
+    """Logits (n, steps, V) float32 of the engine, then of one HF forward of each of `references`
+    (default: the model itself), all fed the same tokens."""
     decoder = MurmurDecoder(model, config)
     n, device = len(requests), decoder.parts.device
     policy, layers = make_policy(config.eviction), len(decoder.parts.layers)
@@ -121,13 +121,20 @@ def forced_logits(
     for j in range(steps):
         runner.launch(table.plan()).read()
         runner.last[:n] = forced[:, j + 1].to(device)  # teacher forcing: feed the given token
-    ours = torch.stack(seen, dim=1)
-    theirs = []
+    return [torch.stack(seen, dim=1)] + [
+        hf_forced(reference, requests, forced[:, :steps].to(device)) for reference in references or (model,)
+    ]
+
+
+@torch.inference_mode()
+def hf_forced(model, requests: list[DecodeRequest], forced: torch.Tensor) -> torch.Tensor:
+    """Logits (n, steps, V) float32 of one HF forward per request over its prompt and `forced` (n, steps)."""
+    out = []
     for row, request in enumerate(requests):
-        fed = reference.get_input_embeddings()(forced[row, :steps].to(device))
+        fed = model.get_input_embeddings()(forced[row])
         inputs = torch.cat([request.inputs_embeds.to(fed.dtype), fed])[None]
-        theirs.append(reference(inputs_embeds=inputs, logits_to_keep=steps).logits[0].float())
-    return ours, torch.stack(theirs)
+        out.append(model(inputs_embeds=inputs, logits_to_keep=forced.shape[1]).logits[0].float())
+    return torch.stack(out)
 
 
 def copy_bandwidth(device: torch.device) -> float:
@@ -146,7 +153,7 @@ def copy_bandwidth(device: torch.device) -> float:
 
 @torch.inference_mode()
 def attention_seconds(
-    parts: ModelParts, rows: int, visible: float, device: torch.device, repeats: int = 5
+    parts: ModelParts, rows: int, visible: float, device: torch.device, repeats: int = 20
 ) -> float:
     """One step's attention over all layers, as the captured step runs it: the engine's backend,
     its mask and length bucket, every layer its own keys and values, `visible` entries per row."""
@@ -161,15 +168,30 @@ def attention_seconds(
     q = torch.randn(rows, shape.q_heads, shape.head_dim, generator=g, device=device, dtype=shape.dtype)
     seqlen = torch.full((rows,), seen, device=device)
     attention.prepare(seqlen, length, True, length)
-    for layer in range(layers):  # warm-up
-        attention(q, k[layer], v[layer])
+
+    def every_layer() -> None:
+        for layer in range(layers):
+            attention(q, k[layer], v[layer])
+
+    every_layer()  # warm-up (compiles the kernel)
+    run = replayed(every_layer, device)
     sync(device)
     started = time.perf_counter()
     for _ in range(repeats):
-        for layer in range(layers):
-            attention(q, k[layer], v[layer])
+        run()
     sync(device)
     return (time.perf_counter() - started) / repeats
+
+
+def replayed(work: Callable[[], None], device: torch.device) -> Callable[[], None]:
+    """`work` as the captured step runs it: one CUDA graph replay (no Python launch cost per
+    kernel, which eager timing of 28 layers' small kernels would measure instead); eager on CPU."""
+    if device.type != "cuda":
+        return work
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        work()
+    return graph.replay
 
 
 def roofline_seconds(parts: ModelParts, rows: int, visible: float, bandwidth: float) -> float:
@@ -200,7 +222,7 @@ def hf_step_seconds(model, requests, steps: int) -> tuple[float, float]:
         sync(embeds.device)
         return time.perf_counter() - started
 
-    timed(2)  # warm-up
+    timed(steps)  # warm-up as long as the timed run (a short one left batch 16 at 1.5x batch 64's step)
     one = timed(1)
     return one, (timed(steps) - one) / (steps - 1)
 

@@ -21,7 +21,9 @@ from pathlib import Path
 
 PREFIX = "murmur-tests-"  # a session's sandbox (this one, or another session's running alongside)
 PYTEST_TEMP = "pytest-of-"  # pytest's own tmp_path folders, removed with the session's folder
-LIBRARY_TEMP = frozenset({".ses"})  # onnxruntime's session stamp, written into the temp folder at import
+# written into the temp folder whatever the settings: onnxruntime's session stamp at import, and torch
+# Inductor's header and autotune caches (`default_cache_dir`, which ignores TORCHINDUCTOR_CACHE_DIR)
+LIBRARY_TEMP = (".ses", "torchinductor_")  # name prefixes
 HOME_DEPTH = 2  # ~/.cache/x is a new entry; what is inside an entry that existed is not listed
 
 
@@ -80,7 +82,7 @@ class Sandbox:
         own_temp = {
             p
             for p in entries(self.root / "tmp", 1)
-            if not p.name.startswith(PYTEST_TEMP) and p.name not in LIBRARY_TEMP
+            if not p.name.startswith((PYTEST_TEMP, *LIBRARY_TEMP))
         }
         new = new_home | new_temp | own_temp
         return sorted(str(p) for p in new if p.parent not in new)  # a new folder, not all it holds
