@@ -10,6 +10,7 @@ language, nothing is underlined and `next_in` says why through `message`.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 from PySide6.QtCore import QObject, QPoint, Qt, Signal
@@ -54,8 +55,14 @@ class SpellCheck(QObject):
             return
         self.language, self.speller = language, None
         words = [str(w) for w in self.store.value(WORDS_KEY, []) or []]
-        threading.Thread(target=lambda: self._loaded.emit(Speller.load(language, words), language),
-                         name="murmur-spelling", daemon=True).start()  # fmt: skip
+        args = (language, words)
+        threading.Thread(target=self._load, args=args, name="murmur-spelling", daemon=True).start()
+
+    def _load(self, language: str, words: list[str]) -> None:
+        """The loader thread: reads the word list and hands it to the GUI thread."""
+        speller = Speller.load(language, words)
+        with contextlib.suppress(RuntimeError):  # the window closed while it loaded: nobody waits
+            self._loaded.emit(speller, language)
 
     def _on_loaded(self, speller: Speller | None, language: str) -> None:
         if language != self.language:

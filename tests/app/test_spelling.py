@@ -195,3 +195,28 @@ def test_the_english_list_loads_in_slices_to_the_same_checker_as_in_one_call():
     assert (sliced.total_words, sliced.unique_words, sliced.longest_word_length, sliced.letters) == (
         whole.word_frequency.total_words, whole.word_frequency.unique_words,
         whole.word_frequency.longest_word_length, whole.word_frequency.letters)  # fmt: skip
+
+
+def test_closing_the_window_while_the_word_list_loads_raises_nothing_in_the_loader(monkeypatch, tmp_path):
+    import threading
+
+    import shiboken6
+    from qt_helpers import make_store
+
+    from app.widgets import spell_check
+
+    release, errors = threading.Event(), []
+    monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
+
+    def slow_load(language, words):
+        release.wait(5)
+        return None
+
+    monkeypatch.setattr(spell_check.Speller, "load", staticmethod(slow_load))
+    check = spell_check.SpellCheck(make_store(tmp_path))
+    check.want("en")
+    loader = next(t for t in threading.enumerate() if t.name == "murmur-spelling")
+    shiboken6.delete(check)  # the window and its spell check are gone
+    release.set()
+    loader.join(5)
+    assert not loader.is_alive() and errors == []
