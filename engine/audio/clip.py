@@ -7,7 +7,9 @@ Contract:
   `end`, so a clip of an hour-long file costs what the clip costs: memory holds the clip alone.
 - A range past the file's end gives what there is (possibly nothing). `end - start` above
   `MAX_CLIP_S`, a negative start or an end before the start is a `ValueError`; a file that cannot
-  be decoded is an `AudioDecodeError` naming it (as `engine.audio.io.load_audio` says).
+  be decoded is an `AudioDecodeError` naming it (as `engine.audio.io.load_audio` says), and so is
+  one of which nothing decodes from `start` on although its header says it goes on past `start`
+  (damaged there: a clip of silence would not say why).
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from pathlib import Path
 import av
 import numpy as np
 
-from engine.audio.av_source import av_open, default_index
-from engine.audio.blocks import downmix, unreadable
+from engine.audio.av_source import av_duration, av_open, default_index
+from engine.audio.blocks import clock, downmix, unreadable
 from engine.audio.io import SUPPORTED_EXTENSIONS
 from engine.errors import AudioDecodeError
 from engine.types import Recording
@@ -41,9 +43,11 @@ def load_clip(path: str | Path, start: float, end: float) -> Recording:
             raise AudioDecodeError(f"'{path.name}' has no audio track")
         stream = container.streams.audio[default_index(container)]
         try:
-            pieces, rate = _decode_range(container, stream, start, end)
+            pieces, rate, reached = _decode_range(container, stream, start, end)
         except av.FFmpegError as exc:
             raise unreadable(path, exc, SUPPORTED_EXTENSIONS) from exc
+        if not reached and start < av_duration(container, stream):
+            raise AudioDecodeError(f"'{path.name}' is damaged: nothing decodes from {clock(start)} on")
     if not rate:
         raise AudioDecodeError(f"'{path.name}' is not an audio file this app can read (no audio in it)")
     samples = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
@@ -52,20 +56,22 @@ def load_clip(path: str | Path, start: float, end: float) -> Recording:
 
 def _decode_range(
     container: av.container.InputContainer, stream: av.AudioStream, start: float, end: float
-) -> tuple[list[np.ndarray], int]:
-    """The mono pieces inside [start, end) and their rate."""
+) -> tuple[list[np.ndarray], int, bool]:
+    """The mono pieces inside [start, end), their rate, and whether any decoded frame reached `start`."""
     rate = stream.rate or stream.codec_context.sample_rate
     if stream.time_base is not None and start > 0:
         container.seek(int(start / stream.time_base), stream=stream, backward=True)
     pieces: list[np.ndarray] = []
+    reached = False
     for t0, mono, rate in _mono_frames(container, stream):
+        reached = reached or t0 + len(mono) / rate > start
         first = max(round((start - t0) * rate), 0)
         last = min(round((end - t0) * rate), len(mono))
         if first < last:
             pieces.append(mono[first:last])
         if t0 + len(mono) / rate >= end:
             break
-    return pieces, rate
+    return pieces, rate, reached
 
 
 def _mono_frames(

@@ -4,6 +4,7 @@ past the end cut short, and bad ranges and missing files refused with a sentence
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import av
@@ -89,3 +90,56 @@ def test_a_missing_file_or_one_that_is_not_audio_is_a_sentence_naming_it(tmp_pat
     (tmp_path / "captions.srt").write_text("1\n00:00:00,000 --> 00:00:01,000\nHello.\n")
     with pytest.raises(AudioDecodeError, match=r"'captions\.srt' has no audio track"):
         load_clip(tmp_path / "captions.srt", 0.0, 1.0)
+
+
+def test_a_clip_late_in_a_file_decodes_only_the_frames_around_it(monkeypatch):
+    # catches: the seek dropped or aimed at the file's start (the whole file before the clip decoded:
+    # an hour-long recording's last minute would take the hour to reach)
+    import engine.audio.clip as clip
+
+    frames, decode = [], clip._mono_frames
+
+    def counted(container, stream):
+        for frame in decode(container, stream):
+            frames.append(frame[0])
+            yield frame
+
+    monkeypatch.setattr(clip, "_mono_frames", counted)
+    load_clip(DEMO, 90.0, 92.0)
+    assert frames and 89.0 < min(frames) <= 90.0  # FLAC frames of 0.256 s: one frame before the start
+    assert len(frames) <= 10
+
+
+def test_the_default_stream_of_a_file_with_two_is_the_one_clipped(tmp_path):
+    # catches: every stream decoded into one clip, or the first stream taken when another is marked default
+    rate = 8000
+    tone = (0.5 * np.sin(2 * np.pi * 440 * np.arange(4 * rate) / rate)).astype(np.float32)
+    sf.write(tmp_path / "silent.wav", np.zeros(4 * rate, np.float32), rate)
+    sf.write(tmp_path / "tone.wav", tone, rate, subtype="FLOAT")
+    path = tmp_path / "two.mkv"
+    inputs = ["-i", str(tmp_path / "silent.wav"), "-i", str(tmp_path / "tone.wav")]
+    streams = ["-map", "0:a", "-map", "1:a", "-c:a", "flac", "-disposition:a:0", "0"]
+    default = ["-disposition:a:1", "default"]
+    command = ["ffmpeg", "-y", "-v", "error", *inputs, *streams, *default, str(path)]
+    subprocess.run(command, check=True, timeout=60)
+    clip = load_clip(path, 1.0, 2.0)
+    assert len(clip.samples) == rate
+    np.testing.assert_allclose(clip.samples, tone[rate : 2 * rate], atol=1e-4)
+
+
+def test_a_file_damaged_from_some_point_on_is_refused_there_and_clipped_before_it(tmp_path):
+    # catches: a damaged stretch returned as an empty clip (Play Sample plays silence without a word)
+    rate = 44_100
+    whole = tmp_path / "whole.flac"
+    sf.write(whole, (0.3 * np.sin(np.arange(5 * rate) / 20)).astype(np.float32), rate)
+    data = whole.read_bytes()
+    noise = np.random.default_rng(1).integers(0, 256, 40_000, dtype=np.uint8).tobytes()
+    damaged = tmp_path / "damaged.flac"
+    damaged.write_bytes(data[: len(data) // 2] + noise)  # the header still says 5 s
+    assert len(load_clip(damaged, 0.5, 1.5).samples) == rate
+    with pytest.raises(AudioDecodeError, match=r"'damaged\.flac' is damaged: nothing decodes from 0:00:04"):
+        load_clip(damaged, 4.0, 4.5)
+    garbage = tmp_path / "garbage.flac"
+    garbage.write_bytes(data[: data.index(b"\xff\xf8")] + noise)  # the stream info, then no audio frame
+    with pytest.raises(AudioDecodeError, match=r"'garbage\.flac' is damaged: nothing decodes from 0:00:00"):
+        load_clip(garbage, 0.0, 1.0)
