@@ -124,30 +124,18 @@ def test_a_range_whose_audio_was_never_prepared_is_loaded_for_the_server_and_sen
     assert done.utterances[0].start == pytest.approx(1.3) and registry.counts["done"] == 1
 
 
-def test_cancelling_a_run_on_a_server_ends_it_there_and_says_cancelled(controller, clip, tmp_path):
+@pytest.mark.parametrize("kind", ["transcribe", "range"])
+def test_cancelling_a_job_on_a_server_ends_it_there_and_says_cancelled(controller, clip, tmp_path, kind):
     registry = GatedRegistry()
     with serving(tmp_path, registry) as away:
         events = record(controller)
         loaded(controller, events, clip, away)
-        assert controller.start(TranscribeJob(away))
+        assert controller.start(TranscribeJob(away) if kind == "transcribe" else RangeJob(away, 1.0, 3.0, ()))
         assert registry.submitted.wait(30)
         controller.cancel()
         wait_until(lambda: "idle" in names(events) and not controller.busy, timeout=60)
         wait_until(lambda: registry.counts["cancelled"] == 1, timeout=30)
     assert names(events) == ["idle", "cancelled"] and registry.counts["done"] == 0
-
-
-def test_a_range_cancelled_on_a_server_says_cancelled(controller, clip, tmp_path):
-    registry = GatedRegistry()
-    with serving(tmp_path, registry) as away:
-        events = record(controller)
-        loaded(controller, events, clip, away)
-        assert controller.start(RangeJob(away, 1.0, 3.0, ()))
-        assert registry.submitted.wait(30)
-        controller.cancel()
-        wait_until(lambda: "idle" in names(events) and not controller.busy, timeout=60)
-        wait_until(lambda: registry.counts["cancelled"] == 1, timeout=30)
-    assert names(events) == ["idle", "cancelled"]
 
 
 def test_a_server_that_fails_the_job_is_told_with_its_reason(controller, clip, tmp_path):
