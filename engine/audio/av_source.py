@@ -109,7 +109,7 @@ def av_blocks(
         header: Header | None = None
         pending: list[np.ndarray] = []
         count = 0
-        for frame in _frames(container, stream, path):
+        for frame in decoded_frames(container, stream, path):
             header = header or Header(frame.sample_rate, av_duration(container, stream), exact)
             pending.append(mix(frame.to_ndarray()))
             count += frame.samples
@@ -125,7 +125,7 @@ def av_blocks(
             yield header, np.concatenate(pending)
 
 
-def _frames(
+def decoded_frames(
     container: av.container.InputContainer, stream: av.AudioStream, path: Path
 ) -> Iterator[av.AudioFrame]:
     """Decoded frames as float planar at the first frame's rate and layout; damaged packets skipped."""

@@ -8,8 +8,9 @@ Contract:
 - A range past the file's end gives what there is (possibly nothing). `end - start` above
   `MAX_CLIP_S`, a negative start or an end before the start is a `ValueError`; a file that cannot
   be decoded is an `AudioDecodeError` naming it (as `engine.audio.io.load_audio` says), and so is
-  one of which nothing decodes from `start` on although its header says it goes on past `start`
-  (damaged there: a clip of silence would not say why).
+  one of which nothing in the range decodes although its header says it goes on past `start`
+  (damaged there: a clip of silence would not say why). A damaged packet inside the range is
+  skipped, as the whole file's decode skips it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 import av
 import numpy as np
 
-from engine.audio.av_source import av_duration, av_open, default_index
+from engine.audio.av_source import av_duration, av_open, decoded_frames, default_index
 from engine.audio.blocks import clock, downmix, unreadable
 from engine.audio.io import SUPPORTED_EXTENSIONS
 from engine.errors import AudioDecodeError
@@ -43,10 +44,10 @@ def load_clip(path: str | Path, start: float, end: float) -> Recording:
             raise AudioDecodeError(f"'{path.name}' has no audio track")
         stream = container.streams.audio[default_index(container)]
         try:
-            pieces, rate, reached = _decode_range(container, stream, start, end)
+            pieces, rate = _decode_range(container, stream, path, start, end)
         except av.FFmpegError as exc:
             raise unreadable(path, exc, SUPPORTED_EXTENSIONS) from exc
-        if not reached and start < av_duration(container, stream):
+        if not pieces and start < min(end, av_duration(container, stream)):
             raise AudioDecodeError(f"'{path.name}' is damaged: nothing decodes from {clock(start)} on")
     if not rate:
         raise AudioDecodeError(f"'{path.name}' is not an audio file this app can read (no audio in it)")
@@ -55,32 +56,29 @@ def load_clip(path: str | Path, start: float, end: float) -> Recording:
 
 
 def _decode_range(
-    container: av.container.InputContainer, stream: av.AudioStream, start: float, end: float
-) -> tuple[list[np.ndarray], int, bool]:
-    """The mono pieces inside [start, end), their rate, and whether any decoded frame reached `start`."""
+    container: av.container.InputContainer, stream: av.AudioStream, path: Path, start: float, end: float
+) -> tuple[list[np.ndarray], int]:
+    """The mono pieces inside [start, end) and their rate."""
     rate = stream.rate or stream.codec_context.sample_rate
     if stream.time_base is not None and start > 0:
         container.seek(int(start / stream.time_base), stream=stream, backward=True)
     pieces: list[np.ndarray] = []
-    reached = False
-    for t0, mono, rate in _mono_frames(container, stream):
-        reached = reached or t0 + len(mono) / rate > start
+    for t0, mono, rate in _mono_frames(container, stream, path):
         first = max(round((start - t0) * rate), 0)
         last = min(round((end - t0) * rate), len(mono))
         if first < last:
             pieces.append(mono[first:last])
         if t0 + len(mono) / rate >= end:
             break
-    return pieces, rate, reached
+    return pieces, rate
 
 
 def _mono_frames(
-    container: av.container.InputContainer, stream: av.AudioStream
+    container: av.container.InputContainer, stream: av.AudioStream, path: Path
 ) -> Iterator[tuple[float, np.ndarray, int]]:
-    """(start time, float32 mono samples, rate) of each decoded frame from where the file stands."""
-    convert = av.AudioResampler(format="fltp")
-    for frame in container.decode(stream):
+    """(start time, float32 mono samples, rate) of each decoded frame from where the file stands;
+    a damaged packet is skipped as the whole file's decode skips it (`decoded_frames`)."""
+    for frame in decoded_frames(container, stream, path):
         if frame.time is None:
             continue
-        for out in convert.resample(frame):
-            yield float(frame.time), downmix(out.to_ndarray()), out.sample_rate
+        yield float(frame.time), downmix(frame.to_ndarray()), frame.sample_rate

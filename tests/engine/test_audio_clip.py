@@ -27,7 +27,7 @@ def test_a_range_of_a_flac_is_exactly_those_samples_of_the_whole_file():
     # catches: a sample too many or too few at either end of the range (a rounding slip after the seek)
     full, rate = demo()
     clip = load_clip(DEMO, 30.8, 39.9)
-    assert clip.sample_rate == rate and clip.source == DEMO
+    assert clip.sample_rate == rate and clip.source == DEMO and clip.samples.dtype == np.float32
     np.testing.assert_array_equal(clip.samples, full[round(30.8 * rate) : round(39.9 * rate)])
 
 
@@ -59,6 +59,7 @@ def test_stereo_is_mixed_to_mono_and_a_range_past_the_end_gives_what_there_is(tm
     clip = load_clip(path, 2.5, 9.0)
     np.testing.assert_allclose(clip.samples, (left / 4)[round(2.5 * rate) :], atol=1e-6)
     assert len(load_clip(path, 4.0, 5.0).samples) == 0
+    assert len(load_clip(path, 3.0, 4.0).samples) == 0  # from exactly the end: nothing, not "damaged"
 
 
 @pytest.mark.parametrize(("start", "end"), [(-1.0, 2.0), (5.0, 4.0), (0.0, MAX_CLIP_S + 1)])
@@ -99,8 +100,8 @@ def test_a_clip_late_in_a_file_decodes_only_the_frames_around_it(monkeypatch):
 
     frames, decode = [], clip._mono_frames
 
-    def counted(container, stream):
-        for frame in decode(container, stream):
+    def counted(*args):
+        for frame in decode(*args):
             frames.append(frame[0])
             yield frame
 
@@ -143,3 +144,18 @@ def test_a_file_damaged_from_some_point_on_is_refused_there_and_clipped_before_i
     garbage.write_bytes(data[: data.index(b"\xff\xf8")] + noise)  # the stream info, then no audio frame
     with pytest.raises(AudioDecodeError, match=r"'garbage\.flac' is damaged: nothing decodes from 0:00:00"):
         load_clip(garbage, 0.0, 1.0)
+
+
+def test_a_damaged_packet_inside_the_range_is_skipped_as_the_whole_files_decode_skips_it(tmp_path):
+    # catches: one bad packet in an AAC file ending the clip as "not an audio file this app can read"
+    whole = tmp_path / "whole.m4a"
+    sine = "sine=frequency=440:duration=6:sample_rate=44100"
+    subprocess.run(["ffmpeg", "-y", "-v", "error", "-f", "lavfi", "-i", sine, str(whole)], check=True)
+    data = bytearray(whole.read_bytes())
+    third = len(data) // 3
+    data[third : 2 * third] = np.random.default_rng(3).integers(0, 256, third, dtype=np.uint8).tobytes()
+    damaged = tmp_path / "damaged.m4a"
+    damaged.write_bytes(bytes(data))
+    clip = load_clip(damaged, 0.0, 6.0)
+    assert 2.0 < len(clip.samples) / clip.sample_rate < 6.0  # what decodes, up to the damage and after it
+
