@@ -159,3 +159,17 @@ def test_a_damaged_packet_inside_the_range_is_skipped_as_the_whole_files_decode_
     clip = load_clip(damaged, 0.0, 6.0)
     assert 2.0 < len(clip.samples) / clip.sample_rate < 6.0  # what decodes, up to the damage and after it
 
+
+
+def test_a_stretch_of_damaged_packets_too_long_to_skip_is_named_with_its_time(tmp_path):
+    # catches: the file's name lost on the way to the packet decoder (a traceback instead of a sentence)
+    whole = tmp_path / "whole.aac"  # ADTS: no index, so the damage is met packet by packet
+    sine = "sine=frequency=440:duration=120:sample_rate=44100"
+    subprocess.run(["ffmpeg", "-y", "-v", "error", "-f", "lavfi", "-i", sine, str(whole)], check=True)
+    data = bytearray(whole.read_bytes())
+    start = len(data) // 20
+    data[start:] = np.random.default_rng(3).integers(0, 256, len(data) - start, dtype=np.uint8).tobytes()
+    damaged = tmp_path / "damaged.aac"
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(AudioDecodeError, match=r"'damaged\.aac' is damaged: decoding failed at 0:00:0\d"):
+        load_clip(damaged, 0.0, 120.0)
