@@ -14,6 +14,7 @@ the current match and moves on; Replace all changes every match as one undoable 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -93,10 +94,10 @@ class FindBar(QWidget):
         layout.addLayout(find_row)
         layout.addWidget(self.replace_row)
         self.find_edit.returnPressed.connect(self.find_next)
-        self.find_edit.textChanged.connect(self._reset)
+        self.find_edit.textChanged.connect(lambda _text: self._reset())
         for box in (self.case, self.whole, self.regex):
-            box.toggled.connect(self._reset)
-        self.speaker_filter.currentIndexChanged.connect(self._apply_filter)
+            box.toggled.connect(lambda _on: self._reset())
+        self.speaker_filter.currentIndexChanged.connect(lambda _index: self._apply_filter())
         model.speakers_changed.connect(self.refresh_speakers)
         self.refresh_speakers()
 
@@ -107,11 +108,11 @@ class FindBar(QWidget):
         edit.setClearButtonEnabled(True)
         return edit
 
-    def _button(self, text: str, tip: str, slot: object) -> QPushButton:
+    def _button(self, text: str, tip: str, slot: Callable[[], None]) -> QPushButton:
         button = QPushButton(text)
         button.setToolTip(tip)
         button.setAccessibleName(tip)
-        button.clicked.connect(slot)
+        button.clicked.connect(lambda _checked=False: slot())
         return button
 
     def show_replace(self) -> None:
