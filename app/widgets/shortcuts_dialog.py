@@ -7,6 +7,7 @@ Typing in the search box keeps the rows whose area, command or key contains the 
 
 from __future__ import annotations
 
+from PySide6.QtCore import QSize
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -81,8 +82,7 @@ class ShortcutsDialog(QDialog):
 
     def _fit_screen(self, parent: QWidget | None) -> None:
         screen = (parent.screen() if parent is not None else None) or QGuiApplication.primaryScreen()
-        area = screen.availableGeometry()
-        self.resize(min(640, int(area.width() * 0.9)), min(560, int(area.height() * 0.8)))
+        self.resize(fitted_size(screen.availableGeometry().size()))
 
     def filter_rows(self, text: str) -> None:
         needle = text.strip().lower()
@@ -93,3 +93,9 @@ class ShortcutsDialog(QDialog):
     def visible_rows(self) -> list[tuple[str, str, str]]:
         return [tuple(self.table.item(r, c).text() for c in range(3))  # type: ignore[misc]
                 for r in range(self.table.rowCount()) if not self.table.isRowHidden(r)]  # fmt: skip
+
+
+def fitted_size(area: QSize) -> QSize:
+    """640 × 560, or less on a small screen: at most 90 % of its width and 80 % of its height."""
+    return QSize(min(640, int(area.width() * 0.9)), min(560, int(area.height() * 0.8)))
+
