@@ -3,6 +3,7 @@ right-clicks on a transcript cell and choices in the menu that opens."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,17 @@ from app.transcript_model import SPEAKER
 from engine.types import Transcript
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "meeting.flac"
+
+
+def two_stream_file(folder: Path) -> Path:
+    """An MKV whose first (default) audio stream is silence and whose second is 20 s of the demo."""
+    path = folder / "two_streams.mkv"
+    subprocess.run(
+        ["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", "anullsrc=r=16000:cl=mono", "-t", "20",
+         "-i", str(DEMO), "-map", "0:a", "-map", "1:a", "-t", "20", "-c:a", "flac", str(path)],
+        check=True, timeout=60,
+    )  # fmt: skip
+    return path
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 60.0) -> None:

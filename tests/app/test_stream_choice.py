@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QInputDialog
-from qt_helpers import DEMO, wait_until
+from qt_helpers import two_stream_file, wait_until
 
 
 @pytest.fixture(scope="module")
 def two_streams(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An MKV whose first (default) audio stream is silence and whose second is 20 s of the demo."""
-    path = tmp_path_factory.mktemp("streams") / "two_streams.mkv"
-    subprocess.run(
-        ["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", "anullsrc=r=16000:cl=mono", "-t", "20",
-         "-i", str(DEMO), "-map", "0:a", "-map", "1:a", "-t", "20", "-c:a", "flac", str(path)],
-        check=True, timeout=60,
-    )  # fmt: skip
-    return path
+    return two_stream_file(tmp_path_factory.mktemp("streams"))
 
 
 def answer_stream_question(pick: int | None, seen: dict[str, object]) -> None:

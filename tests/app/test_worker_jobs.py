@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QThread
-from qt_helpers import DEMO, wait_until
+from qt_helpers import DEMO, two_stream_file, wait_until
 
 from app.engine_process import EngineError, EngineStopped
 from app.jobs import EngineJob, LoadJob, RangeJob, TranscribeJob
@@ -90,6 +90,23 @@ def test_a_clip_for_a_server_is_loaded_here_at_the_uploads_rate_and_planned_ther
     assert names(events)[-1] == "prepared" and events[-1][1][0].chunks
 
 
+def test_the_audio_stream_picked_is_the_one_decoded_here_and_for_a_server(controller, tmp_path):
+    # catches: the stream dropped on the way to the decoder (the file's default, silent stream
+    # shown), or a pipeline kept for another stream of the same file
+    path = two_stream_file(tmp_path)
+    events = record(controller)
+    away = TranscribeSettings(run_on="server", server_url=f"http://127.0.0.1:{closed_port()}")
+    jobs = [LoadJob(path, TranscribeSettings(), stream=1), LoadJob(path, TranscribeSettings()),
+            LoadJob(path, away, stream=1)]  # fmt: skip
+    peaks = []
+    for count, job in enumerate(jobs, start=1):
+        run(controller, events, job, count=count)
+        loaded = [args[0] for n, args in events if n == "audio_loaded"][-1]
+        assert loaded.stream == job.stream
+        peaks.append(float(abs(loaded.recording.samples).max()))
+    assert peaks[0] > 0.1 and peaks[1] == 0.0 and peaks[2] > 0.1  # speech, the silent default, speech
+
+
 def test_a_plan_known_already_is_kept_and_no_speech_is_looked_for(controller, clip):
     events = record(controller)
     speech = (SpeechSegment(1.0, 2.5),)
@@ -147,7 +164,8 @@ def test_a_run_on_this_computer_says_the_engine_is_starting_and_can_be_cancelled
     assert [(p.stage, p.completed, p.total) for p in starting] == [(Stage.LOAD, 0, 1)]
     assert names(events)[-2:] == ["idle", "cancelled"]
     run(controller, events, EngineJob(TranscribeSettings()), count=3)  # Restart Engine, cancelled too
-    assert len(starting) == 2 and names(events)[-2:] == ["idle", "cancelled"]
+    assert [(p.stage, p.completed, p.total) for p in starting] == [(Stage.LOAD, 0, 1)] * 2  # said alike
+    assert names(events)[-2:] == ["idle", "cancelled"]
     assert not controller.worker.engine.running()
 
 
