@@ -77,6 +77,7 @@ def test_a_clip_loads_then_its_speech_and_chunks_are_found_reported_from_the_wor
     assert prepared.recording is loaded.recording and prepared.speech and prepared.chunks
     progress = [args for n, args in events if n == "progress"]
     assert progress and all(thread is not controller.thread() for _, thread in progress)
+    assert {p.stage for p, _ in progress} >= {Stage.LOAD, Stage.VAD, Stage.CHUNK}  # decoding and planning
 
 
 def test_a_clip_for_a_server_is_loaded_here_at_the_uploads_rate_and_planned_there(controller, clip):
@@ -113,6 +114,8 @@ def test_a_plan_known_already_is_kept_and_no_speech_is_looked_for(controller, cl
     run(controller, events, LoadJob(clip, TranscribeSettings(), speech=speech))
     prepared = events[-1][1][0]
     assert names(events)[-1] == "prepared" and prepared.speech == speech and prepared.chunks == ()
+    loaded = next(args[0] for n, args in events if n == "audio_loaded")
+    assert prepared.recording is loaded.recording  # the audio just decoded, ready to transcribe
 
 
 def test_a_second_job_waits_and_a_cancelled_load_does_not_cancel_the_next(controller):
