@@ -98,4 +98,3 @@ class ShortcutsDialog(QDialog):
 def fitted_size(area: QSize) -> QSize:
     """640 × 560, or less on a small screen: at most 90 % of its width and 80 % of its height."""
     return QSize(min(640, int(area.width() * 0.9)), min(560, int(area.height() * 0.8)))
-
