@@ -73,3 +73,25 @@ def test_a_budget_too_short_for_the_largest_batch_keeps_the_verdicts_and_fails_t
     summary = json.loads((out / "summary.json").read_text())
     assert summary["rows"] == [] and len(summary["skipped"]) == 5
     assert [c["verdict"] for c in summary["checks"]].count("PASS") == 4
+
+
+def test_a_policy_row_is_estimated_from_the_captured_steps_and_skipped_only_when_it_cannot_fit(monkeypatch):
+    # the first device run skipped every 2,700-step row as "about 216 s": the estimate used the
+    # slowest step seen (HF's); the captured steps' 5.8 ms made such a row about 17 s
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))  # the bench's modules, as gpu_check.py finds them
+    from gpu_parts import build_model
+    from gpu_report import Report
+    from gpu_table import Rows
+
+    shape = dict(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                 num_attention_heads=4, num_key_value_heads=2)  # fmt: skip
+    model = build_model(shape, torch.device("cpu"), torch.float32)
+    rows = Rows(model, None, 16, 4e12, Report(None, budget_s=60))  # type: ignore[arg-type]
+    assert rows.whole_chunk(2700) is None  # nothing measured yet: the 45 s guess
+    rows.hf_step, rows.graphs = 0.123, (1.0, 0.0058)
+    assert rows.whole_chunk(2700) == pytest.approx(1.5 * (1.0 + 2700 * 0.0058) + 10)
+    assert rows.fits("murmur none", rows.whole_chunk(2700))
+    short = Rows(model, None, 16, 4e12, Report(None, budget_s=30))  # type: ignore[arg-type]
+    short.graphs = (1.0, 0.0058)
+    assert not short.fits("murmur none", short.whole_chunk(2700))
+    assert short.report.data["skipped"] == ["16 murmur none"]
