@@ -44,6 +44,7 @@ import re  # noqa: E402
 import torch  # noqa: E402
 from gpu_kernel_check import kernel_verdict, relative_error  # noqa: E402
 from gpu_parts import (  # noqa: E402
+    Lagging,
     Setup,
     build_model,
     copy_bandwidth,
@@ -56,7 +57,6 @@ from gpu_parts import (  # noqa: E402
 from gpu_report import Report, progress  # noqa: E402
 from gpu_table import HEADER, speed_table  # noqa: E402
 
-from engine.decode.api import SegmentTimes  # noqa: E402
 from engine.decode.attention import available, make_attention  # noqa: E402
 from engine.decode.config import EngineConfig  # noqa: E402
 from engine.decode.engine import MurmurDecoder  # noqa: E402
@@ -146,20 +146,6 @@ def check_small(device: torch.device, report: Report) -> None:
         "graphs on = graphs off (eviction, refill)", equal == len(eager), f"{equal}/{len(eager)} rows"
     )
     check_anchor_growth(model, requests, device, report)
-
-
-class Lagging:
-    """A timestamp reader whose every token closes a one-word segment starting at a quarter of the
-    tokens read: the anchor trails the plan, so rows keep more than they were sized for."""
-
-    tokens_per_second = 7.5
-
-    def __init__(self) -> None:
-        self.seen = 0
-
-    def feed(self, token_ids):
-        self.seen += len(token_ids)
-        return [SegmentTimes(float(self.seen // 4), words=1) for _ in token_ids]
 
 
 def check_anchor_growth(model, requests, device: torch.device, report: Report) -> None:

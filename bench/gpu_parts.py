@@ -17,7 +17,7 @@ import transformers
 from transformers import Qwen2Config, Qwen2ForCausalLM
 from transformers.models.qwen2.modeling_qwen2 import Qwen2RotaryEmbedding
 
-from engine.decode.api import DecodeRequest
+from engine.decode.api import DecodeRequest, SegmentTimes
 from engine.decode.attention import make_attention
 from engine.decode.config import EngineConfig
 from engine.decode.engine import MurmurDecoder
@@ -43,6 +43,21 @@ class Setup:
     batches: tuple[int, ...]
     policies: dict[str, EvictionConfig]
     forced: int  # teacher-forced steps of the logits check
+
+
+class Lagging:
+    """A timestamp reader whose every token closes a one-word segment starting at a quarter of the
+    tokens read: a `speech-anchor` row's anchor trails the plan, so the row keeps more entries than
+    a store sized for the plan holds, and the store grows while decoding."""
+
+    tokens_per_second = 7.5
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def feed(self, token_ids):
+        self.seen += len(token_ids)
+        return [SegmentTimes(float(self.seen // 4), words=1) for _ in token_ids]
 
 
 def sync(device: torch.device) -> None:

@@ -7,7 +7,7 @@ import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from engine.decode.anchor import GuardedAnchor
-from engine.decode.api import DecodeRequest, SegmentTimes
+from engine.decode.api import DecodeRequest
 from engine.decode.layout import RowLayout
 
 
@@ -170,17 +170,3 @@ def markov_qwen2(scores: torch.Tensor, seed: int = 0):
 def embedding(model, token: int) -> torch.Tensor:
     return model.model.embed_tokens.weight[token].detach().clone()
 
-
-class Lagging:
-    """A timestamp reader whose every token closes a one-word segment starting at a quarter of the
-    tokens read: a `speech-anchor` row's anchor trails the plan, so the row keeps more entries than
-    a store sized for the plan holds, and the store grows while decoding."""
-
-    tokens_per_second = 7.5
-
-    def __init__(self):
-        self.seen = 0
-
-    def feed(self, token_ids):
-        self.seen += len(token_ids)
-        return [SegmentTimes(float(self.seen // 4), words=1) for _ in token_ids]

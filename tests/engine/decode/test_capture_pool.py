@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from hf_oracle import Lagging, make_requests, tiny_qwen2
+from gpu_parts import Lagging
+from hf_oracle import make_requests, tiny_qwen2
 
 from engine.decode.capture import EmulatedCapture
 from engine.decode.config import EngineConfig

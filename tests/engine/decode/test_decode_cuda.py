@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from hf_oracle import Lagging, hf_generate, make_requests, tiny_qwen2
+from gpu_parts import Lagging
+from hf_oracle import hf_generate, make_requests, tiny_qwen2
 
 from engine.decode.attention import available
 from engine.decode.config import EngineConfig

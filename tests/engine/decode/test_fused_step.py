@@ -4,19 +4,14 @@ compiled glue (what runs on CUDA) chooses the same tokens as the plain one."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
+from gpu_parts import forced_logits
 from hf_oracle import make_requests, tiny_qwen2
 
 from engine.decode.config import EngineConfig
 from engine.decode.engine import MurmurDecoder
 from engine.decode.loop_guard import LoopGuardConfig
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
-from gpu_parts import forced_logits
 
 NO_LOOPS = LoopGuardConfig(enabled=False)
 

@@ -75,10 +75,9 @@ def test_a_budget_too_short_for_the_largest_batch_keeps_the_verdicts_and_fails_t
     assert [c["verdict"] for c in summary["checks"]].count("PASS") == 4
 
 
-def test_a_policy_row_is_estimated_from_the_captured_steps_and_skipped_only_when_it_cannot_fit(monkeypatch):
+def test_a_policy_row_is_estimated_from_the_captured_steps_and_skipped_only_when_it_cannot_fit():
     # the first device run skipped every 2,700-step row as "about 216 s": the estimate used the
     # slowest step seen (HF's); the captured steps' 5.8 ms made such a row about 17 s
-    monkeypatch.syspath_prepend(str(SCRIPT.parent))  # the bench's modules, as gpu_check.py finds them
     from gpu_parts import build_model
     from gpu_report import Report
     from gpu_table import Rows

@@ -6,8 +6,6 @@ captured steps keyed by the row bucket alone."""
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -124,7 +122,6 @@ def test_the_engine_decodes_the_same_tokens_with_split_kv_as_with_sdpa(monkeypat
 
 
 def kernel_check():
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
     import gpu_kernel_check
 
     return gpu_kernel_check
