@@ -67,12 +67,14 @@ class LaneAxis(pg.AxisItem):
 
     def set_lanes(self, centres: Sequence[tuple[float, str]], lane_pixels: float = 1e9) -> None:
         """One label per lane; when lanes are thinner than a line of text (a small window), only
-        every n-th lane is labelled, so names never print over each other."""
+        every n-th lane is labelled, so names never print over each other. The same labels again
+        keep the header's drawn picture (each edit of a line sets them)."""
         metrics = QFontMetrics(self.font())
         step = max(1, math.ceil(metrics.height() / max(lane_pixels, 1e-6)))
         ticks = [(y, metrics.elidedText(name, Qt.TextElideMode.ElideRight, HEADER_WIDTH - 10))
                  for i, (y, name) in enumerate(centres) if i % step == 0]  # fmt: skip
-        self.setTicks([ticks, []])
+        if [ticks, []] != self._tickLevels:  # an edit that moves no label redraws no header
+            self.setTicks([ticks, []])
 
 
 class TimeAxis(pg.AxisItem):

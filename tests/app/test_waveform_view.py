@@ -167,3 +167,18 @@ def test_the_mouse_wheel_zooms_around_the_time_under_the_mouse(view):
     assert y1 - y0 > x1 - x0 and y0 <= 1250.0 <= y1
     _wheel(view, 1800.0, -40)  # far out: never beyond the recording
     assert view.visible_range() == pytest.approx((0, 3600), abs=1)
+
+
+def test_an_edit_that_moves_no_lane_name_keeps_the_drawn_header_and_a_rename_redraws_it(view):
+    lanes = [Lane("Alice", "#4E79A7", (0.0,), (5.0,), "a"), Lane("Bob", "#E15759", (5.0,), (9.0,), "b")]
+    view.set_lanes(lanes)
+    view.grab()
+    drawn = view.lane_axis.picture
+    assert drawn is not None
+    split = Lane("Alice", "#4E79A7", (0.0, 2.0), (2.0, 5.0), "a")  # a split turn: the same names
+    view.set_lanes([split, lanes[1]])
+    assert view.lane_axis.picture is drawn  # not drawn again: each edit of a line sets the lanes
+    view.set_lanes([Lane("Ann", "#4E79A7", (0.0,), (5.0,), "a"), lanes[1]])
+    assert view.lane_axis.picture is None  # the rename is drawn at the next paint
+    view.grab()
+    assert [name for _, name in view.lane_axis._tickLevels[0]] == ["Ann", "Bob"]
