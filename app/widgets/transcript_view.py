@@ -29,7 +29,7 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QMouseEvent, QResizeEvent
+from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from app.transcript_model import END, SPEAKER, START, TEXT, TranscriptModel
@@ -99,7 +99,6 @@ class TranscriptView(QTableView):
         self.setAccessibleDescription("One row per utterance: start, end, speaker and text. F2 or a click "
                                       "on the selected line edits, Enter commits, Tab goes to the next "
                                       "line, Escape cancels.")  # fmt: skip
-        self._fitted_width = -1
         self.heights = RowHeights(self, TEXT)
         self._refit = QTimer(self, singleShot=True, interval=60)
         self._refit.timeout.connect(self.fit_all_rows)
@@ -135,45 +134,39 @@ class TranscriptView(QTableView):
 
     def fit_all_rows(self) -> None:
         """Refit every row (the text column's width changed), keeping the reader's place."""
-        self._fitted_width = self.columnWidth(TEXT)
         if not self.filter.rowCount():
             return
-        current = self.currentIndex().row() if self.currentIndex().isValid() else -1
-        shown = current >= 0 and 0 <= self.rowViewportPosition(current) < self.viewport().height()
+        current = self.currentIndex().row()  # -1 (no row) when none is current: never shown
+        shown = 0 <= self.rowViewportPosition(current) < self.viewport().height()
         anchor = current if shown else self.rowAt(0)  # the selected line if in view, else the top one
-        offset = self.rowViewportPosition(anchor) if anchor >= 0 else 0
+        offset = self.rowViewportPosition(anchor)
         self.fit_rows(0, self.filter.rowCount() - 1)
         if anchor >= 0:
             self._scroll_row_to(anchor, offset)
             if shown:
-                self.scrollTo(self.currentIndex(), QAbstractItemView.ScrollHint.EnsureVisible)
+                self.scrollTo(self.currentIndex())
 
     def _on_data_changed(self, top: QModelIndex, bottom: QModelIndex, roles: list[int] = ()) -> None:
         if top.column() <= TEXT <= bottom.column() and (not roles or DISPLAY_ROLE in map(int, roles)):
             self.heights.fit_soon(top.row(), bottom.row())
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        if self.columnWidth(TEXT) != self._fitted_width:
-            self._refit.start()
 
     # -- keeping the reader's place across a reset -------------------------------------------
     def _time_of(self, proxy_row: int) -> float | None:
         return None if proxy_row < 0 else self.source.utterance(self.source_row(proxy_row)).start
 
     def _remember_anchor(self) -> None:
-        current = self.currentIndex()
-        top = self.rowAt(0)
-        offset = self.rowViewportPosition(top) if top >= 0 else 0
-        selected = self._time_of(current.row()) if current.isValid() else None
-        self._anchor = (selected, self._time_of(top), offset)
+        top = self.rowAt(0)  # -1 (no time) when no row is there
+        self._anchor = (
+            self._time_of(self.currentIndex().row()),
+            self._time_of(top),
+            self.rowViewportPosition(top),
+        )
 
     def _after_reset(self) -> None:
         """The reader's place kept; the rows in view fitted now, the others while idle (a new
         document of thousands of lines is shown without measuring them all first)."""
         anchor, self._anchor = self._anchor, None
-        self._fitted_width = self.columnWidth(TEXT)
-        if anchor is not None and self.source.rowCount():
+        if anchor is not None:  # in an empty document no row is near either time
             selected, top, offset = anchor
             if top is not None and (row := self._proxy_row_near(top)) is not None:
                 self._scroll_row_to(row, offset)
@@ -193,12 +186,12 @@ class TranscriptView(QTableView):
         row = self.source.nearest_row(t)
         if row is None:
             return None
-        index = self.filter.mapFromSource(self.source.index(row, 0))
+        index = self.filter.mapFromSource(self.source.index(row, TEXT))
         return index.row() if index.isValid() else None
 
     # -- selection -------------------------------------------------------------------------
     def source_row(self, proxy_row: int) -> int:
-        return self.filter.mapToSource(self.filter.index(proxy_row, 0)).row()
+        return self.filter.mapToSource(self.filter.index(proxy_row, TEXT)).row()
 
     def current_source_row(self) -> int | None:
         index = self.currentIndex()
@@ -215,7 +208,7 @@ class TranscriptView(QTableView):
         if not index.isValid():
             return
         self.selectionModel().setCurrentIndex(index, SELECT_ROW)
-        self.scrollTo(index, QAbstractItemView.ScrollHint.EnsureVisible)
+        self.scrollTo(index)  # the least scroll that shows it (Qt's EnsureVisible)
 
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid():
@@ -242,11 +235,11 @@ class TranscriptView(QTableView):
             self._click = None
         return opened
 
-    def edit_text(self, row: int, at_end: bool = True) -> LineTextEdit | None:
+    def edit_text(self, row: int) -> LineTextEdit | None:
         """Open the text editor on source `row` (caret at the end); the editor, or None."""
         self.select_row(row)
         index = self.filter.mapFromSource(self.source.index(row, TEXT))
-        if not index.isValid() or not self.edit(index, QAbstractItemView.EditTrigger.EditKeyPressed, None):
+        if not index.isValid() or not self.edit(index, EDIT_KEY):
             return None
         return self.row_delegate.editor
 
