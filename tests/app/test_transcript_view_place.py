@@ -114,3 +114,50 @@ def test_a_wider_speaker_column_makes_the_wrapped_rows_taller(view):
     before = view.rowHeight(0)
     view.horizontalHeader().resizeSection(SPEAKER, 330)  # the text column narrows by 200 px
     wait_until(lambda: view.rowHeight(0) > before, timeout=10)  # bug: `_refit.start()` dropped
+
+
+def wrapped_lines(view: TranscriptView) -> None:
+    """Every line long enough to wrap, all fitted."""
+    long = {r: Utterance(3.0 * r, 3.0 * r + 2, " ".join(["words"] * 25), "S1") for r in range(40)}
+    view.source.change_rows(long)
+    wait_until(lambda: view.rowHeight(0) > 40 and view.rowHeight(0) == view.rowHeight(39))
+
+
+def put_row(view: TranscriptView, row: int, y: int) -> None:
+    """Scroll so view row `row` starts `y` px below the top of the viewport."""
+    bar = view.verticalScrollBar()
+    bar.setValue(bar.value() + view.rowViewportPosition(row) - y)
+    assert view.rowViewportPosition(row) == y
+
+
+def narrower(view: TranscriptView) -> None:
+    """The window narrowed (its height kept) and every row refitted, the last one too."""
+    before = view.rowHeight(39)
+    view.resize(520, view.height())
+    wait_until(lambda: view.rowHeight(39) > before, timeout=10)
+    settle()
+
+
+def test_a_narrower_window_keeps_the_selected_line_where_it_was_on_the_screen(view):
+    wrapped_lines(view)
+    view.select_row(20)
+    put_row(view, 20, 90)  # rows above it in view grow too
+    narrower(view)
+    assert view.rowViewportPosition(20) == 90  # bug: the top line anchored instead (`… and False`), or y 0
+
+
+@pytest.mark.parametrize("where", ["scrolled away above", "just below the view"])
+def test_a_narrower_window_keeps_the_top_line_when_the_selected_one_is_out_of_view(view, where):
+    wrapped_lines(view)
+    if where == "scrolled away above":
+        view.select_row(2)
+        put_row(view, 20, -7)
+    else:
+        view.select_row(30)
+        put_row(view, 30, view.viewport().height())
+    top = view.rowAt(0)
+    y = view.rowViewportPosition(top)
+    narrower(view)  # bug: `rowCount() - 2` (the last line never refitted)
+    # bugs: the selected line anchored anyway (`shown or True`); a line starting at the viewport's
+    # bottom edge counted as shown (`<=`) and scrolled into view
+    assert view.rowAt(0) == top and view.rowViewportPosition(top) == y
