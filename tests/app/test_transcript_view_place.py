@@ -146,12 +146,17 @@ def test_a_narrower_window_keeps_the_selected_line_where_it_was_on_the_screen(vi
     assert view.rowViewportPosition(20) == 90  # bug: the top line anchored instead (`… and False`), or y 0
 
 
-@pytest.mark.parametrize("where", ["scrolled away above", "just below the view"])
+@pytest.mark.parametrize(
+    "where", ["scrolled away above", "above, the top line's last pixel shown", "just below the view"]
+)
 def test_a_narrower_window_keeps_the_top_line_when_the_selected_one_is_out_of_view(view, where):
     wrapped_lines(view)
     if where == "scrolled away above":
         view.select_row(2)
         put_row(view, 20, -7)
+    elif where.startswith("above"):
+        view.select_row(2)
+        put_row(view, 20, 1 - view.rowHeight(20))  # bug: `rowAt(1)`, the next line anchored at y 1
     else:
         view.select_row(30)
         put_row(view, 30, view.viewport().height())
