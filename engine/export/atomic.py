@@ -29,10 +29,12 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], None]) -> None:
     """Write `path` through `write(stream)` so it appears complete or not at all."""
     remove_stale_parts(path.parent)
     temporary = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.part")
-    # os.open with mode 0o666 lets the umask decide permissions, like an ordinary new file.
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    # "x": created here or not at all (never another writer's file); the umask decides permissions
+    # and Windows opens it binary, as for any file `open` creates. Opened before the `try`, so a name
+    # that already exists is never removed below.
+    opened = open(temporary, "xb")  # noqa: SIM115 - the `with` is inside the `try`
     try:
-        with os.fdopen(fd, "wb") as stream:
+        with opened as stream:
             write(stream)
             stream.flush()
             os.fsync(stream.fileno())

@@ -97,3 +97,70 @@ def test_removing_stale_parts_says_which_it_removed_and_leaves_other_files(tmp_p
     assert remove_stale_parts(tmp_path) == [stale]
     assert names(tmp_path) == sorted(others)
     assert remove_stale_parts(tmp_path / "missing") == []  # a folder that is not there: nothing to do
+
+
+def dead_pid() -> int:
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True)  # fmt: skip
+    return int(finished.stdout)
+
+
+def test_a_cancel_while_the_folder_vanishes_is_still_reported_as_the_cancel(tmp_path):
+    folder = tmp_path / "export"
+    folder.mkdir()
+
+    def cancelled(stream: BinaryIO) -> None:
+        for entry in folder.iterdir():  # the user deletes the folder's contents mid-export
+            entry.unlink()
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):  # not a FileNotFoundError from tidying the part away
+        atomic_write(folder / "talk.txt", cancelled)
+    assert names(folder) == []
+
+
+def test_a_part_that_cannot_be_removed_does_not_keep_the_other_stale_parts(tmp_path):
+    dead = dead_pid()
+    # a directory cannot be unlinked (as a part held open elsewhere cannot be on Windows); one is
+    # made first and one last, so it comes before the files whichever way the folder is listed
+    (tmp_path / f".first.{dead}-0123abcd.part").mkdir()
+    stale = [tmp_path / f".talk{n}.srt.{dead}-0123abcd.part" for n in range(8)]
+    for path in stale:
+        path.write_text("x")
+    (tmp_path / f".last.{dead}-0123abcd.part").mkdir()
+    assert sorted(remove_stale_parts(tmp_path)) == stale
+    assert names(tmp_path) == [f".first.{dead}-0123abcd.part", f".last.{dead}-0123abcd.part"]
+
+
+def test_on_windows_no_writer_is_signalled_so_even_a_dead_ones_part_is_left(tmp_path, monkeypatch):
+    # os.kill(pid, 0) ends the process on Windows: there every part is taken as a running writer's
+    part = tmp_path / f".talk.srt.{dead_pid()}-0123abcd.part"
+    part.write_text("x")
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert remove_stale_parts(tmp_path) == []
+    monkeypatch.undo()
+    assert part.exists() and remove_stale_parts(tmp_path) == [part]
+
+
+ANOTHER_USERS_CLEANER = """
+import os, sys
+from pathlib import Path
+from engine.export.atomic import remove_stale_parts
+print([p.name for p in remove_stale_parts(Path(sys.argv[1]))])  # as this user
+if os.geteuid() == 0:  # root may signal any process: clean again as nobody, who may not signal pid 1
+    os.chdir(sys.argv[1])  # entered while root: the folders above are root's alone
+    os.setuid(65534)
+    print([p.name for p in remove_stale_parts(Path("."))])
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no process owners to signal across on Windows")
+def test_the_part_of_a_writer_run_by_another_user_is_left_in_place(tmp_path):
+    tmp_path.chmod(0o777)  # the other user may remove parts here
+    part = tmp_path / ".talk.srt.1-0123abcd.part"  # pid 1 runs, as root: not this user's to signal
+    part.write_text("x")
+    assert remove_stale_parts(tmp_path) == []  # here too it runs
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # a mutation run's switch reaches the cleaner too
+    command = [sys.executable, "-c", ANOTHER_USERS_CLEANER, str(tmp_path)]
+    cleaner = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+    assert set(cleaner.stdout.splitlines()) == {"[]"} and part.exists()
