@@ -46,6 +46,7 @@ class SpellCheck(QObject):
         self.store = store
         self.speller: Speller | None = None
         self.language: str | None = None
+        self._loading = False  # the word list of `language` is being read
         self._highlighters: list[SpellHighlighter] = []
         self._loaded.connect(self._on_loaded, Qt.ConnectionType.QueuedConnection)
 
@@ -53,7 +54,7 @@ class SpellCheck(QObject):
         """Check spelling in `language` (loaded in the background; a no-op if already chosen)."""
         if language == self.language:
             return
-        self.language, self.speller = language, None
+        self.language, self.speller, self._loading = language, None, True
         words = [str(w) for w in self.store.value(WORDS_KEY, []) or []]
         args = (language, words)
         threading.Thread(target=self._load, args=args, name="murmur-spelling", daemon=True).start()
@@ -67,7 +68,7 @@ class SpellCheck(QObject):
     def _on_loaded(self, speller: Speller | None, language: str) -> None:
         if language != self.language:
             return  # another language was asked for meanwhile
-        self.speller = speller
+        self.speller, self._loading = speller, False
         self._rehighlight()
 
     def _rehighlight(self) -> None:
@@ -128,8 +129,12 @@ class SpellCheck(QObject):
 
     def next_in(self, texts: list[str], row: int, offset: int) -> tuple[int, int, int] | None:
         if self.speller is None:
-            why = "still loading" if self.language else "not set"
-            self.message.emit(f"No spelling dictionary for “{self.language}” ({why})")
+            if self.language is None:
+                self.message.emit("No spelling dictionary yet: there is no transcript")
+            elif self._loading:
+                self.message.emit(f"The spelling dictionary for “{self.language}” is still loading")
+            else:
+                self.message.emit(f"No spelling dictionary for “{self.language}”")
             return None
         found = self.speller.next_misspelling(texts, row, offset)
         if found is None:
