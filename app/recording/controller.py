@@ -50,13 +50,13 @@ class RecordingController(QObject):
         self.session: Any = None
         self.link: LiveLink | None = None
         self._display = DisplaySignal()
-        self._rest = np.zeros(0, np.float32)
+        self._rest: np.ndarray  # the samples short of a whole display block; `start` empties it
         self._timer = QTimer(self)
         self._timer.setInterval(TICK_MS)
         self._timer.timeout.connect(self._tick)
         self._catching_up = False
         self._stopped = True
-        self._closed = threading.Event()  # set once a stopped recording's device and file are closed
+        self._closed: threading.Event  # made by `start`; set once the device and file are closed
         self.path: Path | None = None
 
     @property
@@ -83,7 +83,8 @@ class RecordingController(QObject):
             if connect is None
             else LiveLink(connect, self.line.emit, self._on_link_error, speakers, language, self.named.emit)
         )
-        session = LiveSession(source, path, None, on_segment=self.segment.emit, on_error=self._on_error,
+        # no backend: no model decodes in this process, the lines come through the link
+        session = LiveSession(source, path, on_segment=self.segment.emit, on_error=self._on_error,
                               on_audio=self._on_audio)  # fmt: skip
         session.start()
         self.session, self.link = session, link
