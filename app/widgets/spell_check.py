@@ -55,7 +55,7 @@ class SpellCheck(QObject):
         if language == self.language:
             return
         self.language, self.speller, self._loading = language, None, True
-        words = [str(w) for w in self.store.value(WORDS_KEY, []) or []]
+        words = [str(w) for w in self.store.value(WORDS_KEY) or []]  # none stored: None
         args = (language, words)
         threading.Thread(target=self._load, args=args, name="murmur-spelling", daemon=True).start()
 

@@ -116,7 +116,8 @@ def test_next_misspelling_without_a_transcript_says_so_and_with_one_finds_the_wo
     assert check.next_in([], 0, 0) is None
     assert messages == ["No spelling dictionary yet: there is no transcript"]
     ready(check, english)
-    assert check.next_in(["All good.", LINE], 0, 0) == (1, 10, 16)
+    assert check.next_in(["Teh budjet.", LINE], 0, 1) == (0, 4, 10)  # after the caret at 1
+    assert messages[1:] == []  # found: nothing to say
     assert check.next_in(["All good."], 0, 0) is None
     assert messages[1:] == ["No misspelled words"]
 
@@ -198,3 +199,11 @@ def test_right_clicking_an_unknown_word_opens_the_menu_of_corrections_there(qtbo
     where = at(editor, 12)
     editor.customContextMenuRequested.emit(where)
     assert seen == [(["budget"], editor.mapToGlobal(where))]
+
+
+def test_a_spell_check_belongs_to_the_window_that_made_it(qapp, store):
+    from PySide6.QtWidgets import QWidget
+
+    window = QWidget()
+    assert SpellCheck(store, window).parent() is window  # closed with it, not left behind
+    window.deleteLater()
