@@ -87,11 +87,10 @@ class RecordingController(QObject):
         session = LiveSession(source, path, on_segment=self.segment.emit, on_error=self._on_error,
                               on_audio=self._on_audio)  # fmt: skip
         session.start()
+        self._stopped, self._closed = False, threading.Event()  # before `session`: `shutdown` reads both
         self.session, self.link = session, link
         if link is not None:
             link.start()
-        self._stopped = False
-        self._closed = threading.Event()
         self.status.emit(self._status())  # at once: "loading models" shows before the first tick
         self._timer.start()
 
