@@ -5,6 +5,9 @@ PortAudio reads its device list once per process)."""
 
 from __future__ import annotations
 
+import ctypes.util
+import importlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -58,11 +61,37 @@ def test_speed_outside_the_supported_range_is_refused():
         PlaybackSource(np.zeros(10, np.float32), 10, speed=4.0)
 
 
-def test_this_machine_reports_why_it_cannot_play():
-    reason = unavailable_reason()
-    if reason is None:
-        pytest.skip("this machine has an audio output device")
-    assert reason.startswith("Playback is unavailable")
+def test_this_machine_can_play_exactly_when_portaudio_lists_an_output_device():
+    # catches: `query_devices()` asked without kind="output" (a machine with no output device, or
+    # only microphones, told playback works); the no-device sentence changed
+    try:
+        import sounddevice as sd
+    except (OSError, ImportError):
+        pytest.skip("no PortAudio or sounddevice here (the two tests below make such a machine)")
+    outputs = [device for device in sd.query_devices() if device["max_output_channels"] > 0]
+    expected = None if outputs else "Playback is unavailable: no audio output device was found."
+    assert unavailable_reason() == expected
+
+
+def test_without_the_sounddevice_package_the_user_is_told_it_is_missing(monkeypatch):
+    # catches: the ImportError sentence changed or swapped with the PortAudio one
+    monkeypatch.setitem(sys.modules, "sounddevice", None)  # `import sounddevice` raises ImportError
+    expected = "Playback is unavailable: the sounddevice package is not installed."
+    assert unavailable_reason() == expected
+
+
+def test_without_the_portaudio_library_the_user_is_told_which_package_to_install(monkeypatch):
+    # catches: the OSError sentence changed (the package name libportaudio2 lost) or swapped
+    if importlib.util.find_spec("sounddevice") is None:
+        pytest.skip("sounddevice is not installed")
+    # The library search finds nothing, as on a machine without libportaudio2: sounddevice's own
+    # import then raises its OSError ("PortAudio library not found").
+    monkeypatch.delitem(sys.modules, "sounddevice", raising=False)
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)
+    with pytest.raises(OSError, match="PortAudio library not found"):
+        importlib.import_module("sounddevice")
+    expected = "Playback is unavailable: the PortAudio library is not installed (libportaudio2)."
+    assert unavailable_reason() == expected
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="uses ALSA's null device")
