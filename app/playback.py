@@ -115,6 +115,7 @@ class Player:
         self._lock = threading.Lock()  # the read head: the audio callback and the caller
         self._device = threading.Lock()  # the stream: opening, starting, aborting, closing
         self._stream: Any = None
+        self._ran_out = False  # the callback stopped the stream at the end of the sound
 
     @property
     def position(self) -> float:
@@ -150,7 +151,9 @@ class Player:
         sd = _sounddevice()
         with self._device:
             try:
-                self._opened().start()
+                stream = self._opened()
+                self._ran_out = False
+                stream.start()
             except (sd.PortAudioError, ValueError, OSError) as exc:
                 self._drop()
                 raise PlaybackError(f"Could not play audio: {exc}") from exc
@@ -191,9 +194,7 @@ class Player:
             stream = self._stream
             if stream is None or stream.active or stream.stopped:
                 return
-            with self._lock:
-                ended_at_the_end = self._source.finished
-            if not ended_at_the_end:
+            if not self._ran_out:  # not the end of the sound, even if a seek moved the head since
                 self._drop()
 
     def _open_quietly(self) -> None:
@@ -214,4 +215,5 @@ class Player:
             outdata[:, 0] = self._source.read(frames)
             done = self._source.finished
         if done:
+            self._ran_out = True
             raise _sounddevice().CallbackStop

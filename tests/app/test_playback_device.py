@@ -208,6 +208,22 @@ def test_the_stream_is_opened_ahead_kept_across_plays_and_let_go_at_close(sink):
     assert until(lambda: streams(sink) == 0) and not player.playing
 
 
+def test_a_play_after_the_end_and_a_seek_starts_the_stream_kept_open(sink):
+    # catches: the stream that ran to the end of the sound judged by where the read head is now
+    # (after a seek back, not at the end: dropped and opened again, the wait `prepare` saves)
+    player = Player(tone(0.3), RATE)
+    player.prepare()
+    assert until(lambda: streams(sink) == 1)
+    opened = opened_devices(sink)
+    player.play()
+    assert until(lambda: not player.playing)
+    player.seek(0.1)
+    player.play()
+    assert until(lambda: not player.playing)
+    assert opened_devices(sink) == opened and player.position == pytest.approx(0.3, abs=0.01)
+    player.close()
+
+
 def test_a_sound_server_gone_mid_play_is_a_playback_error_not_a_hang(sink):
     # catches: the stream that died with its server started again (PortAudio waits forever: the
     # window freezes at the next Space); a vanished device's error escaping `pause`
