@@ -87,6 +87,7 @@ def test_a_chosen_language_loads_in_the_background_and_underlines_open_editors_b
     (mark,) = editor.document().firstBlock().layout().formats()
     assert mark.format.underlineColor() == QColor("#D0312D")
     loaded = check.speller
+    qtbot.waitUntil(lambda: not loaders(), timeout=30_000)  # the loader ends just after it hands over
     check.want("en")  # the same language again: nothing is read again
     assert check.speller is loaded and not loaders()
 
