@@ -4,7 +4,10 @@
   than the interval is time the window could not react to anything: a slot that ran long, the
   interpreter held by another thread (the engine's Python work), no free core. The gap minus the
   interval is booked to the scenario and to what went on longest during the gap (`doing`: a key
-  being handled, the engine transcribing); only the largest per scenario is kept, with its label.
+  being handled, the engine transcribing); only the largest per scenario is kept, with its label
+  and, on Linux, how much of it the GUI thread spent runnable but waiting for a core (its run-queue
+  time in `/proc/thread-self/schedstat`): the part of a stall that other programs' load, not the
+  window's own work, made.
 - `spin(seconds)` / `spin_until(condition)` run the real event loop (`QEventLoop.exec`, which
   waits in the platform's poll as the running app does), never a busy loop of `processEvents`.
 - `Painted` notes when watched widgets last painted; `Edits.press` sends one key with
@@ -30,6 +33,16 @@ from PySide6.QtWidgets import QToolBar, QWidget
 K, M = Qt.Key, Qt.KeyboardModifier
 INTERVAL_MS = 5
 SHOW_LIMIT = 2.0  # seconds a key waits for its paint before it counts as "nothing shown"
+SCHEDSTAT = "/proc/thread-self/schedstat"  # Linux: ns on a CPU, ns waiting on a run queue, slices
+
+
+def run_queue_seconds() -> float:
+    """Seconds the calling thread has spent runnable but waiting for a CPU (0.0 off Linux)."""
+    try:
+        with open(SCHEDSTAT) as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def spin(seconds: float) -> None:
@@ -81,6 +94,8 @@ class Heartbeat(QObject):
         self.scenario, self._doing, self._before = "", "", ""  # `_before`: what went on at the last tick
         self._since: list[tuple[float, str]] = []  # (when, what) of the labels set since the last tick
         self.worst: dict[str, tuple[float, str]] = {}  # scenario → (seconds late, what)
+        self.waited: dict[str, float] = {}  # scenario → run-queue seconds inside its worst gap
+        self._queued = 0.0  # the GUI thread's run-queue seconds at the last tick
         self.ticks: dict[str, int] = {}
         self.shown: dict[str, Shown] = {}  # scenario → its keys' times to show (`Edits.press`)
         self._last: float | None = None
@@ -100,22 +115,25 @@ class Heartbeat(QObject):
         self.scenario, self._doing, self._before, self._since = scenario, "waiting", "waiting", []
         self.worst.setdefault(scenario, (0.0, "nothing"))
         self.ticks.setdefault(scenario, 0)
-        self._last = time.perf_counter()
+        self.waited.setdefault(scenario, 0.0)
+        self._last, self._queued = time.perf_counter(), run_queue_seconds()
         self.timer.start()
         try:
             yield
         finally:
+            self._tick()  # the gap since the last tick: a stall at the block's end counts too
             self.timer.stop()
             self._last = None
 
     def _tick(self) -> None:
-        now = time.perf_counter()
+        now, queued = time.perf_counter(), run_queue_seconds()
         if self._last is not None:
             late = now - self._last - INTERVAL_MS / 1000
             if late > self.worst[self.scenario][0]:
                 self.worst[self.scenario] = (late, self._longest_in_gap(now))
+                self.waited[self.scenario] = queued - self._queued
             self.ticks[self.scenario] += 1
-        self._last, self._since, self._before = now, [], self._doing
+        self._last, self._since, self._before, self._queued = now, [], self._doing, queued
 
     def _longest_in_gap(self, now: float) -> str:
         """What went on longest between the last tick and `now` (labels change inside a gap)."""
@@ -233,8 +251,9 @@ def report(heartbeat: Heartbeat) -> tuple[float, str]:
     gap or a key's time to show) and its name."""
     overall = (0.0, "nothing")
     for scenario, (late, doing) in heartbeat.worst.items():
+        waited = heartbeat.waited.get(scenario, 0.0) * 1000
         print(f"[{scenario}] heartbeat: {heartbeat.ticks[scenario]} ticks, worst stall "
-              f"{late * 1000:.0f} ms while {doing}")  # fmt: skip
+              f"{late * 1000:.0f} ms while {doing} ({waited:.0f} ms of it waiting for a CPU)")  # fmt: skip
         shown = heartbeat.shown.get(scenario, Shown())
         for what, seconds in shown.worst.items():
             verdict = "ok" if seconds <= 0.05 else "OVER"
