@@ -5,6 +5,7 @@ embedder answering for the wrong number of speakers is an error, never a shifted
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import numpy as np
@@ -124,3 +125,35 @@ def test_a_library_of_other_models_is_refused_naming_each_and_what_to_do(tmp_pat
         "embedded with the speaker model ecapa 1, ecapa 2; this Murmur embeds with resemblyzer-ge2e 1, and "
         "embeddings of different models are never compared: remove those voices and add them again"
     )
+
+
+def test_people_stored_with_another_model_are_named_in_one_warning_and_the_rest_compared(tmp_path, caplog):
+    from engine.voices import EmbeddingModel
+
+    transcript, recording = meeting((0.0, 10.0, "S1"))
+    library = VoiceLibrary(tmp_path / "mixed.sqlite")
+    library.add("Alice", [VoiceSample(unit(0), GE2E)])
+    for name in ("Carol", "Dave"):
+        library.add(name, [VoiceSample(unit(2), EmbeddingModel("ecapa", "2", DIM))])
+    caplog.set_level(logging.INFO, logger="engine.voices.recogniser")
+    assert names(VoiceRecogniser(library, ExactEmbedder(unit(0))).name(transcript, recording)) == {
+        "S1": "Alice"
+    }
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.WARNING, "not compared (stored with another speaker model): Carol, Dave")
+    ]
+    caplog.clear()
+    library.remove("Carol")
+    library.remove("Dave")
+    VoiceRecogniser(library, ExactEmbedder(unit(0))).name(transcript, recording)
+    assert caplog.records == []  # nobody skipped: nothing said
+
+
+def test_an_embedder_answering_for_fewer_groups_of_speech_is_an_error_not_fewer_samples():
+    from engine.voices.recogniser import enrolment_samples
+
+    _, recording = meeting((0.0, 45.0, "S1"))
+    spans = [(0.0, 15.0), (15.0, 30.0), (30.0, 45.0)]  # two samples' worth: 30 s, then 15 s
+    assert len(enrolment_samples(recording, spans, None, ExactEmbedder(unit(0), unit(1)))) == 2
+    with pytest.raises(ValueError):
+        enrolment_samples(recording, spans, None, ExactEmbedder(unit(0), unit(1), count=1))
