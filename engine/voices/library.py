@@ -6,7 +6,8 @@ Contract:
   readable by its owner only: voices are personal data.
 - `add(name, samples)` stores samples under a name (creating the person); `rename`, `merge`
   (every sample of one person moves to another, the first is removed) and `remove` change it.
-  Each change is one transaction: it happens whole or not at all.
+  Each change is one transaction: it happens whole or not at all. A name means the same person in
+  any letter case, of any alphabet ("ZOË" is "Zoë").
 - Removing a person deletes their embeddings with them, and deleted content is overwritten in the
   file (`PRAGMA secure_delete`), so neither the name nor the vectors can be read back from it.
 - Every sample records its `EmbeddingModel`; a person whose samples come from one model refuses
@@ -59,13 +60,12 @@ _ALL_SAMPLES = (
     "SELECT person, model, model_version, dim, vector, recording, start, end, added "
     "FROM embeddings ORDER BY id"
 )
-_PERSON = "SELECT id, name FROM people WHERE name = ?"
+_PEOPLE_NAMES = "SELECT id, name FROM people"
 _NEW_PERSON = "INSERT INTO people (name, added) VALUES (?, ?)"
 _NEW_SAMPLE = (
     "INSERT INTO embeddings (person, model, model_version, dim, vector, recording, start, end, added) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_NAME_TAKEN = "SELECT name FROM people WHERE name = ? AND id != ?"
 _RENAME = "UPDATE people SET name = ? WHERE id = ?"
 _MODELS_OF = "SELECT DISTINCT model, model_version, dim FROM embeddings WHERE person = ?"
 _MOVE_SAMPLES = "UPDATE embeddings SET person = ? WHERE person = ?"
@@ -112,7 +112,7 @@ class VoiceLibrary:
             raise ValueError(f"no voice samples to store for {name}")
         now = _now()
         with self._connect(write=True) as db:
-            row = db.execute(_PERSON, (name,)).fetchone()
+            row = _find(db, name)
             if row is None:
                 person = db.execute(_NEW_PERSON, (name, now)).lastrowid
             else:
@@ -136,10 +136,10 @@ class VoiceLibrary:
         new = check_name(new)
         with self._connect(write=True) as db:
             person = _person(db, old, self.path)
-            clash = db.execute(_NAME_TAKEN, (new, person)).fetchone()
-            if clash is not None:
+            clash = _find(db, new)
+            if clash is not None and clash[0] != person:
                 raise VoiceLibraryError(
-                    f"there is already a voice called {clash[0]!r}; merge the two instead"
+                    f"there is already a voice called {clash[1]!r}; merge the two instead"
                 )
             db.execute(_RENAME, (new, person))
 
@@ -226,11 +226,18 @@ def _check_schema(db: sqlite3.Connection, path: Path, create: bool) -> None:
         raise VoiceLibraryError(f"{path} is not a Murmur voice library; it was left as it is")
 
 
+def _find(db: sqlite3.Connection, name: str) -> tuple[int, str] | None:
+    """The person (id, stored name) called `name` in any letter case, of any alphabet (SQLite's
+    NOCASE folds only A-Z: "ZOË" would otherwise be a second person beside "Zoë")."""
+    wanted = name.strip().casefold()
+    return next(((int(i), n) for i, n in db.execute(_PEOPLE_NAMES) if n.casefold() == wanted), None)
+
+
 def _person(db: sqlite3.Connection, name: str, path: Path) -> int:
-    row = db.execute(_PERSON, (name.strip(),)).fetchone()
+    row = _find(db, name)
     if row is None:
         raise VoiceLibraryError(f"no voice called {name.strip()!r} in {path}")
-    return int(row[0])
+    return row[0]
 
 
 def _models(db: sqlite3.Connection, person: int) -> set[EmbeddingModel]:

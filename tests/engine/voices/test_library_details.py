@@ -138,3 +138,18 @@ def test_another_models_samples_are_refused_naming_the_person_as_stored(tmp_path
         "Alice's voice was stored with the speaker model resemblyzer-ge2e 1; embeddings of ecapa 2 cannot "
         "be compared with it. Remove Alice and add the voice again, or store it under another name"
     )
+
+
+def test_a_name_in_other_capitals_is_the_same_person_in_any_alphabet(tmp_path):
+    library = VoiceLibrary(tmp_path / "voices.sqlite")
+    library.add("Zoë", [sample(1)])
+    library.add("ZOË", [sample(2)])  # more of Zoë, not a second person
+    library.add("Élodie", [sample(3)])
+    assert [(v.name, len(v.samples)) for v in library.voices()] == [("Zoë", 2), ("Élodie", 1)]
+    with pytest.raises(VoiceLibraryError, match=r"^there is already a voice called 'Élodie'; merge"):
+        library.rename("zoë", "ÉLODIE")
+    library.rename("zoë", "ZOË")  # her own name in capitals
+    library.merge("élodie", "zoë")
+    assert [(v.name, len(v.samples)) for v in library.voices()] == [("ZOË", 3)]
+    library.remove("zoë")
+    assert library.voices() == ()
