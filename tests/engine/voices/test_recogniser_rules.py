@@ -119,12 +119,16 @@ def test_a_library_of_other_models_is_refused_naming_each_and_what_to_do(tmp_pat
     old, older = EmbeddingModel("ecapa", "2", DIM), EmbeddingModel("ecapa", "1", DIM)
     library.add("Alice", [VoiceSample(unit(0), old)])
     library.add("Bob", [VoiceSample(unit(1), older)])
-    with pytest.raises(VoiceLibraryError) as refused:
-        VoiceRecogniser(library, ExactEmbedder()).load()
-    assert str(refused.value).endswith(
-        "embedded with the speaker model ecapa 1, ecapa 2; this Murmur embeds with resemblyzer-ge2e 1, and "
-        "embeddings of different models are never compared: remove those voices and add them again"
-    )
+    transcript, recording = meeting((0.0, 10.0, "S1"))
+    recogniser = VoiceRecogniser(library, ExactEmbedder(unit(0)))
+    for attempt in (recogniser.load, lambda: recogniser.name(transcript, recording)):  # before and at naming
+        with pytest.raises(VoiceLibraryError) as refused:
+            attempt()
+        assert str(refused.value) == (
+            f"the voices in {library.path} were embedded with the speaker model ecapa 1, ecapa 2; this "
+            "Murmur embeds with resemblyzer-ge2e 1, and embeddings of different models are never compared: "
+            "remove those voices and add them again"
+        )
 
 
 def test_people_stored_with_another_model_are_named_in_one_warning_and_the_rest_compared(tmp_path, caplog):
@@ -157,3 +161,23 @@ def test_an_embedder_answering_for_fewer_groups_of_speech_is_an_error_not_fewer_
     assert len(enrolment_samples(recording, spans, None, ExactEmbedder(unit(0), unit(1)))) == 2
     with pytest.raises(ValueError):
         enrolment_samples(recording, spans, None, ExactEmbedder(unit(0), unit(1), count=1))
+
+
+def test_a_named_speaker_keeps_its_score_to_four_decimals_and_the_others_have_none(library):
+    transcript, recording = meeting((0.0, 10.0, "S1"), (10.0, 20.0, "S2"))
+    leaning = unit(0, lean=0.33)  # cosine 1/sqrt(1 + 0.33²) = 0.949626… to Alice
+    named = VoiceRecogniser(library, ExactEmbedder(leaning, unit(2))).name(transcript, recording)
+    assert [(s.name, s.score) for s in named.speakers] == [("Alice", 0.9496), ("Speaker 2", None)]
+
+
+def test_recognition_without_a_library_says_how_to_make_one_and_creates_nothing(tmp_path):
+    from engine.voices import VoiceLibraryError
+
+    recogniser = VoiceRecogniser(VoiceLibrary(tmp_path / "none" / "voices.sqlite"), ExactEmbedder())
+    with pytest.raises(VoiceLibraryError) as missing:
+        recogniser.load()
+    assert str(missing.value) == (
+        f"there is no voice library at {tmp_path / 'none' / 'voices.sqlite'} yet: remember a voice first "
+        '(murmur voices add NAME --from TRANSCRIPT.json --speaker "Speaker 2")'
+    )
+    assert not (tmp_path / "none").exists()
