@@ -94,7 +94,7 @@ def test_a_cancelled_embedding_stops_before_the_encoder_runs(talk, embedder):
 def test_a_voice_is_remembered_as_one_sample_per_twenty_seconds_with_the_time_range_of_each(talk, embedder):
     samples = enrolment_samples(talk.recording, talk.alice, "talk.flac", embedder)
     # Alice's sentences last 3.75, 3.39, 2.94, 2.84, 3.75, 2.55, 2.99 s (22.2 s: a sample), then five more
-    # (15.3 s: more than half of 20 s, a sample of their own)
+    # (14.8 s: more than half of 20 s, a sample of their own)
     first, second = talk.alice[:7], talk.alice[7:]
     assert [(s.start, s.end) for s in samples] == [
         (round(first[0][0], 3), round(first[-1][1], 3)),
