@@ -3,6 +3,7 @@ the client's words."""
 
 from __future__ import annotations
 
+import logging
 import subprocess
 from pathlib import Path
 
@@ -39,6 +40,30 @@ def test_decoding_stops_with_too_long_just_past_the_limit(unstated):
     with pytest.raises(TooLong, match=r"^the recording is longer than this server's limit of 0.05 hours$"):
         measure(unstated, 180.0)
     assert measure(unstated, 600.1) == pytest.approx(600.0, abs=0.1)  # a file of the limit is taken
+
+
+def test_a_recording_exactly_as_long_as_the_limit_is_taken(tmp_path):
+    wav = tmp_path / "five.wav"
+    sf.write(wav, np.zeros(16000 * 5, np.float32), 16000, subtype="PCM_16")
+    seconds = measure(wav, 3600.0)
+    assert seconds == pytest.approx(5.0, abs=1e-9)
+    assert measure(wav, seconds) == seconds  # refused only past the limit, never at it
+
+
+def test_several_audio_streams_are_measured_by_the_default_one_and_leave_the_warning_to_the_job(
+    tmp_path, caplog
+):
+    """The job's own decode warns (its client reads it); measuring must not say it a second time."""
+    short, long = tmp_path / "short.wav", tmp_path / "long.wav"
+    sf.write(short, np.zeros(16000 * 2, np.float32), 16000)
+    sf.write(long, np.full(16000 * 7, 0.1, np.float32), 16000)
+    both = tmp_path / "upload-x.mka"
+    ffmpeg("-i", str(short), "-i", str(long), "-map", "0:a", "-map", "1:a", "-c:a", "flac",
+           "-disposition:a:0", "0", "-disposition:a:1", "default", str(both))  # fmt: skip
+    with caplog.at_level(logging.DEBUG):
+        seconds = measure(both, 3600.0)
+    assert seconds == pytest.approx(7.0, abs=0.01)  # the default stream, the second
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 def test_a_wav_whose_header_claims_more_than_it_holds_is_measured_by_its_samples(tmp_path):
