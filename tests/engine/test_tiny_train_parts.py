@@ -102,16 +102,12 @@ def test_a_training_example_is_the_backends_prompt_then_the_reply_with_its_clip_
     folder = tmp_path / "checkpoint" / "clips"
     ex = _example(model, processor, clip, folder, recent=1)
     assert sorted(p.name for p in folder.iterdir()) == ["two.flac", "two.json"]
-    text = (folder / "two.json").read_text(encoding="utf-8")
-    meta = json.loads(text)
+    meta = json.loads(text := (folder / "two.json").read_text(encoding="utf-8"))
     assert text == json.dumps(meta, indent=1), "one field a line, to read and diff"
-    assert meta == {
-        "target": clip.target,
-        "segments": [
-            {"start": 0.6, "end": 0.9, "speaker": 0, "text": "Yes."},
-            {"start": 1.2, "end": 1.9, "speaker": 1, "text": "No."},
-        ],
-    }
+    assert meta["target"] == clip.target and meta["segments"] == [
+        {"start": 0.6, "end": 0.9, "speaker": 0, "text": "Yes."},
+        {"start": 1.2, "end": 1.9, "speaker": 1, "text": "No."},
+    ]
     read = load_audio(folder / "two.flac", 24_000).samples
     assert np.array_equal(ex.samples, read) and np.abs(read - clip.samples).max() < 1e-4
     assert ex.target == clip.target
@@ -260,7 +256,8 @@ def test_a_model_that_already_replies_with_its_target_is_checked_and_reported_af
     elapsed = time.perf_counter() - started
     assert sorted(report) == ["loss", "seconds", "steps"]
     assert report["steps"] == 1, report
-    assert 0 <= report["seconds"] <= round(elapsed, 2) and report["seconds"] == round(report["seconds"], 2)
+    assert isinstance(report["seconds"], float) and report["seconds"] == round(report["seconds"], 2)
+    assert 0 <= report["seconds"] <= round(elapsed, 2)
     ex = _example(before, processor, clip, tmp_path / "again", recent=2)
     mask = _hidden_mask(before, ex, HIDDEN)
     with torch.no_grad():
@@ -273,8 +270,11 @@ def test_a_model_that_already_replies_with_its_target_is_checked_and_reported_af
 
 def test_a_fit_given_one_step_takes_one_adamw_step_of_its_rate_on_all_but_the_audio_encoders(tmp_path: Path):
     # catches: the encoders' parameters given to AdamW instead of the others (`in` for `not in`), the
-    # recipe's learning rate not used, a step more than allowed (`<=`), the error's message changed
+    # recipe's learning rate not used, a step more than allowed (`<=`) or not counted (`steps = 1`:
+    # training on until the targets are learned), the error's message changed
     model, processor, clip = _fresh()
+    with pytest.raises(RuntimeError, match=r"^the tiny model did not learn its targets in 2 steps$"):
+        fit_to_targets(copy.deepcopy(model), processor, [clip], tmp_path, TinyRecipe(max_steps=2))
     before = copy.deepcopy(model.state_dict())
     with pytest.raises(RuntimeError, match=r"^the tiny model did not learn its targets in 1 steps$"):
         fit_to_targets(model, processor, [clip], tmp_path, TinyRecipe(max_steps=1, learning_rate=0.01))
