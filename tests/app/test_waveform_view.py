@@ -158,6 +158,7 @@ def _wheel(view: WaveformView, t: float, notches: int) -> None:
 
 def test_the_mouse_wheel_zooms_around_the_time_under_the_mouse(view):
     view.show_range(1000.0, 2000.0)
+    height = view.vb.viewRange()[1]
     _wheel(view, 1250.0, 1)  # a quarter of the way in
     x0, x1 = view.visible_range()
     assert x1 - x0 < 1000.0 * 0.95, "the wheel did not zoom in"
@@ -167,6 +168,7 @@ def test_the_mouse_wheel_zooms_around_the_time_under_the_mouse(view):
     assert y1 - y0 > x1 - x0 and y0 <= 1250.0 <= y1
     _wheel(view, 1800.0, -40)  # far out: never beyond the recording
     assert view.visible_range() == pytest.approx((0, 3600), abs=1)
+    assert view.vb.viewRange()[1] == pytest.approx(height)  # time only: the lanes keep their height
 
 
 def test_an_edit_that_moves_no_lane_name_keeps_the_drawn_header_and_a_rename_redraws_it(view):
