@@ -179,13 +179,16 @@ class WaveformView(pg.PlotWidget):
         self.lane_axis.set_lanes(self.lanes.centres(), pixels)
 
     def set_range(self, start: float | None, end: float | None = None) -> None:
-        """Mark [start, end] as the chosen range (None clears it)."""
+        """Mark [start, end], cut to the recording, as the chosen range (None clears it, and so
+        does a range with less than `MIN_SPAN` of the recording in it)."""
+        if start is not None and end is not None:
+            start, end = max(start, 0.0), min(end, self.duration) if self.duration else end
         if start is None or end is None or end - start < MIN_SPAN:
             self.marked_range = None
             self.range_item.set_spans([], [])
         else:
-            self.marked_range = (max(start, 0.0), min(end, self.duration) if self.duration else end)
-            self.range_item.set_spans([self.marked_range[0]], [self.marked_range[1]])
+            self.marked_range = (start, end)
+            self.range_item.set_spans([start], [end])
 
     def _on_range_drag(self, start: float, end: float, finished: bool) -> None:
         self.set_range(start, end)

@@ -128,6 +128,17 @@ def test_a_chosen_range_is_shaded_blue_kept_inside_the_recording_and_a_tiny_one_
     assert view.marked_range is None
 
 
+def test_a_range_reaching_past_the_recording_is_cut_to_it_and_is_none_when_too_little_is_left(view):
+    view.set_range(59.0, 70.0)
+    assert view.marked_range == (59.0, 60.0)
+    view.set_range(59.99, 70.0)  # 10 ms of the recording: less than the deepest zoom shows
+    assert view.marked_range is None
+    view.set_range(70.0, 90.0)  # all of it after the end: not a range ending before it starts
+    assert view.marked_range is None
+    view.set_range(-3.0, 0.01)
+    assert view.marked_range is None
+
+
 def test_without_a_recording_a_range_keeps_its_end_and_clicks_say_nothing(qtbot):
     view = WaveformView()
     qtbot.addWidget(view)
