@@ -50,13 +50,14 @@ def test_each_key_zooms_or_pans_by_its_step_around_the_middle(view, qtbot):
     qtbot.keyClick(view, Qt.Key.Key_Right)
     qtbot.keyClick(view, Qt.Key.Key_Right)
     assert view.visible_range() == pytest.approx((210.0, 510.0), abs=0.01)
+    qtbot.keyClick(view, Qt.Key.Key_End)
+    assert view.visible_range() == pytest.approx((300.0, 600.0), abs=0.01)
+    qtbot.keyClick(view, Qt.Key.Key_Right)  # already at the end
+    assert view.visible_range() == pytest.approx((300.0, 600.0), abs=0.01)
     qtbot.keyClick(view, Qt.Key.Key_Home)
     assert view.visible_range() == pytest.approx((0.0, 300.0), abs=0.01)
     qtbot.keyClick(view, Qt.Key.Key_Left)  # already at the start
     assert view.visible_range() == pytest.approx((0.0, 300.0), abs=0.01)
-    qtbot.keyClick(view, Qt.Key.Key_End)
-    qtbot.keyClick(view, Qt.Key.Key_Right)  # already at the end
-    assert view.visible_range() == pytest.approx((300.0, 600.0), abs=0.01)
 
 
 class Window(QWidget):
@@ -106,6 +107,8 @@ def test_showing_a_line_leaves_a_view_that_has_it_and_widens_one_too_short_for_i
     assert view.visible_range() == pytest.approx((275.0, 425.0), abs=0.01)
     view.ensure_visible(590.0, 595.0)  # at the end: the view ends with the recording
     assert view.visible_range() == pytest.approx((450.0, 600.0), abs=0.01)
+    view.ensure_visible(0.0, 5.0)  # at the start: the view starts with the recording
+    assert view.visible_range() == pytest.approx((0.0, 150.0), abs=0.01)
 
 
 def test_the_time_axis_counts_in_clock_steps_for_the_span_shown_and_leaves_times_before_zero_blank(view):

@@ -187,6 +187,7 @@ def test_a_click_on_a_recording_shorter_than_a_second_reports_its_time(qtbot):
     with qtbot.waitSignal(view.clicked) as clicked:
         qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x_of(view, 0.25), 100))
     assert clicked.args[0] == pytest.approx(0.25, abs=0.01)
+    assert view.getPlotItem().getAxis("bottom").style["showValues"]  # its time labels shown too
 
 
 def test_every_lane_and_the_chunk_bar_fit_the_height_whatever_the_number_of_lanes(view):

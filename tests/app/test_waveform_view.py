@@ -114,6 +114,10 @@ def test_shift_drag_marks_a_range_and_a_plain_drag_still_pans(view, qtbot):
     _drag(view, 150.0, 120.0, Qt.KeyboardModifier.NoModifier)
     assert view.visible_range()[0] > 110.0  # a plain drag pans
     assert view.marked_range == (start, end)
+    view.show_range(3500.0, 3600.0)
+    qtbot.wait(QApplication.doubleClickInterval() + 50)
+    _drag(view, 3590.0, 3510.0, Qt.KeyboardModifier.NoModifier)  # dragged on past the end
+    assert view.visible_range() == pytest.approx((3500.0, 3600.0), abs=0.5)
 
 
 def test_lane_names_are_the_left_header_and_chunk_labels_stay_apart(view):
@@ -169,6 +173,8 @@ def test_the_mouse_wheel_zooms_around_the_time_under_the_mouse(view):
     _wheel(view, 1800.0, -40)  # far out: never beyond the recording
     assert view.visible_range() == pytest.approx((0, 3600), abs=1)
     assert view.vb.viewRange()[1] == pytest.approx(height)  # time only: the lanes keep their height
+    _wheel(view, 1000.0, 60)  # far in: no deeper than 20 ms
+    assert view.visible_range()[1] - view.visible_range()[0] == pytest.approx(0.02, rel=0.01)
 
 
 def test_an_edit_that_moves_no_lane_name_keeps_the_drawn_header_and_a_rename_redraws_it(view):
