@@ -23,15 +23,21 @@ def minute() -> EnvelopePyramid:
     return EnvelopePyramid.build(quiet, 16000)
 
 
-@pytest.fixture
-def view(qtbot, minute) -> WaveformView:
+def shown(qtbot, audio: EnvelopePyramid | None = None) -> WaveformView:
+    """An 800 × 240 waveform on screen, with `audio` loaded (none: an empty view)."""
     w = WaveformView()
     qtbot.addWidget(w)
     w.resize(800, 240)
     w.show()
-    w.set_audio(minute)
+    if audio is not None:
+        w.set_audio(audio)
     qtbot.waitExposed(w)
     return w
+
+
+@pytest.fixture
+def view(qtbot, minute) -> WaveformView:
+    return shown(qtbot, minute)
 
 
 def x_of(view: WaveformView, t: float) -> int:
@@ -140,11 +146,7 @@ def test_a_range_reaching_past_the_recording_is_cut_to_it_and_is_none_when_too_l
 
 
 def test_without_a_recording_a_range_keeps_its_end_and_clicks_say_nothing(qtbot):
-    view = WaveformView()
-    qtbot.addWidget(view)
-    view.resize(800, 240)
-    view.show()
-    qtbot.waitExposed(view)
+    view = shown(qtbot)
     view.set_range(2.0, 500.0)
     assert view.marked_range == (2.0, 500.0)
     clicks: list[float] = []
@@ -215,11 +217,7 @@ def test_the_light_colours_hold_until_a_theme_swaps_the_background_and_both_axes
 
 
 def test_the_view_tells_a_screen_reader_what_it_is_and_shows_its_legend_in_the_header(qtbot):
-    view = WaveformView()
-    qtbot.addWidget(view)
-    view.resize(800, 240)
-    view.show()
-    qtbot.waitExposed(view)
+    view = shown(qtbot)
     assert view.accessibleName() == "Waveform" and view.viewport().accessibleName() == "Waveform"
     assert "Plus and minus zoom" in view.accessibleDescription()
     assert view.focusPolicy() == Qt.FocusPolicy.StrongFocus and view.minimumHeight() == 90
