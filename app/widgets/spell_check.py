@@ -1,19 +1,23 @@
 """Spell checking while editing a line: misspelled words underlined, suggestions on right-click.
 
 `SpellCheck` loads the word list of the transcript's language off the GUI thread (`want`; the
-first load takes about a second), underlines unknown words in every open line editor (`attach`),
+first load takes about two seconds), underlines unknown words in every open line editor (`attach`),
 and puts the suggestions and "Add to Dictionary" at the top of the editor's context menu
 (`menu_for`). Added words are remembered between runs (the settings key `spelling_words`).
 `next_in(texts, row, offset)` is where "Next Misspelling" goes. Without a word list for the
 language, nothing is underlined and `next_in` says why through `message`.
+
+The loader thread touches no Qt object: it fills a `Future`, which a timer of the GUI thread
+collects. A window closed while the list loads is deleted by the GUI thread; a loader that emitted
+a signal of the closing window's spell check at that moment could crash the process.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
+from concurrent.futures import Future
 
-from PySide6.QtCore import QObject, QPoint, Qt, Signal
+from PySide6.QtCore import QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QMenu, QPlainTextEdit
 
@@ -21,6 +25,7 @@ from app.settings import SettingsStore
 from app.spelling import Speller
 
 WORDS_KEY = "spelling_words"
+COLLECT_MS = 50  # how often the GUI thread looks whether a word list is in
 
 
 class SpellHighlighter(QSyntaxHighlighter):
@@ -39,7 +44,6 @@ class SpellHighlighter(QSyntaxHighlighter):
 
 class SpellCheck(QObject):
     message = Signal(str)
-    _loaded = Signal(object, str)  # Speller | None, language: from the loader thread
 
     def __init__(self, store: SettingsStore, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -47,8 +51,10 @@ class SpellCheck(QObject):
         self.speller: Speller | None = None
         self.language: str | None = None
         self._loading = False  # the word list of `language` is being read
+        self._pending: Future[Speller | None] | None = None  # filled by the loader of `language`
         self._highlighters: list[SpellHighlighter] = []
-        self._loaded.connect(self._on_loaded, Qt.ConnectionType.QueuedConnection)
+        self._collector = QTimer(self, interval=COLLECT_MS)
+        self._collector.timeout.connect(self._collect)
 
     def want(self, language: str) -> None:
         """Check spelling in `language` (loaded in the background; a no-op if already chosen)."""
@@ -56,19 +62,22 @@ class SpellCheck(QObject):
             return
         self.language, self.speller, self._loading = language, None, True
         words = [str(w) for w in self.store.value(WORDS_KEY) or []]  # none stored: None
-        args = (language, words)
-        threading.Thread(target=self._load, args=args, name="murmur-spelling", daemon=True).start()
+        self._pending = Future()
+        args = (self._pending, language, words)
+        threading.Thread(target=_load, args=args, name="murmur-spelling", daemon=True).start()
+        self._collector.start()
 
-    def _load(self, language: str, words: list[str]) -> None:
-        """The loader thread: reads the word list and hands it to the GUI thread."""
-        speller = Speller.load(language, words)
-        with contextlib.suppress(RuntimeError):  # the window closed while it loaded: nobody waits
-            self._loaded.emit(speller, language)
-
-    def _on_loaded(self, speller: Speller | None, language: str) -> None:
-        if language != self.language:
-            return  # another language was asked for meanwhile
-        self.speller, self._loading = speller, False
+    def _collect(self) -> None:
+        """The GUI thread takes the word list once it is in (a list asked for before the latest
+        `want` was dropped with its future)."""
+        if self._pending is None or not self._pending.done():
+            return
+        self._collector.stop()
+        pending, self._pending, self._loading = self._pending, None, False
+        if (error := pending.exception()) is not None:
+            self.message.emit(f"The spelling dictionary for “{self.language}” could not be read: {error}")
+            return
+        self.speller = pending.result()
         self._rehighlight()
 
     def _rehighlight(self) -> None:
@@ -140,3 +149,11 @@ class SpellCheck(QObject):
         if found is None:
             self.message.emit("No misspelled words")
         return found
+
+
+def _load(into: Future[Speller | None], language: str, words: list[str]) -> None:
+    """The loader thread: reads the word list into `into`, touching no Qt object."""
+    try:
+        into.set_result(Speller.load(language, words))
+    except BaseException as exc:  # handed over with the result, never raised in the thread
+        into.set_exception(exc)

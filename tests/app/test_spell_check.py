@@ -16,7 +16,7 @@ from qt_helpers import make_store
 
 from app.settings import SettingsStore
 from app.spelling import Speller
-from app.widgets.spell_check import WORDS_KEY, SpellCheck
+from app.widgets.spell_check import COLLECT_MS, WORDS_KEY, SpellCheck
 
 LINE = "We need a budjet for it."  # "budjet" is characters 10 to 16
 
@@ -100,13 +100,28 @@ def test_a_language_asked_for_while_another_loads_is_the_one_kept(qtbot, check):
     assert check.next_in([LINE], 0, 0) is None
     for loader in loaders():
         loader.join(30)
-    QCoreApplication.processEvents()  # English arrives last, for a language no longer wanted
+    qtbot.waitUntil(lambda: not check._loading)  # English arrives last, for a language no longer wanted
+    qtbot.wait(3 * COLLECT_MS)
     assert check.speller is None and check.language == "xx"
     assert check.next_in([LINE], 0, 0) is None
     assert messages == [
         "The spelling dictionary for “xx” is still loading",
         "No spelling dictionary for “xx”",
     ]
+
+
+def test_a_word_list_that_fails_to_load_is_said_and_leaves_nothing_underlined(qtbot, check, monkeypatch):
+    def broken(language, words):
+        raise MemoryError("no room for the word list")
+
+    monkeypatch.setattr(Speller, "load", staticmethod(broken))
+    messages: list[str] = []
+    check.message.connect(messages.append)
+    check.want("en")
+    qtbot.waitUntil(lambda: bool(messages))
+    assert messages == ["The spelling dictionary for “en” could not be read: no room for the word list"]
+    assert check.speller is None and check.next_in([LINE], 0, 0) is None
+    assert messages[1:] == ["No spelling dictionary for “en”"]
 
 
 def test_next_misspelling_without_a_transcript_says_so_and_with_one_finds_the_word_or_says_none(

@@ -197,10 +197,11 @@ def test_the_english_list_loads_in_slices_to_the_same_checker_as_in_one_call():
         whole.word_frequency.longest_word_length, whole.word_frequency.letters)  # fmt: skip
 
 
-def test_closing_the_window_while_the_word_list_loads_raises_nothing_in_the_loader(monkeypatch, tmp_path):
+def test_the_word_list_loader_holds_no_qt_object_and_a_window_closed_meanwhile_raises_nothing(monkeypatch, tmp_path):
     import threading
 
     import shiboken6
+    from PySide6.QtCore import QObject
     from qt_helpers import make_store
 
     from app.widgets import spell_check
@@ -216,6 +217,8 @@ def test_closing_the_window_while_the_word_list_loads_raises_nothing_in_the_load
     check = spell_check.SpellCheck(make_store(tmp_path))
     check.want("en")
     loader = next(t for t in threading.enumerate() if t.name == "murmur-spelling")
+    given = [getattr(loader._target, "__self__", None), *loader._args]  # what the thread can reach
+    assert not [x for x in given if isinstance(x, QObject)]  # a Qt object the GUI may delete meanwhile
     shiboken6.delete(check)  # the window and its spell check are gone
     release.set()
     loader.join(5)
