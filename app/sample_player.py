@@ -1,11 +1,13 @@
 """Play Sample in the Known Voices window: a person's first sample, from whichever recording it came.
 
-- The sample's recording is the open one: the window's playback plays from the sample's start.
+- The sample's recording is the open one, decoded from the same audio stream and channel: the
+  window's playback plays from the sample's start.
 - Otherwise its file is looked for by name (the library keeps a file's name, never its folders,
   `engine.voices.enrol`): `sample_places` lists where — beside the open recording, beside the open
   project, then each recent file (the file itself, and the folder it is in) — and `find_recording`
-  takes the first that exists. Just the sample's time range is decoded (`engine.audio.clip`) and
-  played on a player of its own; the open recording's playback pauses first.
+  takes the first that exists. Just the sample's time range of its stream and channel is decoded
+  (`engine.audio.clip`) and played on a player of its own; the open recording's playback pauses
+  first. So is the open recording's, when it was opened from another stream or channel.
 - No file found: one sentence says so. `SamplePlayer.play` answers what happened, for the window's
   status line; it never raises for a missing, unreadable or unplayable file.
 """
@@ -38,6 +40,16 @@ def find_recording(places: Iterable[Path]) -> Path | None:
     return next((p for p in places if p.is_file()), None)
 
 
+def _is_open(sample: VoiceSample, audio: Recording | None) -> bool:
+    """Whether `sample` is part of the window's `audio` as it was decoded (file, stream, channel)."""
+    return (
+        audio is not None
+        and audio.source is not None
+        and audio.source.name == sample.recording
+        and (audio.stream, audio.channel) == (sample.stream, sample.channel)
+    )
+
+
 class SamplePlayer:
     """Plays samples (see the module contract) beside the window's own playback."""
 
@@ -46,11 +58,11 @@ class SamplePlayer:
         self.clip: Recording | None = None  # the last sample decoded from another recording
         self._player: Player | None = None
 
-    def play(self, name: str, sample: VoiceSample, open_recording: Path | None, places: list[Path]) -> str:
-        """Play `name`'s `sample`; what happened, in a sentence."""
+    def play(self, name: str, sample: VoiceSample, open_audio: Recording | None, places: list[Path]) -> str:
+        """Play `name`'s `sample` (`open_audio`: the window's recording); what happened, in a sentence."""
         if sample.start is None or sample.end is None or not sample.recording:
             return f"{name}'s sample does not say which part of which recording it came from"
-        if open_recording is not None and open_recording.name == sample.recording:
+        if _is_open(sample, open_audio):
             self.stop()
             if self.playback.reason is not None:  # no sound device: say so, never "Playing"
                 return self.playback.reason
@@ -61,7 +73,7 @@ class SamplePlayer:
             return (f"{sample.recording}, the recording {name}'s sample came from, is neither beside the "
                     "open recording or project nor among the recent files any more")  # fmt: skip
         try:
-            self.clip = load_clip(found, sample.start, sample.end)
+            self.clip = load_clip(found, sample.start, sample.end, sample.stream, sample.channel)
         except (AudioDecodeError, ValueError) as exc:
             return f"Cannot play {name}'s sample: {exc}"
         span = f"{sample.start:.1f}–{sample.end:.1f} s"

@@ -153,7 +153,7 @@ class VoiceTools:
         audio, project = self.window.session.audio, self.window.projects.path
         open_path: Path | None = audio.path if audio is not None else None
         places = sample_places(sample.recording or "", open_path, project, self.window.store.recent_files())
-        return self.samples.play(name, sample, open_path, places)
+        return self.samples.play(name, sample, audio.recording if audio is not None else None, places)
 
     def shutdown(self) -> None:
         """The window closes: every voice asked for is stored first; sample playback stops."""

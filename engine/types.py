@@ -22,6 +22,8 @@ class Recording:
     samples: np.ndarray  # (T,) float32
     sample_rate: int
     source: Path | None = None
+    stream: int | None = None  # which audio stream of `source` was decoded (None: its default one)
+    channel: int | None = None  # which channel of it (None: the mix of its channels)
 
     def __post_init__(self) -> None:
         if self.samples.ndim != 1:

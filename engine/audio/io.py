@@ -98,7 +98,9 @@ def load_audio(
             path.name, loudest,
         )  # fmt: skip
         samples = _decode(path, stream, Mixer(path, loudest), int(sample_rate), progress, cancel)
-    return Recording(samples, int(sample_rate), source=path)
+    taken = None if stream is None else int(stream)
+    channel_taken = chosen if loudest is None else loudest
+    return Recording(samples, int(sample_rate), source=path, stream=taken, channel=channel_taken)
 
 
 def _decode(

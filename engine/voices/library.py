@@ -12,6 +12,10 @@ Contract:
   file (`PRAGMA secure_delete`), so neither the name nor the vectors can be read back from it.
 - Every sample records its `EmbeddingModel`; a person whose samples come from one model refuses
   samples of another (`VoiceLibraryError` saying so), since the two could never be compared.
+- A sample keeps the audio stream and channel of the recording it came from. A library written
+  before samples kept them reads as the default stream and the mix of channels, and gains the two
+  columns at its first change (no new version: a Murmur that predates them still reads and writes
+  it, storing neither).
 - A file that is not a voice library (corrupt, or another kind of file), one written by a newer
   Murmur, or one another program holds locked for longer than `timeout` seconds raises
   `VoiceLibraryError` with what to do, and is left exactly as it was.
@@ -48,7 +52,9 @@ _SCHEMA = (
     recording TEXT,
     start REAL,
     end REAL,
-    added TEXT NOT NULL
+    added TEXT NOT NULL,
+    stream INTEGER,
+    channel INTEGER
 )""",
     "CREATE INDEX embeddings_person ON embeddings(person)",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
@@ -56,15 +62,19 @@ _SCHEMA = (
 
 # every statement the library runs, named once
 _ALL_PEOPLE = "SELECT id, name, added FROM people ORDER BY name"
+_PLACE = ("stream", "channel")  # the columns added after version 1 was first written
 _ALL_SAMPLES = (
-    "SELECT person, model, model_version, dim, vector, recording, start, end, added "
+    "SELECT person, model, model_version, dim, vector, recording, start, end, added, stream, channel "
     "FROM embeddings ORDER BY id"
 )
+_ALL_SAMPLES_BEFORE_PLACE = _ALL_SAMPLES.replace("stream, channel", "NULL, NULL")
+_COLUMNS = "SELECT name FROM pragma_table_info('embeddings')"
+_ADD_COLUMN = "ALTER TABLE embeddings ADD COLUMN {} INTEGER"
 _PEOPLE_NAMES = "SELECT id, name FROM people"
 _NEW_PERSON = "INSERT INTO people (name, added) VALUES (?, ?)"
 _NEW_SAMPLE = (
-    "INSERT INTO embeddings (person, model, model_version, dim, vector, recording, start, end, added) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO embeddings (person, model, model_version, dim, vector, recording, start, end, added, "
+    "stream, channel) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _RENAME = "UPDATE people SET name = ? WHERE id = ?"
 _MODELS_OF = "SELECT DISTINCT model, model_version, dim FROM embeddings WHERE person = ?"
@@ -96,7 +106,8 @@ class VoiceLibrary:
             return ()
         with self._connect(write=False) as db:
             people = db.execute(_ALL_PEOPLE).fetchall()
-            rows = db.execute(_ALL_SAMPLES).fetchall()
+            placed = set(_PLACE) <= _columns(db)
+            rows = db.execute(_ALL_SAMPLES if placed else _ALL_SAMPLES_BEFORE_PLACE).fetchall()
         samples: dict[int, list[VoiceSample]] = {pid: [] for pid, _, _ in people}
         try:
             for person, *sample in rows:
@@ -121,7 +132,7 @@ class VoiceLibrary:
             db.executemany(
                 _NEW_SAMPLE,
                 [(person, s.model.name, s.model.version, s.model.dim, s.vector.astype("<f4").tobytes(),
-                  s.recording, s.start, s.end, now) for s in samples],
+                  s.recording, s.start, s.end, now, s.stream, s.channel) for s in samples],
             )  # fmt: skip
         return self.voice(name)
 
@@ -173,7 +184,7 @@ class VoiceLibrary:
             raise self._error(exc) from exc
         try:
             db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            _check_schema(db, self.path, create=created)
+            _check_schema(db, self.path, create=created, write=write)
             yield db
             db.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -210,7 +221,7 @@ def _open(path: Path, write: bool, timeout: float) -> sqlite3.Connection:
     return db
 
 
-def _check_schema(db: sqlite3.Connection, path: Path, create: bool) -> None:
+def _check_schema(db: sqlite3.Connection, path: Path, create: bool, write: bool) -> None:
     version = db.execute("PRAGMA user_version").fetchone()[0]
     tables = {r[0] for r in db.execute(_TABLES)}
     if version == 0 and not tables and create:
@@ -224,6 +235,13 @@ def _check_schema(db: sqlite3.Connection, path: Path, create: bool) -> None:
         )
     if version != SCHEMA_VERSION or not {"people", "embeddings"} <= tables:
         raise VoiceLibraryError(f"{path} is not a Murmur voice library; it was left as it is")
+    if write:
+        for column in sorted(set(_PLACE) - _columns(db), key=_PLACE.index):
+            db.execute(_ADD_COLUMN.format(column))
+
+
+def _columns(db: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in db.execute(_COLUMNS)}
 
 
 def _find(db: sqlite3.Connection, name: str) -> tuple[int, str] | None:
@@ -258,10 +276,12 @@ def _check_models(db: sqlite3.Connection, person: int, name: str, incoming: set[
 
 def _sample(
     model: str, version: str, dim: int, blob: bytes, recording: str | None,
-    start: float | None, end: float | None, added: str,
+    start: float | None, end: float | None, added: str, stream: int | None, channel: int | None,
 ) -> VoiceSample:  # fmt: skip
     vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-    return VoiceSample(vector, EmbeddingModel(model, version, dim), recording, start, end, added)
+    return VoiceSample(
+        vector, EmbeddingModel(model, version, dim), recording, start, end, added, stream, channel
+    )
 
 
 def _make_private_folder(folder: Path) -> None:

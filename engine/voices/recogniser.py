@@ -15,7 +15,8 @@ Contract:
 - The library is any `VoiceSource` (`path`, `exists()`, `voices()`): the user's SQLite
   `VoiceLibrary`, or a server request's reference clips (`engine.serve.known_speakers`).
 - `enrolment_samples(recording, spans, source, embedder)` makes one `VoiceSample` per ~20 s group of
-  a speaker's speech, each with its recording and time range; too little speech raises ValueError.
+  a speaker's speech, each with its recording, time range, and the recording's audio stream and
+  channel (as `Recording` says which were decoded); too little speech raises ValueError.
 """
 
 from __future__ import annotations
@@ -154,8 +155,9 @@ def enrolment_samples(
         )
     parts = groups(list(spans), SAMPLE_SECONDS)
     vectors = embedder.embed(recording, parts)
+    where = {"stream": recording.stream, "channel": recording.channel}  # of the file, to play it back
     return [
-        VoiceSample(v, embedder.model, source, round(part[0][0], 3), round(part[-1][1], 3))
+        VoiceSample(v, embedder.model, source, round(part[0][0], 3), round(part[-1][1], 3), **where)
         for part, v in zip(parts, vectors, strict=True)
         if v is not None
     ]

@@ -38,7 +38,8 @@ class EmbeddingModel:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class VoiceSample:
-    """One embedding of a person's voice and its provenance (times in seconds of `recording`)."""
+    """One embedding of a person's voice and its provenance (times in seconds of `recording`, in its
+    audio stream `stream` and channel `channel`: None for the default stream, the mix of channels)."""
 
     vector: np.ndarray  # (dim,) float32, unit length
     model: EmbeddingModel
@@ -46,6 +47,8 @@ class VoiceSample:
     start: float | None = None
     end: float | None = None
     added: str = ""  # ISO 8601 UTC, set by the library when stored
+    stream: int | None = None
+    channel: int | None = None
 
     def __post_init__(self) -> None:
         vector = np.asarray(self.vector, dtype=np.float32).reshape(-1)
@@ -59,6 +62,9 @@ class VoiceSample:
             self.start is not None and not 0 <= self.start <= self.end  # type: ignore[operator]
         ):
             raise ValueError(f"invalid time range [{self.start}, {self.end}]")
+        for what, value in (("audio stream", self.stream), ("channel", self.channel)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"a sample's {what} is a number from 0, got {value!r}")
 
 
 @dataclass(frozen=True, slots=True, eq=False)

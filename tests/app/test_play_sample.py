@@ -104,6 +104,38 @@ def test_a_recording_that_is_gone_is_said_in_one_sentence(make_window, library, 
     assert window.voices.samples.clip is None
 
 
+def stereo_meeting(path: Path) -> tuple[Path, np.ndarray]:
+    """Five seconds of 440 Hz on the left and 660 Hz on the right: (path, the right side)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    t = np.arange(16000 * 5) / 16000
+    left, right = (0.3 * np.sin(2 * np.pi * hz * t).astype(np.float32) for hz in (440, 660))
+    sf.write(path, np.stack([left, right], axis=1), 16000, subtype="FLOAT")
+    return path, right
+
+
+@pytest.mark.parametrize("channel", [1, None])
+def test_a_sample_from_one_side_of_the_open_stereo_recording_plays_that_side_not_the_mix(
+    make_window, tmp_path, monkeypatch, channel
+):
+    # catches: the open recording's playback (its mix) used for a sample taken from one of its channels
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    path, right = stereo_meeting(tmp_path / "meetings" / "stereo.wav")
+    vector = np.random.default_rng(3).standard_normal(256).astype(np.float32)
+    VoiceLibrary(library_path(None)).add(
+        "Carol", [VoiceSample(vector, GE2E, "stereo.wav", 1.0, 3.0, channel=channel)]
+    )
+    open_recording(window := make_window(), path)  # opened as the mix of its two sides
+    status = play_carol(window)
+    clip = window.voices.samples.clip
+    if channel is None:  # the sample is the open recording as it is heard: its own playback plays it
+        assert clip is None
+        assert status in ("Playing Carol from stereo.wav at 1.0 s", window.playback.reason), status
+        return
+    assert status in ("Playing Carol from stereo.wav (1.0–3.0 s)", window.playback.reason), status
+    assert clip is not None and clip.channel == 1
+    np.testing.assert_allclose(clip.samples, right[16000 : 3 * 16000], atol=1e-6)
+
+
 def test_the_places_a_recording_is_looked_for_come_in_order_without_repeats(tmp_path):
     # catches: a recent file of another name taken for the recording itself
     open_one, project = tmp_path / "a" / "tuesday.flac", tmp_path / "p" / "notes.murmur"

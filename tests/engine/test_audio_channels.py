@@ -75,10 +75,21 @@ def test_silent_stereo_is_not_called_cancelling(tmp_path: Path, caplog, level: f
     assert "cancel" not in caplog.text
 
 
-@pytest.mark.parametrize(("channel", "hz"), [("left", 440), ("right", 660), (1, 660), ("0", 440)])
-def test_a_channel_can_be_chosen(tmp_path: Path, channel, hz: int):
+@pytest.mark.parametrize(
+    ("channel", "hz", "number"), [("left", 440, 0), ("right", 660, 1), (1, 660, 1), ("0", 440, 0)]
+)
+def test_a_channel_can_be_chosen_and_the_recording_says_which(tmp_path: Path, channel, hz: int, number: int):
     path = stereo(tmp_path / "two.wav", sine(440), sine(660))
-    assert pitch(load_audio(path, RATE, channel=channel).samples) == pytest.approx(hz, abs=2)
+    recording = load_audio(path, RATE, channel=channel)
+    assert pitch(recording.samples) == pytest.approx(hz, abs=2)
+    assert (recording.stream, recording.channel) == (None, number)  # a voice sample from it plays this side
+
+
+def test_a_mix_says_it_is_one_and_a_chosen_stream_is_kept(tmp_path: Path):
+    # catches: a mixed recording said to be one channel, or the stream asked for dropped on the way
+    path = stereo(tmp_path / "two.wav", sine(440), sine(660))
+    assert (load_audio(path, RATE).channel, load_audio(path, RATE, channel="mix").channel) == (None, None)
+    assert load_audio(path, RATE, stream=0).stream == 0
 
 
 def test_a_channel_the_file_lacks_is_refused_with_what_it_has(tmp_path: Path):
@@ -133,6 +144,7 @@ def test_when_the_sides_cancel_the_louder_right_one_is_transcribed(tmp_path: Pat
         recording = load_audio(stereo(tmp_path / "inverted.wav", -0.9 * voice, voice, "FLOAT"), RATE)
     assert "cancel out when mixed" in caplog.text
     assert rms(recording.samples) == pytest.approx(rms(voice), rel=0.02), "the right side, not the left's 0.9"
+    assert recording.channel == 1  # the side transcribed, not "the mix": a sample of it plays that side
 
 
 @pytest.mark.parametrize(("db", "cancels"), [(19.5, False), (20.5, True)])

@@ -128,6 +128,52 @@ def test_the_default_stream_of_a_file_with_two_is_the_one_clipped(tmp_path):
     np.testing.assert_allclose(clip.samples, tone[rate : 2 * rate], atol=1e-4)
 
 
+def two_streams_of_stereo(folder: Path, rate: int) -> tuple[Path, list[np.ndarray]]:
+    """An MKV with two stereo streams of four tones: (path, [s0 left, s0 right, s1 left, s1 right])."""
+    t = np.arange(3 * rate) / rate
+    tones = [(0.4 * np.sin(2 * np.pi * hz * t)).astype(np.float32) for hz in (300, 500, 700, 900)]
+    for i in (0, 1):
+        sf.write(folder / f"s{i}.wav", np.stack(tones[2 * i : 2 * i + 2], axis=1), rate, subtype="FLOAT")
+    path = folder / "two.mkv"
+    inputs = ["-i", str(folder / "s0.wav"), "-i", str(folder / "s1.wav")]
+    command = [
+        "ffmpeg",
+        "-y",
+        "-v",
+        "error",
+        *inputs,
+        "-map",
+        "0:a",
+        "-map",
+        "1:a",
+        "-c:a",
+        "flac",
+        str(path),
+    ]
+    subprocess.run(command, check=True, timeout=60)
+    return path, tones
+
+
+@pytest.mark.parametrize(("stream", "channel", "which"), [(1, 1, 3), (1, 0, 2), (0, 1, 1), (None, 1, 1)])
+def test_a_chosen_stream_and_channel_are_the_ones_clipped(tmp_path, stream, channel, which):
+    # catches: the default stream or the mix played for a voice sample taken from another stream or channel
+    rate = 8000
+    path, tones = two_streams_of_stereo(tmp_path, rate)
+    clip = load_clip(path, 1.0, 2.0, stream=stream, channel=channel)
+    np.testing.assert_allclose(clip.samples, tones[which][rate : 2 * rate], atol=1e-4)
+    assert (clip.stream, clip.channel) == (stream, channel)
+    mixed = load_clip(path, 1.0, 2.0, stream=1)
+    np.testing.assert_allclose(mixed.samples, ((tones[2] + tones[3]) / 2)[rate : 2 * rate], atol=1e-4)
+
+
+def test_a_stream_or_channel_the_file_lacks_is_a_sentence_naming_what_it_has(tmp_path):
+    path, _ = two_streams_of_stereo(tmp_path, 8000)
+    with pytest.raises(AudioDecodeError, match=r"'two.mkv' has no audio stream 2; its audio streams are"):
+        load_clip(path, 1.0, 2.0, stream=2)
+    with pytest.raises(AudioDecodeError, match=r"'two.mkv' has 2 channels \(0–1\); it has no channel 2"):
+        load_clip(path, 1.0, 2.0, stream=1, channel=2)
+
+
 def test_a_file_damaged_from_some_point_on_is_refused_there_and_clipped_before_it(tmp_path):
     # catches: a damaged stretch returned as an empty clip (Play Sample plays silence without a word)
     rate = 44_100
@@ -158,7 +204,6 @@ def test_a_damaged_packet_inside_the_range_is_skipped_as_the_whole_files_decode_
     damaged.write_bytes(bytes(data))
     clip = load_clip(damaged, 0.0, 6.0)
     assert 2.0 < len(clip.samples) / clip.sample_rate < 6.0  # what decodes, up to the damage and after it
-
 
 
 def test_a_stretch_of_damaged_packets_too_long_to_skip_is_named_with_its_time(tmp_path):

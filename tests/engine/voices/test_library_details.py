@@ -62,7 +62,8 @@ def test_two_programs_adding_the_first_voices_at_once_both_keep_them(tmp_path):
         other.execute(statement)
     bob = other.execute(_NEW_PERSON, ("Bob", "2026-12-04T10:00:00+00:00")).lastrowid
     vector = sample(2).vector.astype("<f4").tobytes()
-    other.execute(_NEW_SAMPLE, (bob, MODEL.name, MODEL.version, MODEL.dim, vector, None, None, None, "now"))
+    row = (bob, MODEL.name, MODEL.version, MODEL.dim, vector, None, None, None, "now", None, None)
+    other.execute(_NEW_SAMPLE, row)
     assert path.stat().st_size == 0  # nothing committed: this library finds an empty file
     failed: list[BaseException] = []
 
@@ -153,3 +154,74 @@ def test_a_name_in_other_capitals_is_the_same_person_in_any_alphabet(tmp_path):
     assert [(v.name, len(v.samples)) for v in library.voices()] == [("ZOË", 3)]
     library.remove("zoë")
     assert library.voices() == ()
+
+
+# The library as its first version wrote it, before samples kept their audio stream and channel.
+FIRST_SCHEMA = (
+    "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE, "
+    "added TEXT NOT NULL)",
+    "CREATE TABLE embeddings (id INTEGER PRIMARY KEY, person INTEGER NOT NULL REFERENCES people(id) "
+    "ON DELETE CASCADE, model TEXT NOT NULL, model_version TEXT NOT NULL, dim INTEGER NOT NULL, "
+    "vector BLOB NOT NULL, recording TEXT, start REAL, end REAL, added TEXT NOT NULL)",
+    "CREATE INDEX embeddings_person ON embeddings(person)",
+    "PRAGMA user_version = 1",
+)
+FIRST_INSERT = (
+    "INSERT INTO embeddings (person, model, model_version, dim, vector, recording, start, end, added) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def first_version_library(path: Path) -> None:
+    """A library with Bob, as a Murmur that predates the stream and channel columns wrote it."""
+    db = sqlite3.connect(path, isolation_level=None)
+    for statement in FIRST_SCHEMA:
+        db.execute(statement)
+    bob = db.execute(_NEW_PERSON, ("Bob", "2026-11-01T10:00:00+00:00")).lastrowid
+    vector = sample(2).vector.astype("<f4").tobytes()
+    db.execute(
+        FIRST_INSERT, (bob, MODEL.name, MODEL.version, MODEL.dim, vector, "old.flac", 2.0, 9.0, "then")
+    )
+    db.close()
+
+
+def places(library: VoiceLibrary) -> dict[str, list[tuple[int | None, int | None]]]:
+    return {v.name: [(s.stream, s.channel) for s in v.samples] for v in library.voices()}
+
+
+def test_a_sample_keeps_the_audio_stream_and_channel_it_came_from(tmp_path):
+    # catches: the stream or channel not stored, or read back into each other's place
+    library = VoiceLibrary(tmp_path / "voices.sqlite")
+    vector = sample(1).vector
+    library.add("Alice", [VoiceSample(vector, MODEL, "two.mkv", 1.0, 21.0, stream=1, channel=0),
+                          VoiceSample(vector, MODEL, "two.mkv", 30.0, 50.0)])  # fmt: skip
+    assert places(library) == {"Alice": [(1, 0), (None, None)]}
+
+
+def test_a_first_version_library_reads_unchanged_and_gains_the_columns_at_its_first_change(tmp_path):
+    # catches: an old library refused or changed by a mere read, or its first change losing what it had
+    path = tmp_path / "voices.sqlite"
+    first_version_library(path)
+    before = path.read_bytes()
+    path.chmod(0o400)  # read-only, as a library shared from another account may be
+    assert places(VoiceLibrary(path)) == {"Bob": [(None, None)]}  # the default stream, the mix
+    assert path.read_bytes() == before
+    path.chmod(0o600)
+    library = VoiceLibrary(path)
+    library.add("Alice", [VoiceSample(sample(1).vector, MODEL, "two.mkv", 1.0, 21.0, stream=1, channel=1)])
+    assert places(library) == {"Alice": [(1, 1)], "Bob": [(None, None)]}
+    assert library.voice("Bob").samples[0].recording == "old.flac"
+
+
+def test_a_murmur_that_predates_the_columns_still_adds_samples_to_a_library_that_has_them(tmp_path):
+    # catches: a new column made NOT NULL, or the library's version raised so older Murmurs refuse it
+    library = VoiceLibrary(tmp_path / "voices.sqlite")
+    library.add("Alice", [VoiceSample(sample(1).vector, MODEL, "two.mkv", 1.0, 21.0, stream=1, channel=1)])
+    older = sqlite3.connect(library.path, isolation_level=None)
+    assert older.execute("PRAGMA user_version").fetchone()[0] == 1
+    vector = sample(2).vector.astype("<f4").tobytes()
+    older.execute(
+        FIRST_INSERT, (1, MODEL.name, MODEL.version, MODEL.dim, vector, "old.flac", 2.0, 9.0, "then")
+    )
+    older.close()
+    assert places(library) == {"Alice": [(1, 1), (None, None)]}

@@ -181,3 +181,18 @@ def test_recognition_without_a_library_says_how_to_make_one_and_creates_nothing(
         '(murmur voices add NAME --from TRANSCRIPT.json --speaker "Speaker 2")'
     )
     assert not (tmp_path / "none").exists()
+
+
+def test_samples_remember_the_audio_stream_and_channel_their_recording_was_decoded_from():
+    # catches: a sample of the right-hand channel played back as the mix, or of stream 1 as the default
+    from dataclasses import replace
+
+    from engine.voices.recogniser import enrolment_samples
+
+    _, recording = meeting((0.0, 45.0, "S1"))
+    spans = [(0.0, 15.0), (15.0, 30.0), (30.0, 45.0)]
+    right_of_second = replace(recording, stream=1, channel=1)
+    samples = enrolment_samples(right_of_second, spans, "two.mkv", ExactEmbedder(unit(0), unit(1)))
+    assert [(s.recording, s.stream, s.channel) for s in samples] == [("two.mkv", 1, 1)] * 2
+    [mixed, _] = enrolment_samples(recording, spans, "one.flac", ExactEmbedder(unit(0), unit(1)))
+    assert (mixed.stream, mixed.channel) == (None, None)

@@ -34,6 +34,16 @@ def test_impossible_samples_are_refused(vector, start, end):
         VoiceSample(np.array(vector), GE2E, "a.flac", start, end)
 
 
+@pytest.mark.parametrize(
+    ("stream", "channel"), [(-1, None), (None, -1), (True, None), (None, 1.0), ("1", None)]
+)
+def test_a_stream_or_channel_that_is_no_number_from_0_is_refused(stream, channel):
+    with pytest.raises(ValueError, match="is a number from 0"):
+        VoiceSample(np.array([1.0, 0.0, 0.0]), GE2E, "a.flac", 0.0, 1.0, stream=stream, channel=channel)
+    kept = VoiceSample(np.array([1.0, 0.0, 0.0]), GE2E, "a.flac", 0.0, 1.0, stream=0, channel=0)
+    assert (kept.stream, kept.channel) == (0, 0)
+
+
 def test_a_sample_without_a_time_range_is_allowed():
     assert VoiceSample(np.array([1.0, 0.0, 0.0]), GE2E).start is None
 
