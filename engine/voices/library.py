@@ -236,7 +236,8 @@ def _check_schema(db: sqlite3.Connection, path: Path, create: bool, write: bool)
     if version != SCHEMA_VERSION or not {"people", "embeddings"} <= tables:
         raise VoiceLibraryError(f"{path} is not a Murmur voice library; it was left as it is")
     if write:
-        for column in sorted(set(_PLACE) - _columns(db), key=_PLACE.index):
+        have = _columns(db)
+        for column in [c for c in _PLACE if c not in have]:
             db.execute(_ADD_COLUMN.format(column))
 
 

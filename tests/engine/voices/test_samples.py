@@ -35,11 +35,19 @@ def test_impossible_samples_are_refused(vector, start, end):
 
 
 @pytest.mark.parametrize(
-    ("stream", "channel"), [(-1, None), (None, -1), (True, None), (None, 1.0), ("1", None)]
+    ("stream", "channel", "said"),
+    [
+        (-1, None, "a sample's audio stream is a number from 0, got -1"),
+        (None, -1, "a sample's channel is a number from 0, got -1"),
+        (True, None, "a sample's audio stream is a number from 0, got True"),
+        (None, 1.0, "a sample's channel is a number from 0, got 1.0"),
+        ("1", None, "a sample's audio stream is a number from 0, got '1'"),
+    ],
 )
-def test_a_stream_or_channel_that_is_no_number_from_0_is_refused(stream, channel):
-    with pytest.raises(ValueError, match="is a number from 0"):
+def test_a_stream_or_channel_that_is_no_number_from_0_is_refused(stream, channel, said):
+    with pytest.raises(ValueError) as refused:
         VoiceSample(np.array([1.0, 0.0, 0.0]), GE2E, "a.flac", 0.0, 1.0, stream=stream, channel=channel)
+    assert str(refused.value) == said
     kept = VoiceSample(np.array([1.0, 0.0, 0.0]), GE2E, "a.flac", 0.0, 1.0, stream=0, channel=0)
     assert (kept.stream, kept.channel) == (0, 0)
 
