@@ -82,6 +82,7 @@ def test_a_chosen_language_loads_in_the_background_and_underlines_open_editors_b
     assert underlined(editor) == []  # nothing is known before the list is in
     check.want("en")
     assert check.speller is None and loaders()  # read on a thread of its own
+    assert all(t.daemon for t in loaders())  # quitting never waits for a word list
     qtbot.waitUntil(lambda: check.speller is not None, timeout=30_000)
     assert underlined(editor) == ["budjet"]
     (mark,) = editor.document().firstBlock().layout().formats()
@@ -108,6 +109,23 @@ def test_a_language_asked_for_while_another_loads_is_the_one_kept(qtbot, check):
         "The spelling dictionary for “xx” is still loading",
         "No spelling dictionary for “xx”",
     ]
+
+
+def test_the_window_goes_on_while_the_word_list_loads(qtbot, check, monkeypatch):
+    # catches: the window's thread waiting for the loader (asking a future for its result too early)
+    release = threading.Event()
+
+    def slow(language, words):
+        release.wait(10)
+        return None
+
+    monkeypatch.setattr(Speller, "load", staticmethod(slow))
+    threading.Timer(2.0, release.set).start()  # a safety net: a blocked window is freed at last
+    check.want("en")
+    qtbot.wait(4 * COLLECT_MS)  # the collector has looked several times
+    assert check._loading and not release.is_set()  # still loading, and the window went on meanwhile
+    release.set()
+    qtbot.waitUntil(lambda: not check._loading)
 
 
 def test_a_word_list_that_fails_to_load_is_said_and_leaves_nothing_underlined(qtbot, check, monkeypatch):

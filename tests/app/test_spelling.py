@@ -197,7 +197,7 @@ def test_the_english_list_loads_in_slices_to_the_same_checker_as_in_one_call():
         whole.word_frequency.longest_word_length, whole.word_frequency.letters)  # fmt: skip
 
 
-def test_the_word_list_loader_holds_no_qt_object_and_a_window_closed_meanwhile_raises_nothing(monkeypatch, tmp_path):
+def test_the_word_list_loader_holds_no_qt_object_and_a_closed_window_raises_nothing(monkeypatch, tmp_path):
     import threading
 
     import shiboken6
