@@ -50,17 +50,21 @@ class SpellCheck(QObject):
         self.store = store
         self.speller: Speller | None = None
         self.language: str | None = None
-        self._loading = False  # the word list of `language` is being read
         self._pending: Future[Speller | None] | None = None  # filled by the loader of `language`
         self._highlighters: list[SpellHighlighter] = []
         self._collector = QTimer(self, interval=COLLECT_MS)
         self._collector.timeout.connect(self._collect)
 
+    @property
+    def loading(self) -> bool:
+        """The word list of `language` is being read."""
+        return self._pending is not None
+
     def want(self, language: str) -> None:
         """Check spelling in `language` (loaded in the background; a no-op if already chosen)."""
         if language == self.language:
             return
-        self.language, self.speller, self._loading = language, None, True
+        self.language, self.speller = language, None
         words = [str(w) for w in self.store.value(WORDS_KEY) or []]  # none stored: None
         self._pending = Future()
         args = (self._pending, language, words)
@@ -73,7 +77,7 @@ class SpellCheck(QObject):
         if self._pending is None or not self._pending.done():
             return
         self._collector.stop()
-        pending, self._pending, self._loading = self._pending, None, False
+        pending, self._pending = self._pending, None
         if (error := pending.exception()) is not None:
             self.message.emit(f"The spelling dictionary for “{self.language}” could not be read: {error}")
             return
@@ -140,7 +144,7 @@ class SpellCheck(QObject):
         if self.speller is None:
             if self.language is None:
                 self.message.emit("No spelling dictionary yet: there is no transcript")
-            elif self._loading:
+            elif self.loading:
                 self.message.emit(f"The spelling dictionary for “{self.language}” is still loading")
             else:
                 self.message.emit(f"No spelling dictionary for “{self.language}”")

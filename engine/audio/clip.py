@@ -45,7 +45,7 @@ def load_clip(
     if not path.is_file():
         raise AudioDecodeError(f"'{path.name}' is not there any more ({path.parent})")
     with av_open(path, SUPPORTED_EXTENSIONS) as container:
-        index = default_index(container) if stream is None and container.streams.audio else stream
+        index = default_index(container) if stream is None else stream
         chosen = audio_stream(container, path, index)
         try:
             pieces, rate = _decode_range(container, chosen, Mixer(path, channel), start, end)

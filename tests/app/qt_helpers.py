@@ -14,9 +14,11 @@ from PySide6.QtWidgets import QApplication, QInputDialog, QMenu
 
 from app import commands
 from app import speakers as sp
+from app.envelope import EnvelopePyramid
 from app.main_window import MainWindow
 from app.settings import SettingsStore
 from app.transcript_model import SPEAKER
+from app.widgets.waveform_view import WaveformView
 from engine.types import Transcript
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "meeting.flac"
@@ -161,3 +163,17 @@ def run_window_on_sink(script: str, folder: Path) -> dict:
     if out["reason"] is not None:
         pytest.skip(out["reason"])
     return out
+
+
+def shown_waveform(
+    qtbot, audio: EnvelopePyramid | None = None, size: tuple[int, int] = (1000, 300)
+) -> WaveformView:
+    """A waveform view of `size` on screen, with `audio` loaded (none: an empty view)."""
+    view = WaveformView()
+    qtbot.addWidget(view)
+    view.resize(*size)
+    view.show()
+    if audio is not None:
+        view.set_audio(audio)
+    qtbot.waitExposed(view)
+    return view

@@ -101,7 +101,7 @@ def test_a_language_asked_for_while_another_loads_is_the_one_kept(qtbot, check):
     assert check.next_in([LINE], 0, 0) is None
     for loader in loaders():
         loader.join(30)
-    qtbot.waitUntil(lambda: not check._loading)  # English arrives last, for a language no longer wanted
+    qtbot.waitUntil(lambda: not check.loading)  # English arrives last, for a language no longer wanted
     qtbot.wait(3 * COLLECT_MS)
     assert check.speller is None and check.language == "xx"
     assert check.next_in([LINE], 0, 0) is None
@@ -123,9 +123,9 @@ def test_the_window_goes_on_while_the_word_list_loads(qtbot, check, monkeypatch)
     threading.Timer(2.0, release.set).start()  # a safety net: a blocked window is freed at last
     check.want("en")
     qtbot.wait(4 * COLLECT_MS)  # the collector has looked several times
-    assert check._loading and not release.is_set()  # still loading, and the window went on meanwhile
+    assert check.loading and not release.is_set()  # still loading, and the window went on meanwhile
     release.set()
-    qtbot.waitUntil(lambda: not check._loading)
+    qtbot.waitUntil(lambda: not check.loading)
 
 
 def test_a_word_list_that_fails_to_load_is_said_and_leaves_nothing_underlined(qtbot, check, monkeypatch):

@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QFontMetrics, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QApplication, QWidget
+from qt_helpers import shown_waveform
 
 from app.envelope import EnvelopePyramid
 from app.speakers import Lane
@@ -22,12 +23,7 @@ def ten_minutes() -> EnvelopePyramid:
 
 @pytest.fixture
 def view(qtbot, ten_minutes) -> WaveformView:
-    w = WaveformView()
-    qtbot.addWidget(w)
-    w.resize(1000, 300)
-    w.show()
-    w.set_audio(ten_minutes)
-    qtbot.waitExposed(w)
+    w = shown_waveform(qtbot, ten_minutes)
     w.setFocus()
     return w
 

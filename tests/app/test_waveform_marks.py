@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication
+from qt_helpers import shown_waveform
 
 from app.envelope import EnvelopePyramid
 from app.speakers import Lane
@@ -25,14 +26,7 @@ def minute() -> EnvelopePyramid:
 
 def shown(qtbot, audio: EnvelopePyramid | None = None) -> WaveformView:
     """An 800 × 240 waveform on screen, with `audio` loaded (none: an empty view)."""
-    w = WaveformView()
-    qtbot.addWidget(w)
-    w.resize(800, 240)
-    w.show()
-    if audio is not None:
-        w.set_audio(audio)
-    qtbot.waitExposed(w)
-    return w
+    return shown_waveform(qtbot, audio, (800, 240))
 
 
 @pytest.fixture
@@ -180,12 +174,7 @@ def test_a_double_click_plays_from_its_time_a_right_click_does_nothing_and_times
 
 
 def test_a_click_on_a_recording_shorter_than_a_second_reports_its_time(qtbot):
-    view = WaveformView()
-    qtbot.addWidget(view)
-    view.resize(800, 240)
-    view.show()
-    view.set_audio(EnvelopePyramid.build(np.zeros(8000, dtype=np.float32), 16000))  # half a second
-    qtbot.waitExposed(view)
+    view = shown(qtbot, EnvelopePyramid.build(np.zeros(8000, dtype=np.float32), 16000))  # half a second
     with qtbot.waitSignal(view.clicked) as clicked:
         qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x_of(view, 0.25), 100))
     assert clicked.args[0] == pytest.approx(0.25, abs=0.01)

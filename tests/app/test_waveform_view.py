@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication
+from qt_helpers import shown_waveform
 
 from app.envelope import EnvelopePyramid
 from app.speakers import Lane
@@ -24,14 +25,9 @@ def hour() -> EnvelopePyramid:
 
 @pytest.fixture
 def view(qtbot, hour) -> WaveformView:
-    w = WaveformView()
-    qtbot.addWidget(w)
-    w.resize(1000, 300)
-    w.show()
-    w.set_audio(hour)
+    w = shown_waveform(qtbot, hour)
     w.set_speech(np.arange(0, 3600, 10.0), np.arange(0, 3600, 10.0) + 6)
     w.set_chunks([(i, i * 300.0, i * 300.0 + 290) for i in range(12)])
-    qtbot.waitExposed(w)
     return w
 
 
