@@ -10,6 +10,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ import soundfile as sf
 from engine.audio.channels import parse_channel
 from engine.audio.io import load_audio
 from engine.audio.sf_source import BLOCK_FRAMES
-from engine.errors import AudioDecodeError
+from engine.errors import AudioDecodeError, Cancelled
 from engine.pipeline import PipelineConfig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,6 +137,61 @@ def test_a_mono_file_asked_for_its_right_channel_says_it_has_one(tmp_path: Path)
     with pytest.raises(AudioDecodeError) as refused:
         load_audio(path, RATE, channel="right")
     assert str(refused.value).endswith("'mono.wav' has 1 channel (0–0); it has no channel 1")
+
+
+def test_the_cancelling_warning_names_the_file_and_the_channel_in_full(tmp_path: Path, caplog):
+    # catches: the warning's file name dropped or its words changed (users search the log for them)
+    voice = sine(440)
+    with caplog.at_level(logging.WARNING):
+        load_audio(stereo(tmp_path / "inverted.wav", voice, -0.9 * voice, "FLOAT"), RATE)
+    assert [r.getMessage() for r in caplog.records] == [
+        "'inverted.wav': its channels cancel out when mixed (opposite phase: one side wired inverted?), "
+        "which leaves silence; transcribing channel 0 alone instead (choose with --channel left|right|N)"
+    ]
+
+
+def test_the_side_kept_from_cancelling_stereo_comes_from_the_chosen_stream(tmp_path: Path):
+    # catches: the second decode of a cancelling file taking the default stream instead of the chosen one
+    voice, other = sine(440), sine(660, level=0.2)
+    stereo(tmp_path / "first.wav", other, other)
+    stereo(tmp_path / "second.wav", voice, -voice, "FLOAT")
+    path = tmp_path / "two.mkv"
+    inputs = ["-i", str(tmp_path / "first.wav"), "-i", str(tmp_path / "second.wav")]
+    command = [
+        "ffmpeg",
+        "-y",
+        "-v",
+        "error",
+        *inputs,
+        "-map",
+        "0:a",
+        "-map",
+        "1:a",
+        "-c:a",
+        "flac",
+        str(path),
+    ]
+    subprocess.run(command, check=True, timeout=60)
+    recording = load_audio(path, RATE, stream=1)
+    assert pitch(recording.samples) == pytest.approx(440, abs=2)
+    assert (recording.stream, recording.channel) == (1, 0)
+
+
+def test_a_cancel_after_the_mix_is_judged_stops_the_decode_of_the_side_kept(tmp_path: Path):
+    # catches: the second decode of a cancelling file given no cancel or no progress: it ran to its end
+    cancel, reports = threading.Event(), []
+
+    def progress(done: float, total: float) -> None:
+        if reports and reports[-1] >= total:  # the first pass, over the mix, is done: the user cancels now
+            cancel.set()
+        reports.append(done)
+
+    voice = sine(440, seconds=8 * BLOCK_S)  # several blocks in each pass
+    with pytest.raises(Cancelled):
+        load_audio(
+            stereo(tmp_path / "inverted.wav", voice, -voice, "FLOAT"), RATE, progress=progress, cancel=cancel
+        )
+    assert cancel.is_set() and reports
 
 
 def test_when_the_sides_cancel_the_louder_right_one_is_transcribed(tmp_path: Path, caplog):

@@ -187,3 +187,25 @@ def test_a_flac_with_no_whole_frame_names_the_time_it_broke(files: dict[str, Pat
 def test_supported_extensions_cover_common_audio_and_video() -> None:
     assert {".wav", ".flac", ".mp3", ".ogg", ".m4a", ".mp4", ".webm", ".opus", ".mkv"} <= SUPPORTED_EXTENSIONS
     assert all(ext.startswith(".") and ext == ext.lower() for ext in SUPPORTED_EXTENSIONS)
+
+
+@pytest.mark.parametrize(
+    ("rate", "stream", "said"),
+    [
+        (0, None, "sample_rate must be a positive whole number of Hz, got 0"),
+        (-16000, None, "sample_rate must be a positive whole number of Hz, got -16000"),
+        (16000.5, None, "sample_rate must be a positive whole number of Hz, got 16000.5"),
+        (16000, -1, "audio stream must be a stream number from 0, got -1"),
+        (16000, 1.5, "audio stream must be a stream number from 0, got 1.5"),
+    ],
+)
+def test_a_rate_or_stream_that_cannot_be_is_refused_before_the_file_is_read(
+    rate, stream, said, tmp_path
+) -> None:
+    # catches: `or` turned into `and` or a bound moved by one, letting a half stream or a zero rate through
+    path = tmp_path / "one.wav"
+    sf.write(path, np.zeros(16000, np.float32), 16000)
+    with pytest.raises(ValueError) as refused:
+        load_audio(path, rate, stream=stream)
+    assert str(refused.value) == said
+    assert len(load_audio(path, 1).samples) == 1  # one hertz is a rate, if an odd one
