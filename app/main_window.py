@@ -242,26 +242,16 @@ class MainWindow(FileCommands, TranscribeCommands, QMainWindow):
         a, busy, locked = self.actions_by_name, self.session.busy, self.session.locks_edits
         has_rows, has_audio = self.model.rowCount() > 0, self.session.audio is not None
         editable = has_rows and not self.model.read_only
+        recording = self.recording.holds_document  # nothing replaces a recording's lines till final
         a["undo"].setEnabled(self.undo_stack.canUndo() and self.session.may_undo())
         a["redo"].setEnabled(self.undo_stack.canRedo() and self.session.may_edit())
-        a["transcribe"].setEnabled(has_audio and not busy)
-        a["retranscribe"].setEnabled(has_audio and not busy)
+        a["transcribe"].setEnabled(has_audio and not busy and not recording)
+        a["retranscribe"].setEnabled(has_audio and not busy and not recording)
         a["cancel"].setEnabled(locked)
-        a["open"].setEnabled(not busy)
+        a["open"].setEnabled(not busy and not recording)
         a["export"].setEnabled(has_rows and not locked)
-        for name in (
-            "split",
-            "merge",
-            "start_earlier",
-            "start_later",
-            "end_earlier",
-            "end_later",
-            "set_start",
-            "set_end",
-            "delete_lines",
-            "merge_same",
-            "shift_times",
-        ):
+        for name in ("split", "merge", "start_earlier", "start_later", "end_earlier", "end_later",
+                     "set_start", "set_end", "delete_lines", "merge_same", "shift_times"):  # fmt: skip
             a[name].setEnabled(editable)
         a["unassign"].setEnabled(editable)
         a["insert_line"].setEnabled(not self.model.read_only and self.session.may_edit())

@@ -10,10 +10,12 @@
   window's own work, made.
 - `spin(seconds)` / `spin_until(condition)` run the real event loop (`QEventLoop.exec`, which
   waits in the platform's poll as the running app does), never a busy loop of `processEvents`.
-- `Painted` notes when watched widgets last painted; `Edits.press` sends one key with
-  `QTest.keyClick` to a widget of the real window (shortcuts and all) and waits for the next paint
-  of the window after it: that key's time to show. A key that did not take effect (an edit the
-  window refused: the undo stack did not move) is counted as refused, never as fast.
+- `Painted` notes when watched widgets last painted (the table, the waveform, the status bar, the
+  toolbars and every button: a key whose effect is a button's new label, as Stop's, shows there);
+  `Edits.press` sends one key with `QTest.keyClick` to a widget of the real window (shortcuts and
+  all) and waits for the next paint of the window after it: that key's time to show. A key that
+  did not take effect (an edit the window refused: the undo stack did not move) is counted as
+  refused, never as fast.
 - `Edits.round(row)` is the editing a reviewer does on one line with real keys: F2, type a word,
   Return; Ctrl+K (split); Ctrl+J (merge back); Ctrl+2 (speaker); Ctrl+Z (undo).
 """
@@ -28,7 +30,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt, QTimer
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QToolBar, QWidget
+from PySide6.QtWidgets import QAbstractButton, QToolBar, QWidget
 
 K, M = Qt.Key, Qt.KeyboardModifier
 INTERVAL_MS = 5
@@ -172,7 +174,8 @@ class Edits:
         view = window.transcript_view  # type: ignore[attr-defined]
         self.view, self.stack = view, window.undo_stack  # type: ignore[attr-defined]
         watched = [view.viewport(), window.statusBar(), window.waveform.viewport()]  # type: ignore[attr-defined]
-        self.painted = Painted(watched + window.findChildren(QToolBar))  # type: ignore[attr-defined]
+        buttons = window.findChildren(QAbstractButton)  # type: ignore[attr-defined]
+        self.painted = Painted(watched + window.findChildren(QToolBar) + buttons)  # type: ignore[attr-defined]
 
     def press(
         self, what: str, key: K, mods: M = M.NoModifier, target: QWidget | None = None, edit: bool = False,

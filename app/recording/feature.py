@@ -157,7 +157,7 @@ class RecordingFeature(QObject):
         self.panel.set_recording(True)
         self.dock.show()
         self.wave.start()
-        self._update()
+        self._refresh()
         w.show_message(f"Recording to {path}")
         return True
 
@@ -197,17 +197,16 @@ class RecordingFeature(QObject):
         if marker_path(path).exists():  # a full disk left it unfinished: recovered later, not opened now
             self._final_pending = None
             w.show_message(f"{path.name} is kept for recovery (offered at the next start)")
-            self._update()
+            self._refresh()
             return
         self._final_pending = path
         w.show_message(f"Recorded {path.name}; the transcript catches up, then the full pipeline runs")
         w.session.open_audio(path, w.settings)
-        self._update()
+        self._refresh()
 
     def _on_caught_up(self) -> None:
         self._caught_up = True
-        self.window.update_actions()
-        self._update()
+        self._refresh()
         self._finalise()
 
     def _finalise(self) -> None:
@@ -256,13 +255,21 @@ class RecordingFeature(QObject):
         self.captions.show()
         self.captions.raise_()
 
+    @property
+    def holds_document(self) -> bool:
+        """Recording, or its live lines still catching up: nothing may replace the document (the
+        window's Open, Transcribe and Re-transcribe stay off; `MainWindow.update_actions` asks)."""
+        return self.controller.busy
+
+    def _refresh(self) -> None:
+        """The window's actions and the Record action again, after the recording's state changed."""
+        self.window.update_actions()
+        self._update()
+
     def _update(self, *_: object) -> None:
         a = self.window.actions_by_name
         idle = not (self.window.session.busy or self.controller.busy)
         a["record"].setEnabled(self.controller.active or idle)
-        if self.controller.busy:  # nothing may replace the recording's document until it is final
-            for name in ("open", "transcribe", "retranscribe"):
-                a[name].setEnabled(False)
         a["record"].setText("Stop &Recording" if self.controller.active else "&Record…")
 
     # -- watch folder ------------------------------------------------------------------------------

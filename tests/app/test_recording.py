@@ -183,6 +183,30 @@ def test_the_bar_says_loading_models_until_the_engines_live_stream_is_open(recor
     wait_until(lambda: not w.recording.controller.active, timeout=10)
 
 
+def test_lines_arriving_while_recording_leave_open_and_transcribe_off_without_switching_them(
+    recorder_window, tmp_path: Path
+) -> None:
+    # catches: the window enabling Open, Transcribe and Re-transcribe on every change of the document
+    # while it records (the recording then switching them off again: every live line and every edit
+    # repainted the toolbar twice); the three still on, or never on again once the recording is final
+    from engine.types import Utterance
+
+    w = recorder_window
+    guarded = [w.actions_by_name[n] for n in ("open", "transcribe", "retranscribe")]
+    assert w.recording.start(FileSource(clip(tmp_path / "c.flac", 0.0, 4.0), speed=2.0))
+    switched: list[str] = []
+    for action in guarded:
+        action.changed.connect(lambda a=action: switched.append(a.text()))
+    for i in range(3):  # as live lines arrive
+        w.model.replace_rows(w.model.rowCount(), 0, [Utterance(float(i), i + 0.5, f"line {i}")])
+    assert switched == [] and not any(a.isEnabled() for a in guarded)
+    final: list[object] = []
+    w.session.transcribed.connect(final.append)
+    w.recording.stop()
+    wait_until(lambda: bool(final) and not w.session.busy, timeout=120)  # the final run landed
+    assert all(a.isEnabled() for a in guarded)
+
+
 def test_stop_closes_the_device_and_file_off_the_windows_thread_then_says_the_file_is_whole(
     recorder_window, tmp_path: Path
 ) -> None:
