@@ -147,7 +147,9 @@ class TextDelegate(RowDelegate):
         if editor.filled is not None and (editor.toPlainText() != editor.filled or text == editor.filled):
             return  # the user has typed, or the editor already shows this text
         editor.filled = text
-        editor.setPlainText(text)
+        quiet = editor.blockSignals(True)  # the caret is told once, at the end, not at the start too
+        editor.setPlainText(text)  # (each report seeks the playback and redraws the word view)
+        editor.blockSignals(quiet)
         editor.moveCursor(QTextCursor.MoveOperation.End)
 
     def place_caret(self, editor: LineTextEdit, viewport_point: QPoint | None) -> None:

@@ -40,6 +40,18 @@ def _press_f2_on(window, qtbot, row: int):
     return editor
 
 
+def test_opening_a_line_seeks_once_to_its_last_word(demo_window, qtbot):
+    # catches: the fresh editor reporting its caret at the start of the text and then at the end
+    # (two seeks, the word view drawn twice, on every F2)
+    window, view = demo_window, demo_window.transcript_view
+    view.select_row(2)  # (selecting it seeks to its start)
+    heard: list[float] = []
+    window.playback.position_changed.connect(heard.append)
+    qtbot.keyClick(view, Qt.Key.Key_F2)
+    assert view.row_delegate.editor is not None
+    assert heard == [window.model.utterance(2).words[-1].start]
+
+
 def test_typing_while_the_playhead_moves_across_lines_keeps_every_character(demo_window, qtbot):
     window = demo_window
     first, second = window.model.utterance(2), window.model.utterance(3)
