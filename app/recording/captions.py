@@ -6,7 +6,8 @@ newest lines that fit are shown, bottom-aligned, the oldest of them cut at its s
 The type grows with the window (`font_px`: a fraction of the height, never below `MIN_PX`), so
 it stays readable from across a room at any size.
 `set_theme("dark" | "light")` switches between white-on-black and black-on-white; the D key
-toggles it, F11 toggles full screen (Esc leaves it).
+toggles it, F11 toggles full screen (Esc leaves it). A hidden window keeps its lines and lays them
+out when it shows (fitting them costs a few text layouts per line: nothing for a window nobody sees).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import html
 from collections import deque
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeyEvent, QResizeEvent, QTextDocument
+from PySide6.QtGui import QKeyEvent, QResizeEvent, QShowEvent, QTextDocument
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.speakers import contrast_ratio
@@ -78,6 +79,8 @@ class CaptionsWindow(QWidget):
 
     def _render(self) -> None:
         """The newest lines that fit; the oldest shown one loses words at its start ("…") if needed."""
+        if not self.isVisible():
+            return  # laid out when shown (`showEvent`)
         lines = list(self.lines)
         shown = self._html(lines)
         while len(lines) > 1 and not self._fits(shown):
@@ -107,6 +110,10 @@ class CaptionsWindow(QWidget):
         doc.setHtml(shown)
         doc.setTextWidth(max(self.label.width(), 1))
         return doc.size().height() <= max(self.label.height(), 1)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._render()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

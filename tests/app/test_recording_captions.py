@@ -57,6 +57,17 @@ def test_the_newest_words_always_show_and_old_lines_scroll_away(qapp, qtbot) -> 
     assert "Speaker 2:</span> … " in text and text.endswith("END</p></div>")  # cut at its start
 
 
+def test_lines_that_came_while_the_window_was_hidden_show_when_it_opens(qapp, qtbot) -> None:
+    # catches: hidden captions laid out again for every live line (a few text layouts each, on the
+    # window's thread, for a window nobody sees); lines kept while hidden not shown once it opens
+    window = CaptionsWindow()
+    qtbot.addWidget(window)
+    window.add_line("Speaker 1", "#4E79A7", "said while nobody watched")
+    assert window.label.text() == ""
+    window.show()
+    assert "Speaker 1:</span> said while nobody watched" in window.label.text()
+
+
 def words(*items: tuple[float, float, str]) -> tuple[Word, ...]:
     return tuple(Word(a, b, t) for a, b, t in items)
 
