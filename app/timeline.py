@@ -10,6 +10,8 @@
   closer than `min_width` merged, so drawing stays cheap however many spans there are.
 - `place_labels(bars, t0, spp, widths)` where labels of bars fit: inside their bar, never
   touching the previous label (those that do not fit are left out).
+- `grown_span(duration)` the width a recording in progress is shown at: steps of 30 s, 1, 2, 5,
+  10, 20, 30 min and 1 h, then whole hours (the view rescales a few times an hour).
 """
 
 from __future__ import annotations
@@ -131,3 +133,15 @@ def place_labels(bars: Sequence[tuple[float, float]], t0: float, spp: float, wid
             placed.append((i, x))
             right = x + width * spp
     return placed
+
+
+GROW_STEPS = (30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0, 3600.0)  # seconds
+
+
+def grown_span(duration: float) -> float:
+    """The width a recording in progress of `duration` seconds is shown at: the first of
+    `GROW_STEPS` that holds it, past an hour the next whole hour."""
+    for step in GROW_STEPS:
+        if duration <= step:
+            return step
+    return math.ceil(duration / 3600.0) * 3600.0

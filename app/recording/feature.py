@@ -70,7 +70,7 @@ class RecordingFeature(QObject):
         self._final_pending: Path | None = None
         self._caught_up = True
         self._edited: list[Utterance] = []
-        self.wave = LiveWave(self.controller.display, DISPLAY_RATE, window.waveform.set_audio, self)
+        self.wave = LiveWave(self.controller.display, DISPLAY_RATE, window.waveform.grow_audio, self)
         self.watch = FolderWatch(window.store, self._watch_pipeline, self)
         self._connect()
         folder = self.watch.folder

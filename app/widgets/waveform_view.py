@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QLabel
 
 from app.envelope import EnvelopePyramid
 from app.speakers import Lane
-from app.timeline import format_axis, time_ticks
+from app.timeline import format_axis, grown_span, time_ticks
 from app.widgets.waveform_items import ChunkItem, EnvelopeItem, LanesItem, SpanItem
 
 LANE_TOP, LANE_HEIGHT = -1.12, 0.34
@@ -96,6 +96,7 @@ class WaveformView(pg.PlotWidget):
                          axisItems={"bottom": TimeAxis("bottom"), "left": self.lane_axis})  # fmt: skip
         self.duration = 0.0
         self.marked_range: tuple[float, float] | None = None
+        self._grown: float | None = None  # the width a recording in progress is shown at (`grow_audio`)
         plot = self.getPlotItem()
         plot.hideButtons()
         plot.setMenuEnabled(False)
@@ -156,11 +157,30 @@ class WaveformView(pg.PlotWidget):
     # -- data ------------------------------------------------------------------------------
     def set_audio(self, pyramid: EnvelopePyramid | None) -> None:
         self.envelope.set_pyramid(pyramid)
-        self.duration = pyramid.duration if pyramid is not None else 0.0
+        self.duration, self._grown = (pyramid.duration if pyramid is not None else 0.0), None
         self.vb.setLimits(xMin=0.0, xMax=max(self.duration, MIN_SPAN), minXRange=MIN_SPAN,
                           maxXRange=max(self.duration, MIN_SPAN))  # fmt: skip
         self.getPlotItem().getAxis("bottom").setStyle(showValues=self.duration > 0)  # no "0:00" rows
         self.show_all()
+
+    def grow_audio(self, pyramid: EnvelopePyramid) -> None:
+        """A recording in progress, grown to `pyramid`. Shown at the next width step above its
+        length (`grown_span`), so the view rescales, and every item is drawn again, a few times
+        an hour rather than at every redraw; a view the user zoomed or panned stays where it is."""
+        following = self._grown is None or pyramid.duration < self.duration or self._shows(0.0, self._grown)
+        self.envelope.set_pyramid(pyramid)
+        self.duration, span = pyramid.duration, grown_span(pyramid.duration)
+        self.vb.setLimits(xMin=0.0, xMax=span, minXRange=MIN_SPAN, maxXRange=span)
+        self.getPlotItem().getAxis("bottom").setStyle(showValues=True)
+        if following and not self._shows(0.0, span):
+            self.vb.setXRange(0.0, span, padding=0.0)
+        self._grown = span
+
+    def _shows(self, t0: float, t1: float) -> bool:
+        """Whether the view shows [t0, t1] (to a thousandth of it: ranges come back rounded)."""
+        x0, x1 = self.visible_range()
+        slack = (t1 - t0) / 1000
+        return abs(x0 - t0) <= slack and abs(x1 - t1) <= slack
 
     def set_speech(self, starts: Sequence[float], ends: Sequence[float]) -> None:
         self.speech.set_spans(starts, ends)
@@ -217,6 +237,9 @@ class WaveformView(pg.PlotWidget):
         self.vb.setXRange(max(t0, 0.0), min(t1, max(self.duration, MIN_SPAN)), padding=0.0)
 
     def show_all(self) -> None:
+        if self._grown is not None:  # a recording in progress: its whole width, followed again
+            self.vb.setXRange(0.0, self._grown, padding=0.0)
+            return
         self.show_range(0.0, max(self.duration, MIN_SPAN))
 
     def ensure_visible(self, start: float, end: float) -> None:
@@ -276,3 +299,4 @@ class WaveformView(pg.PlotWidget):
             self.activated.emit(t)
         else:
             self.clicked.emit(t)
+
