@@ -93,8 +93,11 @@ class TextDelegate(RowDelegate):
         self.pattern, self.current = pattern, current
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        if self.pattern is None:  # no search: the cell as Qt paints it, its text not asked for twice
+            super().paint(painter, option, index)
+            return
         text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
-        matches = list(self.pattern.finditer(text)) if self.pattern is not None and text else []
+        matches = list(self.pattern.finditer(text)) if text else []
         if not matches:
             super().paint(painter, option, index)
             return

@@ -299,4 +299,3 @@ class WaveformView(pg.PlotWidget):
             self.activated.emit(t)
         else:
             self.clicked.emit(t)
-
