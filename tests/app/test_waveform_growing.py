@@ -11,6 +11,7 @@ from qt_helpers import shown_waveform
 
 from app.envelope import EnvelopePyramid
 from app.timeline import grown_span
+from app.widgets.waveform_view import MIN_SPAN
 
 RATE = 16_000
 
@@ -32,8 +33,10 @@ def test_a_growing_recording_keeps_its_scale_until_it_outgrows_the_step(qtbot):
     view = shown_waveform(qtbot)
     rescaled: list[object] = []
     view.vb.sigXRangeChanged.connect(lambda *_: rescaled.append(view.visible_range()))
-    view.grow_audio(recorded(10.0))
+    first = recorded(10.0)
+    view.grow_audio(first)
     assert view.visible_range() == pytest.approx((0.0, 30.0), abs=1e-6) and view.duration == 10.0
+    assert view.envelope.pyramid is first and view.getPlotItem().getAxis("bottom").style["showValues"]
     rescaled.clear()
     view.grow_audio(recorded(20.0))
     view.grow_audio(recorded(29.0))
@@ -65,3 +68,15 @@ def test_the_finished_recording_is_shown_whole_and_a_new_one_starts_small(qtbot)
     assert view.visible_range() == pytest.approx((0.0, 71.0), abs=1e-6)
     view.grow_audio(recorded(3.0))  # the next recording
     assert view.visible_range() == pytest.approx((0.0, 30.0), abs=1e-6)
+
+
+def test_a_growing_recording_cannot_be_panned_or_zoomed_out_past_its_width(qtbot):
+    # catches: the view's limits left out while recording (panning before the start or past the
+    # step, zooming out beyond it, or in past the deepest zoom)
+    view = shown_waveform(qtbot)
+    view.grow_audio(recorded(10.0))
+    view.vb.setXRange(-20.0, 80.0, padding=0.0)
+    assert view.visible_range() == pytest.approx((0.0, 30.0), abs=1e-6)
+    view.vb.setXRange(5.0, 5.001, padding=0.0)
+    x0, x1 = view.visible_range()
+    assert x1 - x0 == pytest.approx(MIN_SPAN, rel=1e-3)
