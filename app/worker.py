@@ -20,6 +20,7 @@ the same) are the only local work. Transcribe and range jobs ask the server firs
 engine process that dies mid-run fails the run with the title `ENGINE_STOPPED` and the reason
 ("killed by signal 9"); the window offers to restart it. `cancel()` sets a `threading.Event` that
 closes the request (the server cancels the job) and that local work checks between units.
+The worker thread runs `NICE` steps below the window, as the engine process does (`step_back`).
 The voice detector's runtime (onnxruntime) is imported by `RunController` on the GUI thread, before
 the window shows: its extension's initialisation is one C call that holds the interpreter for
 60–90 ms, which the worker's first file opened used to take from the window while the user worked.
@@ -30,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sys
 import threading
 import time
@@ -39,7 +41,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from app.engine_process import EngineError, EngineProcess, EngineStopped
+from app.engine_process import NICE, EngineError, EngineProcess, EngineStopped
 from app.envelope import EnvelopePyramid
 from app.jobs import EngineJob, LoadedAudio, LoadJob, RangeJob, TranscribeJob
 from app.remote_settings import run_pipeline
@@ -107,10 +109,13 @@ class TranscriptionWorker(QObject):
         self._stream: int | None = None  # the audio stream of `_path` that was loaded
         self._last_emit = 0.0
         self._last_stage: Stage | None = None
+        self.thread_id: int | None = None  # the worker thread's own id, once it ran a job (`step_back`)
 
     @Slot(object)
     def run(self, job: LoadJob | TranscribeJob | RangeJob | EngineJob) -> None:
         outcome: tuple[Any, tuple[Any, ...]]
+        if self.thread_id is None:
+            self.thread_id = step_back()
         self._last_stage = None  # a job's first report is shown, whatever stage the last job ended in
         try:
             if isinstance(job, LoadJob):
@@ -224,6 +229,19 @@ class TranscriptionWorker(QObject):
         if fresh_stage or progress.partial is not None or now - self._last_emit >= PROGRESS_INTERVAL:
             self._last_emit, self._last_stage = now, progress.stage
             self.progress.emit(progress)
+
+
+def step_back() -> int:
+    """This thread at `NICE` above the window's niceness, as the engine process is (Linux gives
+    each thread its own; elsewhere nothing changes): decoding and finding speech after a recording
+    stops take a core the window wants while lines arrive, and on two cores the window then waited
+    for it. Returns the thread's id."""
+    me = threading.get_native_id()
+    if sys.platform.startswith("linux"):
+        window = os.getpriority(os.PRIO_PROCESS, os.getpid())  # the process's first thread: the window's
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, me, min(window + NICE, 19))
+    return me
 
 
 def preload_runtime() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -37,6 +38,27 @@ def test_loading_reports_progress_then_audio_then_the_plan(qapp):
         loaded = events[[n for n, _ in events].index("audio_loaded")][1][0]
         assert 120 < loaded.recording.duration < 130 and loaded.envelope.duration == loaded.recording.duration
         assert any(n == "progress" for n, _ in events) and not controller.busy
+    finally:
+        controller.shutdown()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a niceness per thread is Linux's")
+def test_the_worker_thread_yields_the_cpu_to_the_window_as_the_engine_process_does(qapp, tmp_path: Path):
+    # catches: the worker decoding and finding speech at the window's own priority (after Stop, on
+    # two cores, the window waited for it while the live lines caught up); the window stepped back
+    # instead of the worker
+    from app.engine_process import NICE
+
+    window = os.getpriority(os.PRIO_PROCESS, os.getpid())
+    controller = RunController()
+    events = record(controller)
+    try:
+        controller.start(LoadJob(tmp_path / "missing.flac", TranscribeSettings()))
+        wait_until(lambda: any(n == "failed" for n, _ in events))
+        worker = controller.worker.thread_id
+        assert worker is not None and worker != threading.get_native_id()
+        assert os.getpriority(os.PRIO_PROCESS, worker) == min(window + NICE, 19)
+        assert os.getpriority(os.PRIO_PROCESS, os.getpid()) == window
     finally:
         controller.shutdown()
 
