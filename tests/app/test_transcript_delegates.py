@@ -4,11 +4,12 @@ delegates."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
 from PySide6.QtCore import QEvent, QModelIndex, QPoint, QRect, QSortFilterProxyModel, Qt
-from PySide6.QtGui import QKeyEvent, QStandardItemModel, QTextOption
+from PySide6.QtGui import QColor, QKeyEvent, QStandardItemModel, QTextOption
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QApplication,
@@ -22,7 +23,14 @@ from table_helpers import open_text, option_of, settle, shown_table
 
 from app import speakers as sp
 from app.transcript_model import END, SPEAKER, START, TEXT
-from app.widgets.transcript_delegates import PAD_Y, LineTextEdit, source_model
+from app.widgets.transcript_delegates import (
+    CURRENT_MATCH,
+    MATCH,
+    PAD_X,
+    PAD_Y,
+    LineTextEdit,
+    source_model,
+)
 from app.widgets.transcript_view import TranscriptView
 
 
@@ -123,6 +131,15 @@ def test_a_repaint_of_an_untouched_editor_keeps_its_caret_and_a_line_changed_mea
     view.row_delegate.setEditorData(editor, view.model().index(1, TEXT))  # another text, nothing typed
     assert editor.text() == "second line here" and editor.cursorPosition() == len("second line here")
     assert editor.filled == "second line here"
+
+
+def test_a_fresh_editor_of_a_line_without_text_is_empty(view):
+    # catches: a line with no text (a model that gives none) opening with placeholder words in it
+    blank = QStandardItemModel(1, 1)
+    editor = open_text(view, 0)
+    editor.filled = None  # as created
+    view.row_delegate.setEditorData(editor, blank.index(0, 0))
+    assert editor.text() == "" and editor.filled == ""
 
 
 def test_the_text_editor_is_at_least_two_lines_high(view):
@@ -295,3 +312,29 @@ def test_each_delegate_leaves_another_kinds_editor_alone(view):
     text.setModelData(combo, view.model(), view.model().index(1, TEXT))
     assert editor.filled is None and view.source.utterance(0).speaker == "S1"
     assert view.source.utterance(1).text == "second line here"
+
+
+def _marked_columns(view: TranscriptView, color: str) -> list[int]:
+    """The x of each viewport column where row 0 shows `color`."""
+    view.viewport().repaint()
+    image = view.viewport().grab().toImage()
+    rect = view.visualRect(view.model().index(0, TEXT))
+    want = QColor(color).rgb()
+    return sorted({x for x in range(rect.left(), rect.right()) for y in range(rect.top(), rect.bottom())
+                   if image.pixel(x, y) == want})  # fmt: skip
+
+
+def test_a_search_marks_each_match_where_its_words_are_and_the_current_one_in_orange(view):
+    # catches: matches not marked, the current one drawn like the others (or every one as
+    # current), the marks shifted off their words
+    rect = view.visualRect(view.model().index(0, TEXT))
+    metrics = view.fontMetrics()
+    view.row_delegate.find(re.compile("there"), (0, 6))
+    orange = _marked_columns(view, CURRENT_MATCH)
+    assert orange and not _marked_columns(view, MATCH)
+    start = rect.left() + PAD_X // 2 - 2 + metrics.horizontalAdvance("hello ")
+    assert abs(orange[0] - start) <= 2 and abs(orange[-1] - (start + metrics.horizontalAdvance("there"))) <= 2
+    view.row_delegate.find(re.compile("there"), None)
+    assert _marked_columns(view, MATCH) == orange and not _marked_columns(view, CURRENT_MATCH)
+    view.row_delegate.find(None, None)
+    assert not _marked_columns(view, MATCH)

@@ -51,6 +51,7 @@ def test_a_view_zoomed_while_recording_stays_and_0_follows_the_recording_again(q
     view = shown_waveform(qtbot)
     view.grow_audio(recorded(20.0))
     view.show_range(2.0, 5.0)
+    view.grow_audio(recorded(20.0))  # paused: redrawn at the same length
     view.grow_audio(recorded(25.0))
     view.grow_audio(recorded(40.0))  # past the step: still where the user put it
     assert view.visible_range() == pytest.approx((2.0, 5.0), abs=1e-6)
@@ -77,6 +78,8 @@ def test_a_growing_recording_cannot_be_panned_or_zoomed_out_past_its_width(qtbot
     view.grow_audio(recorded(10.0))
     view.vb.setXRange(-20.0, 80.0, padding=0.0)
     assert view.visible_range() == pytest.approx((0.0, 30.0), abs=1e-6)
+    view.vb.setXRange(-10.0, 5.0, padding=0.0)
+    assert view.visible_range() == pytest.approx((0.0, 15.0), abs=1e-6)
     view.vb.setXRange(5.0, 5.001, padding=0.0)
     x0, x1 = view.visible_range()
     assert x1 - x0 == pytest.approx(MIN_SPAN, rel=1e-3)
