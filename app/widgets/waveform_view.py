@@ -164,9 +164,8 @@ class WaveformView(pg.PlotWidget):
         self.show_all()
 
     def grow_audio(self, pyramid: EnvelopePyramid) -> None:
-        """A recording in progress, grown to `pyramid`. Shown at the next width step above its
-        length (`grown_span`), so the view rescales, and every item is drawn again, a few times
-        an hour rather than at every redraw; a view the user zoomed or panned stays where it is."""
+        """A recording in progress, grown to `pyramid`, shown `grown_span` wide: the view rescales (every
+        item drawn again) a few times an hour, not at every redraw; a view zoomed or panned stays."""
         following = self._grown is None or pyramid.duration < self.duration or self._shows(0.0, self._grown)
         self.envelope.set_pyramid(pyramid)
         self.duration, span = pyramid.duration, grown_span(pyramid.duration)
