@@ -22,6 +22,7 @@ from engine.audio.io import load_audio
 from engine.audio.sf_source import BLOCK_FRAMES
 from engine.errors import AudioDecodeError, Cancelled
 from engine.pipeline import PipelineConfig
+from engine.testing.streams import mux_audio
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "resources" / "demo" / "meeting.flac"
@@ -155,23 +156,7 @@ def test_the_side_kept_from_cancelling_stereo_comes_from_the_chosen_stream(tmp_p
     voice, other = sine(440), sine(660, level=0.2)
     stereo(tmp_path / "first.wav", other, other)
     stereo(tmp_path / "second.wav", voice, -voice, "FLOAT")
-    path = tmp_path / "two.mkv"
-    inputs = ["-i", str(tmp_path / "first.wav"), "-i", str(tmp_path / "second.wav")]
-    command = [
-        "ffmpeg",
-        "-y",
-        "-v",
-        "error",
-        *inputs,
-        "-map",
-        "0:a",
-        "-map",
-        "1:a",
-        "-c:a",
-        "flac",
-        str(path),
-    ]
-    subprocess.run(command, check=True, timeout=60)
+    path = mux_audio([tmp_path / "first.wav", tmp_path / "second.wav"], tmp_path / "two.mkv")
     recording = load_audio(path, RATE, stream=1)
     assert pitch(recording.samples) == pytest.approx(440, abs=2)
     assert (recording.stream, recording.channel) == (1, 0)

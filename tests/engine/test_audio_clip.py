@@ -15,6 +15,7 @@ import soundfile as sf
 
 from engine.audio.clip import MAX_CLIP_S, load_clip
 from engine.errors import AudioDecodeError
+from engine.testing.streams import mux_audio
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "meeting.flac"
 
@@ -137,23 +138,7 @@ def two_streams_of_stereo(folder: Path, rate: int) -> tuple[Path, list[np.ndarra
     tones = [(0.4 * np.sin(2 * np.pi * hz * t)).astype(np.float32) for hz in (300, 500, 700, 900)]
     for i in (0, 1):
         sf.write(folder / f"s{i}.wav", np.stack(tones[2 * i : 2 * i + 2], axis=1), rate, subtype="FLOAT")
-    path = folder / "two.mkv"
-    inputs = ["-i", str(folder / "s0.wav"), "-i", str(folder / "s1.wav")]
-    command = [
-        "ffmpeg",
-        "-y",
-        "-v",
-        "error",
-        *inputs,
-        "-map",
-        "0:a",
-        "-map",
-        "1:a",
-        "-c:a",
-        "flac",
-        str(path),
-    ]
-    subprocess.run(command, check=True, timeout=60)
+    path = mux_audio([folder / "s0.wav", folder / "s1.wav"], folder / "two.mkv")
     return path, tones
 
 
