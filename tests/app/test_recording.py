@@ -193,7 +193,9 @@ def test_lines_arriving_while_recording_leave_open_and_transcribe_off_without_sw
 
     w = recorder_window
     guarded = [w.actions_by_name[n] for n in ("open", "transcribe", "retranscribe")]
+    record = w.actions_by_name["record"]
     assert w.recording.start(FileSource(clip(tmp_path / "c.flac", 0.0, 4.0), speed=2.0))
+    assert record.isEnabled() and record.text() == "Stop &Recording"  # Stop, while it records
     switched: list[str] = []
     for action in guarded:
         action.changed.connect(lambda a=action: switched.append(a.text()))
@@ -202,9 +204,14 @@ def test_lines_arriving_while_recording_leave_open_and_transcribe_off_without_sw
     assert switched == [] and not any(a.isEnabled() for a in guarded)
     final: list[object] = []
     w.session.transcribed.connect(final.append)
+    during: list[tuple[bool, str]] = []  # the Record action as the final run starts
+    w.session.job_started.connect(lambda _text, kind: kind == "transcribe" and during.append(
+        (record.isEnabled(), record.text())))  # fmt: skip
     w.recording.stop()
     wait_until(lambda: bool(final) and not w.session.busy, timeout=120)  # the final run landed
     assert all(a.isEnabled() for a in guarded)
+    assert during == [(False, "&Record…")]  # no new recording over the final run
+    assert record.isEnabled() and record.text() == "&Record…"
 
 
 def test_stop_closes_the_device_and_file_off_the_windows_thread_then_says_the_file_is_whole(
