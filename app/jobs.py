@@ -1,7 +1,8 @@
 """The jobs the window gives its worker thread (`app.worker`), and what a load gives back: frozen
 records, sent through a queued signal.
 
-`LoadJob` decodes a file and plans it (its speech and chunks, unless a project knows them);
+`LoadJob` decodes a file and plans it (its speech and chunks, unless a project or the live
+recording that made it knows them);
 `TranscribeJob` transcribes the loaded recording; `RangeJob` one time range of it with other
 settings; `EngineJob` starts the engine process again. `LoadedAudio` is a decoded recording with
 its envelope pyramid, for the waveform and the player.
@@ -21,8 +22,8 @@ from engine.types import Chunk, Recording, SpeechSegment, Utterance
 class LoadJob:
     path: Path
     settings: TranscribeSettings
-    speech: tuple[SpeechSegment, ...] | None = None  # known already (from a project): skip VAD
-    chunks: tuple[Chunk, ...] = ()
+    speech: tuple[SpeechSegment, ...] | None = None  # known (a project's, a live recording's): no VAD
+    chunks: tuple[Chunk, ...] = ()  # none: planned from `speech`
     stream: int | None = None  # which audio stream of the file; None: its default one
 
 

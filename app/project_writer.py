@@ -17,6 +17,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from PySide6.QtCore import QObject, Signal
 
+from app.background import step_back
+
 Done = Callable[[Exception | None], None]
 
 
@@ -25,7 +27,7 @@ class ProjectWriter(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="murmur-save")
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="murmur-save", initializer=step_back)
         self._pending: dict[int, tuple[Future[Exception | None], Done | None]] = {}
         self._next = 0
         self._finished.connect(self._deliver)  # queued: the signal comes from the worker thread

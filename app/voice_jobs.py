@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
+from app.background import step_back
 from app.known_voices import remember
 from engine.types import Recording, Transcript
 from engine.voices import VoiceEmbedder, VoiceLibrary
@@ -51,7 +52,7 @@ class VoiceJobs(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="murmur-voice")
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="murmur-voice", initializer=step_back)
         self._pending: dict[int, Future[Remembered]] = {}
         self._next = 0
         self._embedder: VoiceEmbedder | None = None  # touched only on the worker thread

@@ -2,8 +2,9 @@
 
 `RunController` (GUI thread) owns a `TranscriptionWorker` moved to its own `QThread`. Jobs are
 frozen records sent through a queued signal: `LoadJob` decodes a file, builds its envelope pyramid
-(signal `audio_loaded`) and finds speech and chunks (`prepared`); `TranscribeJob` runs inference on
-the loaded audio with the given settings (`partial` per finished chunk, then `finished`);
+(signal `audio_loaded`) and finds speech and chunks (`prepared`; the speech a project or the live
+recording knows is not looked for again, only its chunks planned); `TranscribeJob` runs inference
+on the loaded audio with the given settings (`partial` per finished chunk, then `finished`);
 `RangeJob` runs the pipeline built from its own settings on one time range of the loaded audio
 (`engine.retranscribe.transcribe_range`, outcome `range_done`); `EngineJob` starts the engine
 process again (`engine_ready`). Every job reports `progress` (throttled to about 20 a second), then
@@ -19,19 +20,14 @@ the same) are the only local work. Transcribe and range jobs ask the server firs
 (`check_ready()`), so a server that is down is reported before any audio is prepared again. An
 engine process that dies mid-run fails the run with the title `ENGINE_STOPPED` and the reason
 ("killed by signal 9"); the window offers to restart it. `cancel()` sets a `threading.Event` that
-closes the request (the server cancels the job) and that local work checks between units.
-The worker thread runs `NICE` steps below the window, as the engine process does (`step_back`).
-The voice detector's runtime (onnxruntime) is imported by `RunController` on the GUI thread, before
-the window shows: its extension's initialisation is one C call that holds the interpreter for
-60–90 ms, which the worker's first file opened used to take from the window while the user worked.
+closes the request (the server cancels the job) and that local work checks between units. The
+worker thread steps back from the window (`app.background`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
 import sys
 import threading
 import time
@@ -41,7 +37,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from app.engine_process import NICE, EngineError, EngineProcess, EngineStopped
+from app.background import preload_runtime, step_back
+from app.engine_process import EngineError, EngineProcess, EngineStopped
 from app.envelope import EnvelopePyramid
 from app.jobs import EngineJob, LoadedAudio, LoadJob, RangeJob, TranscribeJob
 from app.remote_settings import run_pipeline
@@ -184,10 +181,12 @@ class TranscriptionWorker(QObject):
         envelope = EnvelopePyramid.build(recording.samples, recording.sample_rate)
         self._prepared, self._path, self._stream = None, job.path, job.stream  # replaced only now
         self.audio_loaded.emit(LoadedAudio(job.path, recording, envelope, job.stream))
-        if job.speech is not None:
-            prepared = Prepared(recording, job.speech, job.chunks)
-        else:
+        if job.speech is None:
             prepared = pipeline.prepare(recording, self._report, self._cancel)
+        elif job.chunks:  # a project's plan
+            prepared = Prepared(recording, job.speech, job.chunks)
+        else:  # the speech a live recording found: only its chunks to plan
+            prepared = pipeline.plan(recording, job.speech)
         self._prepared = (self._pipeline_key, prepared)
         return prepared
 
@@ -229,25 +228,6 @@ class TranscriptionWorker(QObject):
         if fresh_stage or progress.partial is not None or now - self._last_emit >= PROGRESS_INTERVAL:
             self._last_emit, self._last_stage = now, progress.stage
             self.progress.emit(progress)
-
-
-def step_back() -> int:
-    """This thread at `NICE` above the window's niceness, as the engine process is (Linux gives
-    each thread its own; elsewhere nothing changes): decoding and finding speech after a recording
-    stops take a core the window wants while lines arrive, and on two cores the window then waited
-    for it. Returns the thread's id."""
-    me = threading.get_native_id()
-    if sys.platform.startswith("linux"):
-        window = os.getpriority(os.PRIO_PROCESS, os.getpid())  # the process's first thread: the window's
-        with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, me, min(window + NICE, 19))
-    return me
-
-
-def preload_runtime() -> None:
-    """Import onnxruntime now (see the module's docstring); a missing one is said when it is used."""
-    with contextlib.suppress(ImportError):
-        import onnxruntime  # noqa: F401
 
 
 class RunController(QObject):

@@ -2,23 +2,24 @@
 
     file ─► load (decode, mono, resample) ─► VAD ─► chunk ─► backend ─► speakers + stitch ─► Transcript
 
-`Pipeline.prepare` does the cheap stages (load, VAD, chunk) so a view can show the waveform,
-speech regions and chunk boundaries before inference; `Pipeline.transcribe` does the rest;
-`Pipeline.run` does both. Progress goes to a plain callback (`on_progress(Progress)`), and a
-`threading.Event` cancels between units of work with `engine.errors.Cancelled`. The backend
-(and its loaded model) lives as long as the pipeline, so several files reuse one model; so does
-the diarizer (`PipelineConfig.speakers` chooses it; "none" skips the SPEAKERS stage). For a
-backend that labels no speakers (whisper) the diarizer runs in a second thread while the backend
-decodes (`speakers_alongside`): the result is the same, the wall time shorter when a core is free;
-meanwhile numpy's BLAS keeps to one thread, so the two stay within the decoder's thread budget.
-With `SpeakerConfig.voices` set, the final speakers are then named after known voices
-(`engine.voices`), whichever backend and diarizer found them; the library is checked before inference.
+`Pipeline.prepare` does the cheap stages (load, VAD, chunk; `plan` the last alone, for speech found
+elsewhere) so a view can show the waveform, speech regions and chunk boundaries before inference;
+`Pipeline.transcribe` does the rest; `Pipeline.run` does both. Progress goes to a plain callback
+(`on_progress(Progress)`), and a `threading.Event` cancels between units of work with
+`engine.errors.Cancelled`. The backend (and its loaded model) lives as long as the pipeline, so
+several files reuse one model; so does the diarizer (`PipelineConfig.speakers` chooses it; "none"
+skips the SPEAKERS stage). For a backend that labels no speakers (whisper) the diarizer runs in a
+second thread while the backend decodes (`speakers_alongside`): the result is the same, the wall
+time shorter when a core is free; meanwhile numpy's BLAS keeps to one thread, so the two stay
+within the decoder's thread budget. With `SpeakerConfig.voices` set, the final speakers are then
+named after known voices (`engine.voices`), whichever backend and diarizer found them; the library
+is checked before inference.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -130,13 +131,19 @@ class Pipeline:
         check_cancel(cancel)
         report(Progress(Stage.VAD, 0, recording.duration))
         speech, pauses = self._detect(recording, report, cancel)
-        # 3) chunks of at most the chunk size, cut in silence (or one chunk in single-pass mode)
+        prepared = self.plan(recording, speech, pauses)  # 3) chunks
+        report(Progress(Stage.CHUNK, 1, 1, f"{len(prepared.chunks)} chunks"))
+        return prepared
+
+    def plan(
+        self, recording: Recording, speech: Sequence[SpeechSegment], pauses: Sequence[float] = ()
+    ) -> Prepared:
+        """`speech` (a live recording's, or `prepare`'s) in chunks, cut in silence, or one chunk."""
         if self.config.single_pass:
             chunks = [single_chunk(recording, speech, self.backend.max_chunk_seconds)]
         else:
             quietest = energy_quietest(recording)
             chunks = plan_chunks(speech, self.chunking, recording.duration, quietest, pauses)
-        report(Progress(Stage.CHUNK, 1, 1, f"{len(chunks)} chunks"))
         return Prepared(recording, tuple(speech), tuple(chunks))
 
     def _detect(
@@ -277,7 +284,7 @@ def load_recording(
     )
 
 
-def single_chunk(recording: Recording, speech: list[SpeechSegment], limit: float) -> Chunk:
+def single_chunk(recording: Recording, speech: Sequence[SpeechSegment], limit: float) -> Chunk:
     """The whole recording as one chunk; refused when the model cannot take it in one pass."""
     if recording.duration > limit:
         raise ValueError(

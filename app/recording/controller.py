@@ -13,8 +13,9 @@ For the growing waveform the audio is kept as a display signal (`display()`): th
 maximum of every `DISPLAY_BLOCK` samples, interleaved, at `DISPLAY_RATE` values a second — the
 same envelope at 1/16 of the memory (about 14 MB an hour); the full audio is on disk.
 `stop()` ends the capture at once and emits `stopped(path)` (also emitted when the source ends
-by itself: a failure, or a file played to its end); the engine's live lines then catch up and
-`caught_up()` is emitted when the last one is in. No torch or whisper is imported here.
+by itself: a failure, or a file played to its end), after which `speech()` is the recording's
+speech; the engine's live lines then catch up and `caught_up()` is emitted when the last one is
+in. No torch or whisper is imported here.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.background import step_back
 from app.recording.display_signal import DisplaySignal
 from app.recording.live_link import Connect, LiveLink
 from engine.errors import RecordingError
+from engine.types import SpeechSegment
 
 TICK_MS = 100
 DISPLAY_BLOCK = 32  # 16 kHz samples per (min, max) pair of the display signal: 1000 values a second
@@ -115,6 +118,12 @@ class RecordingController(QObject):
         threading.Thread(target=self._close, args=args, daemon=True, name="live-stop").start()
         return self.path
 
+    def speech(self) -> tuple[SpeechSegment, ...] | None:
+        """The speech the recording's detector found, whole once `stopped` was said (the file opens
+        without looking for it again); None when its live path failed before the end."""
+        session = self.session
+        return tuple(session.segments) if session is not None and session.segments_whole else None
+
     def display(self) -> np.ndarray:
         """The display signal of everything recorded so far (N,) float32, at `DISPLAY_RATE` (a view:
         later values are added past its end)."""
@@ -131,6 +140,7 @@ class RecordingController(QObject):
         self._timer.stop()
 
     def _close(self, session: Any, closed: threading.Event) -> None:
+        step_back()
         path = self.path
         try:
             path = session.stop()

@@ -11,9 +11,10 @@ is chosen; Record there (or the action again):
    captions window shows them; the bar shows the level, the elapsed time and any lag;
    The live lines come from the engine the transcriptions use (the app's engine process or the
    Murmur server of the settings), its audio sent as it is captured (`app.recording.live_link`);
-3. Stop (or a device failure, after its message) opens the recorded file; once the live lines
-   have caught up, the full pipeline runs over it (one undoable step, like Transcribe). Lines the
-   user edited while recording are kept (`app.keep_edits`).
+3. Stop (or a device failure, after its message) shows at once; once the device and file have
+   closed, the file opens with the speech found while recording (not looked for again); once the
+   live lines have caught up, the full pipeline runs over it (one undoable step, like Transcribe).
+   Lines the user edited while recording are kept (`app.keep_edits`).
 Transcribe ▸ Watch Folder… transcribes each new recording in a chosen folder in the background
 (`app.recording.watch_folder`); the choice is a setting that survives restarts.
 `offer_recovery()` (at start-up) offers to make recordings a crash cut short whole and open them.
@@ -162,7 +163,11 @@ class RecordingFeature(QObject):
         return True
 
     def stop(self) -> None:
-        self.controller.stop()
+        """End the recording. The Record action and the bar say so at once; the device and the file
+        close on their own thread, then `_on_stopped` opens the file."""
+        if self.controller.stop() is not None:
+            self.panel.set_recording(False)
+            self._refresh()
 
     def shutdown(self) -> None:
         self.controller.shutdown()
@@ -201,7 +206,7 @@ class RecordingFeature(QObject):
             return
         self._final_pending = path
         w.show_message(f"Recorded {path.name}; the transcript catches up, then the full pipeline runs")
-        w.session.open_audio(path, w.settings)
+        w.session.open_audio(path, w.settings, speech=self.controller.speech())  # not looked for again
         self._refresh()
 
     def _on_caught_up(self) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.background import step_back
 from app.settings import SettingsStore
 from engine.errors import MurmurError
 
@@ -105,6 +106,7 @@ class FolderWatch(QObject):
     def _handle(self, ready: Any) -> None:
         from engine.export import export
 
+        step_back()
         path = ready.path
         try:
             transcript = self.pipeline().run(path, None, self._stop)

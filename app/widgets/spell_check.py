@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QMenu, QPlainTextEdit
 
+from app.background import step_back
 from app.settings import SettingsStore
 from app.spelling import Speller
 
@@ -157,6 +158,7 @@ class SpellCheck(QObject):
 
 def _load(into: Future[Speller | None], language: str, words: list[str]) -> None:
     """The loader thread: reads the word list into `into`, touching no Qt object."""
+    step_back()
     try:
         into.set_result(Speller.load(language, words))
     except BaseException as exc:  # handed over with the result, never raised in the thread

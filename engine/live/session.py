@@ -4,7 +4,9 @@ Contract of `LiveSession(source, path, backend, config, on_line)`:
 - `start()` starts the `CaptureStream`; every block written to the file is also resampled to
   16 kHz and pushed into a `StreamingVad`; each closed speech segment (absolute seconds in the
   recording, pauses excluded) is recorded in `segments`, passed to `on_segment`, and — with a
-  backend — queued on a `LiveTranscriber` with its audio, whose lines reach `on_line`.
+  backend — queued on a `LiveTranscriber` with its audio, whose lines reach `on_line`. After
+  `stop`, `segments` are the recording's speech (what opening the file would find again), unless
+  `segments_whole` is False: the live path failed, and they end there.
   A segment longer than `LiveConfig.cut_after_seconds` is cut at its longest pause (`StreamingVad`)
   while the decoder has spare time (`LiveTranscriber.has_spare_time`) and its last decode took
   less than that bound, so a turn that runs into the next with too short a silence to close a
@@ -114,6 +116,7 @@ class LiveSession:
         self.on_segment = on_segment
         self.on_error = on_error
         self.segments: list[SpeechSegment] = []
+        self.segments_whole = True  # False once the live path failed: `segments` end there
         self.capture = CaptureStream(source, path, on_block=self._on_block, on_error=self._on_capture_error,
                                      on_listener_error=self._on_live_failure)  # fmt: skip
         self.vad = self.config.streaming_vad()
@@ -217,6 +220,7 @@ class LiveSession:
         self._report(error)
 
     def _on_live_failure(self, exc: Exception) -> None:
+        self.segments_whole = False
         self._report(RuntimeError(f"live lines stopped on an error ({type(exc).__name__}: {exc})"))
 
     def _report(self, exc: Exception) -> None:

@@ -1,23 +1,25 @@
 """`RemotePipeline`: the pipeline's interface, with the work done by a Murmur server.
 
-It offers what callers of `engine.pipeline.Pipeline` use — `load`, `prepare`, `transcribe`, `run`
-and `backend` (its `sample_rate` and `describe()`) — so the CLI, the app's worker and
+It offers what callers of `engine.pipeline.Pipeline` use — `load`, `prepare`, `plan`, `transcribe`,
+`run` and `backend` (its `sample_rate` and `describe()`) — so the CLI, the app's worker and
 re-transcribing a selection (`engine.retranscribe`) run it unchanged. Audio is decoded here at
 16 kHz (what goes up, as FLAC); voice activity, chunking, decoding and speakers happen on the
-server, so `prepare` finds no speech or chunks locally. The transcript records the server's model
-and address (`Transcript.model`), or its model alone for a server that is part of the caller
-(`local=True`: the app's own engine process, whose address changes with each start).
+server, so `prepare` finds no speech or chunks locally (`plan` keeps speech found elsewhere, with
+no chunks). The transcript records the server's model and address (`Transcript.model`), or its
+model alone for a server that is part of the caller (`local=True`: the app's own engine process,
+whose address changes with each start).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from engine.pipeline import Prepared, ProgressCallback, load_recording
 from engine.remote.client import UPLOAD_RATE, RemoteClient
-from engine.types import Recording, Transcript
+from engine.types import Recording, SpeechSegment, Transcript
 
 
 @dataclasses.dataclass(slots=True)
@@ -80,6 +82,13 @@ class RemotePipeline:
     ) -> Prepared:
         recording = source if isinstance(source, Recording) else self.load(source, on_progress, cancel)
         return Prepared(recording, (), ())
+
+    def plan(
+        self, recording: Recording, speech: Sequence[SpeechSegment], pauses: Sequence[float] = ()
+    ) -> Prepared:
+        """`speech` found elsewhere (a live recording's detector) kept as it is; its chunks are the
+        server's to plan."""
+        return Prepared(recording, tuple(speech), ())
 
     def transcribe(
         self,

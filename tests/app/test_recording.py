@@ -219,13 +219,19 @@ def test_stop_closes_the_device_and_file_off_the_windows_thread_then_says_the_fi
 ) -> None:
     # catches: the device stopped and the file finished on the window's thread at Stop (an input
     # device waits for its buffers as it stops: 0.1 s of a frozen window); `stopped` said before the
-    # file is complete; the window still "recording" after Stop
+    # file is complete; the window still "recording" after Stop; the Record action and the bar's
+    # button still saying Stop until the device has closed (0.1 s after the key); the closing
+    # thread at the window's priority
     import threading
 
     w = recorder_window
-    in_stop, said = [False], []
+    in_stop, said, niceness = [False], [], []
     w.recording.controller.stopped.connect(
         lambda path: said.append((path, in_stop[0] and threading.current_thread() is threading.main_thread()))
+    )
+    w.recording.controller.stopped.connect(  # on the thread that closed them
+        lambda _path: niceness.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id())),
+        Qt.ConnectionType.DirectConnection,
     )
     assert w.recording.start(FileSource(clip(tmp_path / "c.flac", 0.0, 20.0), speed=4))
     capture = w.recording.controller.session.capture
@@ -234,11 +240,40 @@ def test_stop_closes_the_device_and_file_off_the_windows_thread_then_says_the_fi
     w.recording.stop()
     in_stop[0] = False
     assert not w.recording.controller.active  # Stop takes effect at once
+    record = w.actions_by_name["record"]
+    assert (record.text(), record.isEnabled()) == ("&Record…", False)  # shown at once, off while it closes
+    assert w.recording.panel.record_button.text() == "● Record"
     wait_until(lambda: bool(said), timeout=30)
     [flac] = (tmp_path / "recordings").glob("*.flac")
     assert said == [(flac, False)]  # not from inside Stop on the window's thread
     assert not marker_path(flac).exists() and sf.info(flac).duration > 2  # whole when said
+    if sys.platform.startswith("linux"):  # closed below the window, as the engine's work is
+        from app.engine_process import NICE
+
+        assert niceness == [min(os.getpriority(os.PRIO_PROCESS, os.getpid()) + NICE, 19)]
     wait_until(lambda: not w.recording.controller.busy, timeout=60)
+
+
+def test_the_recorded_file_opens_with_the_speech_found_while_recording_not_looked_for_again(
+    recorder_window, tmp_path: Path
+) -> None:
+    # catches: the window's process looking for the recording's speech again after Stop (seconds of
+    # its interpreter for a long recording, taken from the window while the user edits); the
+    # recording's own speech not the plan drawn, or drawn without its chunks
+    from engine.types import Stage
+
+    w = recorder_window
+    worker, stages, planned = w.session.runner.worker, [], []
+    worker.prepared.connect(lambda p: planned.append(p), Qt.ConnectionType.DirectConnection)
+    worker.progress.connect(lambda p: planned or stages.append(p.stage), Qt.ConnectionType.DirectConnection)
+    assert w.recording.start(FileSource(clip(tmp_path / "c.flac", 0.0, 12.0), speed=4))
+    wait_until(lambda: bool(planned), timeout=60)  # the file played to its end, stopped, opened
+    segments = tuple(w.recording.controller.session.segments)
+    assert segments and planned[0].speech == segments and planned[0].chunks
+    assert Stage.LOAD in stages and Stage.VAD not in stages  # decoded, its speech not looked for
+    wait_until(lambda: not w.recording.controller.busy and not w.session.busy, timeout=120)
+    w.recording.controller.session.segments_whole = False  # as a live path that failed leaves it
+    assert w.recording.controller.speech() is None  # the file's speech is then looked for
 
 
 def test_pause_leaves_the_paused_audio_out_of_the_recording(recorder_window, qtbot, tmp_path: Path) -> None:

@@ -3,10 +3,21 @@ background once, a broken one is skipped with a message, and the choice survives
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
+
 import soundfile as sf
 from qt_helpers import DEMO, make_store, wait_until
 
+from app.engine_process import NICE
 from app.settings import TranscribeSettings
+
+LINUX = sys.platform.startswith("linux")  # where each thread has a niceness of its own
+
+
+def thread_niceness() -> int:
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) if LINUX else 0
 
 
 def test_dropped_recordings_are_transcribed_once_and_the_choice_is_remembered(make_window, qtbot, tmp_path):
@@ -17,6 +28,8 @@ def test_dropped_recordings_are_transcribed_once_and_the_choice_is_remembered(ma
     messages: list[str] = []
     w.statusBar().messageChanged.connect(lambda m: m and messages.append(m))
     w.set_settings(TranscribeSettings(diarizer="none"))
+    niceness, pipeline = [], w.recording.watch.pipeline
+    w.recording.watch.pipeline = lambda: niceness.append(thread_niceness()) or pipeline()
     w.recording.watch.start(inbox, settle_seconds=0.5)
     assert w.actions_by_name["watch"].isChecked()
     samples, rate = sf.read(DEMO, dtype="float32", stop=16000 * 4)
@@ -29,6 +42,9 @@ def test_dropped_recordings_are_transcribed_once_and_the_choice_is_remembered(ma
     # catches: the watch folder decoding in the window's process again (nothing else started the engine)
     assert w.session.runner.worker.engine.running()
     wait_until(lambda: any("transcribed call.wav" in m for m in messages), timeout=10)
+    # catches: a file handled by a thread at the window's priority (its decoding takes a core)
+    if LINUX:
+        assert niceness and set(niceness) == {min(os.getpriority(os.PRIO_PROCESS, os.getpid()) + NICE, 19)}
 
     w.recording.watch.shutdown()
     again = make_window(store=store)  # a restart: still watching, nothing transcribed twice

@@ -21,7 +21,7 @@ from app.settings import TranscribeSettings
 from app.worker import PROGRESS_INTERVAL, RunController, TranscriptionWorker, error_message
 from engine.audio.io import load_audio
 from engine.errors import ModelOutputError, MurmurError, OutOfMemoryError, ServerError
-from engine.types import Progress, SpeechSegment, Stage
+from engine.types import Chunk, Progress, SpeechSegment, Stage
 from tests.engine.serve.conftest import write_flac
 
 OUTCOMES = ("audio_loaded", "prepared", "finished", "range_done", "engine_ready", "cancelled", "idle")
@@ -108,14 +108,34 @@ def test_the_audio_stream_picked_is_the_one_decoded_here_and_for_a_server(contro
     assert peaks[0] > 0.1 and peaks[1] == 0.0 and peaks[2] > 0.1  # speech, the silent default, speech
 
 
-def test_a_plan_known_already_is_kept_and_no_speech_is_looked_for(controller, clip):
+def test_known_speech_is_not_looked_for_again_its_chunks_planned_unless_known_too(controller, clip):
+    # catches: the speech a live recording found looked for again when its file opens (seconds of
+    # the window's interpreter after a long recording); its chunks left unplanned (none drawn); a
+    # project's own chunks planned anew
     events = record(controller)
-    speech = (SpeechSegment(1.0, 2.5),)
+    speech = (SpeechSegment(1.0, 2.5), SpeechSegment(4.0, 6.0))
     run(controller, events, LoadJob(clip, TranscribeSettings(), speech=speech))
     prepared = events[-1][1][0]
-    assert names(events)[-1] == "prepared" and prepared.speech == speech and prepared.chunks == ()
+    assert names(events)[-1] == "prepared" and prepared.speech == speech
+    [chunk] = prepared.chunks  # both in one chunk, padded, as planning found speech makes it
+    assert chunk.speech == speech and chunk.start < 1.0 and chunk.end > 6.0
+    assert not any(args[0].stage == Stage.VAD for n, args in events if n == "progress")
     loaded = next(args[0] for n, args in events if n == "audio_loaded")
     assert prepared.recording is loaded.recording  # the audio just decoded, ready to transcribe
+    known = (Chunk(0, 0.5, 3.0, speech[:1]), Chunk(1, 3.5, 6.5, speech[1:]))
+    run(controller, events, LoadJob(clip, TranscribeSettings(), speech=speech, chunks=known), count=2)
+    assert events[-1][1][0].chunks == known and events[-1][1][0].speech == speech
+
+
+def test_known_speech_of_a_file_for_a_server_is_kept_and_its_chunks_left_to_the_server(controller, clip):
+    # catches: a recording made while the settings say "a Murmur server" failing to open after Stop
+    # (the server's pipeline had no planning of speech found elsewhere)
+    events = record(controller)
+    speech = (SpeechSegment(1.0, 2.5),)
+    away = TranscribeSettings(run_on="server", server_url=f"http://127.0.0.1:{closed_port()}")
+    run(controller, events, LoadJob(clip, away, speech=speech))
+    prepared = events[-1][1][0]
+    assert names(events)[-1] == "prepared" and prepared.speech == speech and prepared.chunks == ()
 
 
 def test_a_second_job_waits_and_a_cancelled_load_does_not_cancel_the_next(controller):

@@ -10,7 +10,7 @@ import pytest
 from engine.errors import Cancelled, ModelLoadError
 from engine.pipeline import Pipeline, PipelineConfig
 from engine.progress import EtaTracker, StageTimes, format_clock
-from engine.types import Progress, Stage
+from engine.types import Progress, Recording, Stage
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "meeting.flac"
 
@@ -97,6 +97,23 @@ def test_single_pass_refuses_recordings_longer_than_the_model_takes(pipeline):
     single = Pipeline(pipeline.backend, PipelineConfig(single_pass=True))
     with pytest.raises(ValueError, match="single pass"):
         single.prepare(DEMO)  # 2 minutes, but whisper takes 30 s in one pass
+
+
+def test_speech_found_elsewhere_is_planned_into_chunks_the_model_takes_or_one_in_single_pass(
+    pipeline, prepared
+):
+    # catches: a live recording's speech planned into chunks longer than the model takes, speech
+    # dropped from the plan, single-pass mode ignored (the recording as 30 s chunks)
+    plan = pipeline.plan(prepared.recording, prepared.speech)
+    assert plan.recording is prepared.recording and plan.speech == prepared.speech
+    assert len(plan.chunks) > 1 and all(c.duration <= 30 for c in plan.chunks)
+    planned = sum(s.end - s.start for c in plan.chunks for s in c.speech)
+    assert planned == pytest.approx(sum(s.end - s.start for s in prepared.speech))
+    short = Recording(prepared.recording.samples[: 20 * 16000], 16000)
+    speech = tuple(s for s in prepared.speech if s.end <= 20)
+    single = Pipeline(pipeline.backend, PipelineConfig(single_pass=True))
+    [whole] = single.plan(short, speech).chunks
+    assert (whole.start, whole.end, whole.speech) == (0.0, short.duration, speech)
 
 
 @pytest.mark.slow

@@ -108,3 +108,15 @@ def test_a_failing_live_path_stops_only_the_live_lines_and_says_so(clip: Path, t
     assert [str(e) for e in errors] == ["live lines stopped on an error (ValueError: the view broke)"]
     assert session.error is None and session.capture.error is None
     assert sf.info(path).duration == sf.info(clip).duration, "the whole recording is kept"
+    assert not session.segments_whole  # its speech ends at the failure: the file's is looked for
+
+
+def test_the_speech_of_a_whole_recording_is_its_files_speech(clip: Path, tmp_path: Path) -> None:
+    # catches: the speech a recording found claimed whole when it is not, or not when it is (the file
+    # then opens looking for it again); its last segment, open at Stop, missing
+    session = LiveSession(FileSource(clip, speed=10), tmp_path / "r.flac", None)
+    session.start()
+    session.capture.ended.wait(60)
+    session.stop()
+    assert session.segments_whole and session.segments
+    assert session.segments[-1].end > sf.info(clip).duration - 1.0  # the clip is speech to its end
