@@ -124,7 +124,9 @@ def test_known_speech_is_not_looked_for_again_its_chunks_planned_unless_known_to
     assert prepared.recording is loaded.recording  # the audio just decoded, ready to transcribe
     known = (Chunk(0, 0.5, 3.0, speech[:1]), Chunk(1, 3.5, 6.5, speech[1:]))
     run(controller, events, LoadJob(clip, TranscribeSettings(), speech=speech, chunks=known), count=2)
-    assert events[-1][1][0].chunks == known and events[-1][1][0].speech == speech
+    kept = events[-1][1][0]
+    assert kept.chunks == known and kept.speech == speech
+    assert kept.recording is [args[0] for n, args in events if n == "audio_loaded"][-1].recording
 
 
 def test_known_speech_of_a_file_for_a_server_is_kept_and_its_chunks_left_to_the_server(controller, clip):
@@ -136,6 +138,8 @@ def test_known_speech_of_a_file_for_a_server_is_kept_and_its_chunks_left_to_the_
     run(controller, events, LoadJob(clip, away, speech=speech))
     prepared = events[-1][1][0]
     assert names(events)[-1] == "prepared" and prepared.speech == speech and prepared.chunks == ()
+    loaded = next(args[0] for n, args in events if n == "audio_loaded")
+    assert prepared.recording is loaded.recording  # what goes up when the run starts
 
 
 def test_a_second_job_waits_and_a_cancelled_load_does_not_cancel_the_next(controller):

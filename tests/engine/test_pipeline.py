@@ -10,7 +10,7 @@ import pytest
 from engine.errors import Cancelled, ModelLoadError
 from engine.pipeline import Pipeline, PipelineConfig
 from engine.progress import EtaTracker, StageTimes, format_clock
-from engine.types import Progress, Recording, Stage
+from engine.types import Progress, Recording, SpeechSegment, Stage
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "meeting.flac"
 
@@ -103,12 +103,23 @@ def test_speech_found_elsewhere_is_planned_into_chunks_the_model_takes_or_one_in
     pipeline, prepared
 ):
     # catches: a live recording's speech planned into chunks longer than the model takes, speech
-    # dropped from the plan, single-pass mode ignored (the recording as 30 s chunks)
+    # dropped from the plan, a long run cut at its half instead of its quietest point, the
+    # detector's pauses dropped, single-pass mode ignored (the recording as 30 s chunks)
     plan = pipeline.plan(prepared.recording, prepared.speech)
     assert plan.recording is prepared.recording and plan.speech == prepared.speech
     assert len(plan.chunks) > 1 and all(c.duration <= 30 for c in plan.chunks)
     planned = sum(s.end - s.start for c in plan.chunks for s in c.speech)
     assert planned == pytest.approx(sum(s.end - s.start for s in prepared.speech))
+    # one run of speech longer than a chunk: cut at the quietest point of its second half, not
+    # at the half itself
+    [first, second] = pipeline.plan(prepared.recording, (SpeechSegment(0.0, 40.0),)).chunks
+    room = pipeline.chunking.max_seconds - 2 * pipeline.chunking.pad_seconds
+    cut = first.speech[-1].end
+    assert cut == second.speech[0].start and room / 2 < cut < room
+    # pauses inside speech (whisper's detector reports them) let a chunk fill its window
+    runs = (SpeechSegment(1, 10), SpeechSegment(12, 40), SpeechSegment(42, 50))
+    filled = pipeline.plan(prepared.recording, runs, [20.0, 24.5, 28.5, 45.0]).chunks
+    assert len(filled) < len(pipeline.plan(prepared.recording, runs).chunks)
     short = Recording(prepared.recording.samples[: 20 * 16000], 16000)
     speech = tuple(s for s in prepared.speech if s.end <= 20)
     single = Pipeline(pipeline.backend, PipelineConfig(single_pass=True))

@@ -108,7 +108,7 @@ def test_a_failing_live_path_stops_only_the_live_lines_and_says_so(clip: Path, t
     assert [str(e) for e in errors] == ["live lines stopped on an error (ValueError: the view broke)"]
     assert session.error is None and session.capture.error is None
     assert sf.info(path).duration == sf.info(clip).duration, "the whole recording is kept"
-    assert not session.segments_whole  # its speech ends at the failure: the file's is looked for
+    assert session.segments_whole is False  # its speech ends at the failure: the file's is looked for
 
 
 def test_the_speech_of_a_whole_recording_is_its_files_speech(clip: Path, tmp_path: Path) -> None:
