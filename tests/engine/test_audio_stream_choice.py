@@ -13,6 +13,7 @@ import soundfile as sf
 
 from engine.audio.io import audio_streams, load_audio, probe_duration
 from engine.errors import AudioDecodeError
+from engine.testing.streams import mux_audio
 
 RATE = 16_000
 LABELS = ("#0 (eng, Interview, 2 ch, 48000 Hz)", "#1 (deu, 1 ch, 16000 Hz, default)")
@@ -105,6 +106,6 @@ def test_the_length_of_a_file_is_its_chosen_streams_not_its_longest(tmp_path: Pa
         tone(tmp_path / "b.wav", 660, RATE, 1, 3.0),
     )
     path = tmp_path / "two.m4a"
-    ffmpeg("-i", str(short), "-i", str(long), "-map", "0:a", "-map", "1:a", "-c:a", "aac", str(path))
+    mux_audio([short, long], path, codec="aac")
     assert audio_streams(path)[1] == 0
     assert probe_duration(path) == pytest.approx(1.0, abs=0.05)  # stream #0's, not the file's 3 s
