@@ -1,9 +1,12 @@
 """Helpers for the app tests: wait for background jobs while Qt runs, isolated settings, the demo,
-right-clicks on a transcript cell and choices in the menu that opens."""
+right-clicks on a transcript cell and choices in the menu that opens, threads' niceness."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +17,7 @@ from PySide6.QtWidgets import QApplication, QInputDialog, QMenu
 
 from app import commands
 from app import speakers as sp
+from app.engine_process import NICE
 from app.envelope import EnvelopePyramid
 from app.main_window import MainWindow
 from app.settings import SettingsStore
@@ -22,6 +26,17 @@ from app.widgets.waveform_view import WaveformView
 from engine.types import Transcript
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "meeting.flac"
+LINUX = sys.platform.startswith("linux")  # where each thread has a niceness of its own
+
+
+def thread_niceness() -> int:
+    """The calling thread's niceness (0 where threads have none of their own)."""
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) if LINUX else 0
+
+
+def stepped_back() -> int:
+    """The niceness of a thread that stepped back from the window's (this process's first thread)."""
+    return min(os.getpriority(os.PRIO_PROCESS, os.getpid()) + NICE, 19)
 
 
 def two_stream_file(folder: Path) -> Path:

@@ -6,28 +6,13 @@ checked beside the rest of their behaviour.)"""
 from __future__ import annotations
 
 import os
-import sys
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
-from qt_helpers import make_store, wait_until
+from qt_helpers import LINUX, make_store, stepped_back, thread_niceness, wait_until
 
-from app.engine_process import NICE
-
-LINUX = sys.platform.startswith("linux")
 pytestmark = pytest.mark.skipif(not LINUX, reason="a niceness per thread is Linux's")
-
-
-def niceness() -> int:
-    """The calling thread's niceness."""
-    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-
-
-def stepped_back() -> int:
-    """The niceness a thread that stepped back from this (the window's) thread has."""
-    return min(os.getpriority(os.PRIO_PROCESS, os.getpid()) + NICE, 19)
 
 
 def test_a_project_is_written_below_the_window(qapp) -> None:
@@ -35,9 +20,9 @@ def test_a_project_is_written_below_the_window(qapp) -> None:
     from app.project_writer import ProjectWriter
 
     writer, seen = ProjectWriter(), []
-    writer.submit(lambda: seen.append(niceness()))
+    writer.submit(lambda: seen.append(thread_niceness()))
     writer.shutdown()
-    assert seen == [stepped_back()] and niceness() == os.getpriority(os.PRIO_PROCESS, os.getpid())
+    assert seen == [stepped_back()] and thread_niceness() == os.getpriority(os.PRIO_PROCESS, os.getpid())
 
 
 def test_a_spelling_dictionary_is_read_below_the_window(qapp, tmp_path: Path, monkeypatch) -> None:
@@ -46,7 +31,8 @@ def test_a_spelling_dictionary_is_read_below_the_window(qapp, tmp_path: Path, mo
     from app.widgets.spell_check import SpellCheck
 
     seen: list[int] = []
-    monkeypatch.setattr(Speller, "load", classmethod(lambda cls, language, words=(): seen.append(niceness())))
+    spy = classmethod(lambda cls, language, words=(): seen.append(thread_niceness()))
+    monkeypatch.setattr(Speller, "load", spy)
     check = SpellCheck(make_store(tmp_path))
     check.want("en")
     wait_until(lambda: not check.loading, timeout=30)
@@ -59,7 +45,7 @@ def test_a_voice_is_remembered_below_the_window(qapp, monkeypatch) -> None:
     from engine.types import Recording, Transcript
 
     seen: list[int] = []
-    monkeypatch.setattr(voice_jobs, "remember", lambda *args: seen.append(niceness()) or 1)
+    monkeypatch.setattr(voice_jobs, "remember", lambda *args: seen.append(thread_niceness()) or 1)
     jobs = voice_jobs.VoiceJobs()
     recording = Recording(np.zeros(16000, np.float32), 16000)
     jobs.submit(voice_jobs.RememberRequest("S1", "Speaker 1", "Ada", Transcript(()), recording, None))

@@ -16,7 +16,7 @@ import pytest
 import soundfile as sf
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
-from qt_helpers import DEMO, make_store, wait_until
+from qt_helpers import DEMO, LINUX, make_store, stepped_back, thread_niceness, wait_until
 
 from app.timeline import format_time
 from engine.live.flac_writer import marker_path
@@ -230,7 +230,7 @@ def test_stop_closes_the_device_and_file_off_the_windows_thread_then_says_the_fi
         lambda path: said.append((path, in_stop[0] and threading.current_thread() is threading.main_thread()))
     )
     w.recording.controller.stopped.connect(  # on the thread that closed them
-        lambda _path: niceness.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id())),
+        lambda _path: niceness.append(thread_niceness()),
         Qt.ConnectionType.DirectConnection,
     )
     assert w.recording.start(FileSource(clip(tmp_path / "c.flac", 0.0, 20.0), speed=4))
@@ -247,10 +247,8 @@ def test_stop_closes_the_device_and_file_off_the_windows_thread_then_says_the_fi
     [flac] = (tmp_path / "recordings").glob("*.flac")
     assert said == [(flac, False)]  # not from inside Stop on the window's thread
     assert not marker_path(flac).exists() and sf.info(flac).duration > 2  # whole when said
-    if sys.platform.startswith("linux"):  # closed below the window, as the engine's work is
-        from app.engine_process import NICE
-
-        assert niceness == [min(os.getpriority(os.PRIO_PROCESS, os.getpid()) + NICE, 19)]
+    if LINUX:  # closed below the window, as the engine's work is
+        assert niceness == [stepped_back()]
     wait_until(lambda: not w.recording.controller.busy, timeout=60)
 
 

@@ -3,21 +3,10 @@ background once, a broken one is skipped with a message, and the choice survives
 
 from __future__ import annotations
 
-import os
-import sys
-import threading
-
 import soundfile as sf
-from qt_helpers import DEMO, make_store, wait_until
+from qt_helpers import DEMO, LINUX, make_store, stepped_back, thread_niceness, wait_until
 
-from app.engine_process import NICE
 from app.settings import TranscribeSettings
-
-LINUX = sys.platform.startswith("linux")  # where each thread has a niceness of its own
-
-
-def thread_niceness() -> int:
-    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) if LINUX else 0
 
 
 def test_dropped_recordings_are_transcribed_once_and_the_choice_is_remembered(make_window, qtbot, tmp_path):
@@ -44,7 +33,7 @@ def test_dropped_recordings_are_transcribed_once_and_the_choice_is_remembered(ma
     wait_until(lambda: any("transcribed call.wav" in m for m in messages), timeout=10)
     # catches: a file handled by a thread at the window's priority (its decoding takes a core)
     if LINUX:
-        assert niceness and set(niceness) == {min(os.getpriority(os.PRIO_PROCESS, os.getpid()) + NICE, 19)}
+        assert niceness and set(niceness) == {stepped_back()}
 
     w.recording.watch.shutdown()
     again = make_window(store=store)  # a restart: still watching, nothing transcribed twice

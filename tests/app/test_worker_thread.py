@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from qt_helpers import DEMO, wait_until
+from qt_helpers import DEMO, stepped_back, wait_until
 
 from app.jobs import LoadJob, TranscribeJob
 from app.settings import TranscribeSettings
@@ -47,8 +47,6 @@ def test_the_worker_thread_yields_the_cpu_to_the_window_as_the_engine_process_do
     # catches: the worker decoding and finding speech at the window's own priority (after Stop, on
     # two cores, the window waited for it while the live lines caught up); the window stepped back
     # instead of the worker
-    from app.engine_process import NICE
-
     window = os.getpriority(os.PRIO_PROCESS, os.getpid())
     controller = RunController()
     events = record(controller)
@@ -57,7 +55,7 @@ def test_the_worker_thread_yields_the_cpu_to_the_window_as_the_engine_process_do
         wait_until(lambda: any(n == "failed" for n, _ in events))
         worker = controller.worker.thread_id
         assert worker is not None and worker != threading.get_native_id()
-        assert os.getpriority(os.PRIO_PROCESS, worker) == min(window + NICE, 19)
+        assert os.getpriority(os.PRIO_PROCESS, worker) == stepped_back()
         assert os.getpriority(os.PRIO_PROCESS, os.getpid()) == window
     finally:
         controller.shutdown()
