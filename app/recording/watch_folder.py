@@ -1,14 +1,14 @@
 """The app's watch folder: what `murmur watch` does, in the background of the window.
 
-`FolderWatch(store, pipeline)` keeps its choice in the settings (`watch_folder`, `watch_out`;
-the transcripts go to `watch_out`, by default a "Transcripts" folder inside the watched one) and,
-once `start()`ed, polls `engine.live.folder_watch.FolderWatcher` every `POLL_MS` on the GUI
-thread. Each ready file is transcribed on one background thread by the pipeline `pipeline()`
-gives at that moment (in the window: the engine the transcriptions use, with the window's
-settings then, `app.remote_settings.run_pipeline`; nothing decodes in the window's process),
-exported (SRT, VTT, TXT, JSON, DOCX) under the stem the watcher gives it (never another file's
-transcripts) and recorded in the state file, so a restart of the app skips it; `transcribed(name,
-outputs)` or `skipped(name, reason)` follow. Files are taken one at a time, in name order.
+`FolderWatch(store, pipeline)` keeps its choice in the settings (`watch_folder`; the transcripts go
+to a "Transcripts" folder inside the watched one, `out`) and, once `start()`ed, polls
+`engine.live.folder_watch.FolderWatcher` every `POLL_MS` on the GUI thread. Each ready file is
+transcribed on one background thread by the pipeline `pipeline()` gives at that moment (in the
+window: the engine the transcriptions use, with the window's settings then,
+`app.remote_settings.run_pipeline`; nothing decodes in the window's process), exported (SRT, VTT,
+TXT, JSON, DOCX) under the stem the watcher gives it (never another file's transcripts) and
+recorded in the state file, so a restart of the app skips it; `transcribed(name, outputs)` or
+`skipped(name, reason)` follow. Files are taken one at a time, in name order.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from engine.errors import MurmurError
 
 POLL_MS = 1000
 FORMATS = ("srt", "vtt", "txt", "json", "docx")
-FOLDER_KEY, OUT_KEY = "watch_folder", "watch_out"
+FOLDER_KEY, OUT_NAME = "watch_folder", "Transcripts"
 
 
 class FolderWatch(QObject):
@@ -56,15 +56,13 @@ class FolderWatch(QObject):
     def active(self) -> bool:
         return self._timer.isActive()
 
-    def start(self, folder: Path, out: Path | None = None, settle_seconds: float = 2.0) -> None:
+    def start(self, folder: Path, settle_seconds: float = 2.0) -> None:
         """Watch `folder` (remembered); raises ValueError when it does not exist."""
         from engine.live.folder_watch import STATE_NAME, FolderWatcher
 
-        out = out or folder / "Transcripts"
-        self.watcher = FolderWatcher(folder, out / STATE_NAME, settle_seconds)
-        self.out = out
+        self.out = folder / OUT_NAME
+        self.watcher = FolderWatcher(folder, self.out / STATE_NAME, settle_seconds)
         self.store.set_value(FOLDER_KEY, str(folder))
-        self.store.set_value(OUT_KEY, str(out))
         self._stop.clear()
         self._timer.start()
         self.changed.emit(True)
