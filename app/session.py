@@ -87,6 +87,7 @@ class Session(QObject):
         worker.engine_ready.connect(self.message)
         worker.cancelled.connect(self._on_cancelled)
         worker.idle.connect(self._on_idle)
+        self.runner.settled.connect(self._on_settled)
 
     @property
     def busy(self) -> bool:
@@ -107,7 +108,10 @@ class Session(QObject):
 
     def _on_idle(self) -> None:
         self.cancelling = False
-        self.busy_changed.emit(False)
+
+    def _on_settled(self) -> None:  # the job's outcome is in: who waits for a free session may go on
+        if not self.busy:  # unless a handler of the outcome started one already
+            self.busy_changed.emit(False)
 
     def open_audio(
         self,

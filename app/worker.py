@@ -9,7 +9,10 @@ on the loaded audio with the given settings (`partial` per finished chunk, then 
 (`engine.retranscribe.transcribe_range`, outcome `range_done`); `EngineJob` starts the engine
 process again (`engine_ready`). Every job reports `progress` (throttled to about 20 a second), then
 `idle`, then exactly one outcome: `prepared` (load), `finished` (transcribe), `range_done` (range)
-or `engine_ready`, `failed(title, message)` or `cancelled`.
+or `engine_ready`, `failed(title, message)` or `cancelled`. The worker tells its end once
+(`ended`); the controller emits `idle` and the outcome from the window's thread, one right after
+the other, so no key or timer of the window runs between them, then `settled`: a job started when
+the window sees the worker let go never receives the last job's outcome.
 
 Inference never runs in this process: transcribe and range jobs speak to a `murmur serve`, the
 app's own engine process (`app.engine_process`, started by the first run and kept while the
@@ -94,6 +97,7 @@ class TranscriptionWorker(QObject):
     failed = Signal(str, str)
     cancelled = Signal()
     idle = Signal()
+    ended = Signal(str, object)  # the outcome's signal name and arguments (`RunController` tells them)
 
     def __init__(self, cancel: threading.Event) -> None:
         super().__init__()
@@ -110,28 +114,26 @@ class TranscriptionWorker(QObject):
 
     @Slot(object)
     def run(self, job: LoadJob | TranscribeJob | RangeJob | EngineJob) -> None:
-        outcome: tuple[Any, tuple[Any, ...]]
+        outcome: tuple[str, tuple[Any, ...]]
         if self.thread_id is None:
             self.thread_id = step_back()
         self._last_stage = None  # a job's first report is shown, whatever stage the last job ended in
         try:
             if isinstance(job, LoadJob):
-                outcome = (self.prepared, (self._load(job),))
+                outcome = ("prepared", (self._load(job),))
             elif isinstance(job, RangeJob):
-                outcome = (self.range_done, (self._range(job),))
+                outcome = ("range_done", (self._range(job),))
             elif isinstance(job, EngineJob):
-                outcome = (self.engine_ready, (self._restart(job),))
+                outcome = ("engine_ready", (self._restart(job),))
             else:
-                outcome = (self.finished, (self._transcribe(job),))
+                outcome = ("finished", (self._transcribe(job),))
         except Cancelled:
-            outcome = (self.cancelled, ())
+            outcome = ("cancelled", ())
         except Exception as exc:  # a failure must reach the user, never kill the thread
             if not isinstance(exc, MurmurError | ValueError | MemoryError):
                 log.exception("unexpected failure in a background job")
-            outcome = (self.failed, error_message(exc))
-        self.idle.emit()  # first, so handlers of the outcome may start the next job
-        signal, args = outcome
-        signal.emit(*args)
+            outcome = ("failed", error_message(exc))
+        self.ended.emit(*outcome)  # one event: idle and the outcome reach the window together
 
     def _pipeline_for(self, settings: TranscribeSettings, stream: int | None) -> Any:
         """The pipeline that decodes and plans (speech and chunks) here: no model is loaded."""
@@ -236,6 +238,7 @@ class RunController(QObject):
     `SWITCH_INTERVAL`, not Python's 5 ms (docs/app.md, responsiveness)."""
 
     submit = Signal(object)
+    settled = Signal()  # a job's outcome was handled: the next job may start
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -247,7 +250,7 @@ class RunController(QObject):
         self.worker = TranscriptionWorker(self._cancel)
         self.worker.moveToThread(self._thread)
         self.submit.connect(self.worker.run)
-        self.worker.idle.connect(self._on_idle)
+        self.worker.ended.connect(self._on_ended)  # queued: delivered on the window's thread
         self._busy = False
         self._thread.start()
 
@@ -275,6 +278,11 @@ class RunController(QObject):
         self._thread.quit()
         self._thread.wait(timeout_ms)
 
-    @Slot()
-    def _on_idle(self) -> None:
+    @Slot(str, object)
+    def _on_ended(self, outcome: str, args: tuple[Any, ...]) -> None:
+        """The job's end as one step: not busy, `idle`, the outcome, then `settled` (those who start
+        a job when the last one ended start it only now, after its outcome)."""
         self._busy = False
+        self.worker.idle.emit()
+        getattr(self.worker, outcome).emit(*args)
+        self.settled.emit()

@@ -1,12 +1,35 @@
 """The app's watch folder: a recording dropped into the chosen folder is transcribed in the
-background once, a broken one is skipped with a message, and the choice survives a restart."""
+background once, one at a time, a broken one is skipped with a message, and the choice survives a
+restart; the Watch Folder action asks for the folder, and pressed again stops and forgets it."""
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
+from typing import Any
+
 import soundfile as sf
+from PySide6.QtWidgets import QFileDialog
 from qt_helpers import DEMO, LINUX, make_store, stepped_back, thread_niceness, wait_until
 
 from app.settings import TranscribeSettings
+
+
+class Counted:
+    """The engine's pipeline, counting the files it transcribes at once."""
+
+    def __init__(self, pipeline: Any, counts: dict[str, int]) -> None:
+        self.pipeline, self.counts, self.lock = pipeline, counts, threading.Lock()
+
+    def run(self, *args: Any) -> Any:
+        with self.lock:
+            self.counts["now"] += 1
+            self.counts["most"] = max(self.counts["most"], self.counts["now"])
+        try:
+            return self.pipeline.run(*args)
+        finally:
+            with self.lock:
+                self.counts["now"] -= 1
 
 
 def test_dropped_recordings_are_transcribed_once_and_the_choice_is_remembered(make_window, qtbot, tmp_path):
@@ -17,8 +40,8 @@ def test_dropped_recordings_are_transcribed_once_and_the_choice_is_remembered(ma
     messages: list[str] = []
     w.statusBar().messageChanged.connect(lambda m: m and messages.append(m))
     w.set_settings(TranscribeSettings(diarizer="none"))
-    niceness, pipeline = [], w.recording.watch.pipeline
-    w.recording.watch.pipeline = lambda: niceness.append(thread_niceness()) or pipeline()
+    niceness, pipeline, counts = [], w.recording.watch.pipeline, {"now": 0, "most": 0}
+    w.recording.watch.pipeline = lambda: niceness.append(thread_niceness()) or Counted(pipeline(), counts)
     w.recording.watch.start(inbox, settle_seconds=0.5)
     assert w.actions_by_name["watch"].isChecked()
     samples, rate = sf.read(DEMO, dtype="float32", stop=16000 * 4)
@@ -31,6 +54,8 @@ def test_dropped_recordings_are_transcribed_once_and_the_choice_is_remembered(ma
     # catches: the watch folder decoding in the window's process again (nothing else started the engine)
     assert w.session.runner.worker.engine.running()
     wait_until(lambda: any("transcribed call.wav" in m for m in messages), timeout=10)
+    # catches: a poll handing on the next file while one is being transcribed (`or` for `and`)
+    assert counts["most"] == 1 and sum("transcribed call.wav" in m for m in messages) == 1
     # catches: a file handled by a thread at the window's priority (its decoding takes a core)
     if LINUX:
         assert niceness and set(niceness) == {stepped_back()}
@@ -43,3 +68,29 @@ def test_dropped_recordings_are_transcribed_once_and_the_choice_is_remembered(ma
     again.statusBar().messageChanged.connect(lambda m: m and messages.append(m))
     qtbot.wait(3500)  # several polls past the settle time
     assert len(messages) == count and (out / "call.txt").stat().st_mtime == mtime
+
+
+def test_the_watch_action_asks_for_a_folder_and_pressed_again_stops_and_forgets_it(
+    make_window, tmp_path, monkeypatch
+):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    store = make_store(tmp_path)
+    w = make_window(store=store)
+    action, asked, answer = w.actions_by_name["watch"], [], [""]
+    pick = lambda _window, _title, start: asked.append(start) or answer[0]  # noqa: E731  # the user's choice
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", pick)
+    action.trigger()  # the user closes the folder dialog
+    assert asked == [str(Path.home())] and not w.recording.watch.active and not action.isChecked()
+    answer[0] = str(inbox)
+    action.trigger()
+    assert w.recording.watch.active and action.isChecked() and w.recording.watch.folder == inbox
+    out = inbox / "Transcripts"
+    assert w.statusBar().currentMessage() == f"Watching {inbox}: new recordings are transcribed into {out}"
+    action.trigger()  # pressed again: off, and the folder forgotten
+    assert not w.recording.watch.active and not action.isChecked()
+    assert w.statusBar().currentMessage() == "No longer watching a folder"
+    assert len(asked) == 2, "stopping asked for a folder"
+    w.recording.watch.shutdown()
+    again = make_window(store=store)  # a restart
+    assert not again.recording.watch.active and again.recording.watch.folder is None

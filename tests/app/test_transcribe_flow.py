@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import replace
 
 from PySide6.QtCore import QObject, Qt, Slot
@@ -146,6 +147,8 @@ def test_lines_fixed_while_the_engine_runs_are_kept_by_a_cancel_and_by_the_next_
     fix_line(qtbot, window, 0, "Fixed while it ran.")
     assert window.session.busy, "the line was fixed while the run went on"
     assert window.actions_by_name["undo"].isEnabled(), "an edit made during a run can be undone"
+    preempted = lambda: time.sleep(0.3)  # noqa: E731  # the thread letting go loses the CPU (two busy cores)
+    window.session.runner.worker.idle.connect(preempted, Qt.ConnectionType.DirectConnection)
     window.activateWindow()
     with qtbot.waitSignal(window.session.runner.worker.idle, timeout=120_000):
         qtbot.keyClick(window.transcript_view, Qt.Key.Key_Escape)

@@ -5,13 +5,18 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QObject, Qt, QTimer, Slot
+from PySide6.QtGui import QUndoStack
 from qt_helpers import DEMO, stepped_back, wait_until
 
 from app.jobs import LoadJob, TranscribeJob
+from app.session import Session
 from app.settings import TranscribeSettings
+from app.transcript_model import TranscriptModel
 from app.worker import RunController, error_message
 from engine.errors import AudioDecodeError, ModelLoadError
 
@@ -40,6 +45,60 @@ def test_loading_reports_progress_then_audio_then_the_plan(qapp):
         assert any(n == "progress" for n, _ in events) and not controller.busy
     finally:
         controller.shutdown()
+
+
+class Window(QObject):
+    """Lives on the window's thread: what it sees of a job's end, and what it does next."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    @Slot()
+    def idle(self) -> None:  # the worker let go: a key pressed now (F5) runs right after
+        self.seen.append("idle")
+        QTimer.singleShot(0, lambda: self.seen.append("the next key"))
+
+    @Slot(object)
+    def prepared(self, _prepared: object) -> None:
+        self.seen.append("outcome")
+
+
+def test_no_key_of_the_window_runs_between_the_worker_letting_go_and_its_outcome(qapp):
+    # catches: idle and the outcome told as two events from the worker's thread. Stepped back, on
+    # two busy cores, the thread lost the CPU between them; Esc then F5 started a run that took the
+    # cancelled run's outcome for its own and dropped every line the user had fixed
+    controller = RunController()
+    window = Window()
+    controller.worker.idle.connect(window.idle)
+    controller.worker.prepared.connect(window.prepared)
+    preempted = lambda: time.sleep(0.3)  # noqa: E731  # the thread that told idle loses the CPU here
+    controller.worker.idle.connect(preempted, Qt.ConnectionType.DirectConnection)
+    try:
+        assert controller.start(LoadJob(DEMO, TranscribeSettings()))
+        wait_until(lambda: "the next key" in window.seen, timeout=120)
+        assert window.seen == ["idle", "outcome", "the next key"]
+    finally:
+        controller.shutdown()
+
+
+def test_the_session_says_it_is_free_only_once_the_last_jobs_outcome_is_in(qapp):
+    # catches: "free" told at idle, before the outcome. A recording's final run and a file opened
+    # from the command line start when the session is free: they started before the plan (or the
+    # failure) of the job before them was in, and that outcome was then taken for theirs
+    session = Session(TranscriptModel(QUndoStack()))
+    free: list[object] = []
+    session.busy_changed.connect(lambda busy: busy or free.append(session.prepared))
+    try:
+        assert session.open_audio(DEMO, TranscribeSettings())
+        wait_until(lambda: free, timeout=120)
+        assert free[0] is not None and free[0].chunks, "the session was free before the plan was in"
+        assert session.open_audio(DEMO, TranscribeSettings())
+        session.runner.settled.emit()  # as when a handler of the outcome started the next job
+        assert session.busy and len(free) == 1, "said free while the next job ran"
+        wait_until(lambda: len(free) == 2, timeout=120)
+    finally:
+        session.shutdown()
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a niceness per thread is Linux's")
