@@ -4,6 +4,7 @@ restart; the Watch Folder action asks for the folder, and pressed again stops an
 
 from __future__ import annotations
 
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -78,10 +79,11 @@ def test_the_watch_action_asks_for_a_folder_and_pressed_again_stops_and_forgets_
     store = make_store(tmp_path)
     w = make_window(store=store)
     action, asked, answer = w.actions_by_name["watch"], [], [""]
-    pick = lambda _window, _title, start: asked.append(start) or answer[0]  # noqa: E731  # the user's choice
+    pick = lambda *shown: asked.append(shown) or answer[0]  # noqa: E731  # the dialog, and the user's choice
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", pick)
     action.trigger()  # the user closes the folder dialog
-    assert asked == [str(Path.home())] and not w.recording.watch.active and not action.isChecked()
+    assert asked == [(w, "Watch a folder for new recordings", str(Path.home()))]
+    assert not w.recording.watch.active and not action.isChecked() and w.statusBar().currentMessage() == ""
     answer[0] = str(inbox)
     action.trigger()
     assert w.recording.watch.active and action.isChecked() and w.recording.watch.folder == inbox
@@ -94,3 +96,27 @@ def test_the_watch_action_asks_for_a_folder_and_pressed_again_stops_and_forgets_
     w.recording.watch.shutdown()
     again = make_window(store=store)  # a restart
     assert not again.recording.watch.active and again.recording.watch.folder is None
+
+
+def test_stopping_the_watch_mid_file_stops_its_transcription_and_leaves_it_for_the_next_time(
+    make_window, tmp_path
+):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    w = make_window(store=make_store(tmp_path))
+    messages: list[str] = []
+    w.statusBar().messageChanged.connect(lambda m: m and messages.append(m))
+    w.set_settings(TranscribeSettings(diarizer="none"))
+    pipeline, counts = w.recording.watch.pipeline, {"now": 0, "most": 0}
+    w.recording.watch.pipeline = lambda: Counted(pipeline(), counts)
+    w.recording.watch.start(inbox, settle_seconds=0.5)
+    shutil.copy(DEMO, inbox / "meeting.flac")  # two minutes: the engine is still on it at the stop
+    wait_until(lambda: counts["now"] == 1, timeout=60)
+    w.recording.watch.stop()
+    wait_until(lambda: not any(t.name == "watch-folder" for t in threading.enumerate()), timeout=120)
+    # catches: the stop not handed to the engine (the whole file transcribed and marked done anyway);
+    # a stopped file reported as skipped, or recorded as failed so the next start passes it by
+    out = inbox / "Transcripts"
+    assert not (out / "meeting.txt").exists() and not any("meeting.flac" in m for m in messages)
+    state = out / ".murmur-watch.json"
+    assert not state.exists() or "meeting.flac" not in state.read_text()

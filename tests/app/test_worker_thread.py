@@ -97,6 +97,11 @@ def test_the_session_says_it_is_free_only_once_the_last_jobs_outcome_is_in(qapp)
         session.runner.settled.emit()  # as when a handler of the outcome started the next job
         assert session.busy and len(free) == 1, "said free while the next job ran"
         wait_until(lambda: len(free) == 2, timeout=120)
+        assert session.open_audio(DEMO, TranscribeSettings())
+        session.cancel()
+        assert session.cancelling
+        wait_until(lambda: len(free) == 3, timeout=120)
+        assert not session.cancelling, "still cancelling after the job let go"
     finally:
         session.shutdown()
 
