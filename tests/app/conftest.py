@@ -8,17 +8,34 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+import gc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 from qt_helpers import make_store, open_demo, show_transcript, wait_until
 
 from app.main_window import MainWindow
 from app.settings import SettingsStore
 from engine.types import Stage, Transcript
+
+
+def close_all(windows: list[MainWindow]) -> None:
+    for window in windows:
+        window.close()
+        window.deleteLater()
+    windows.clear()
+
+
+def collect_on_this_thread() -> None:
+    """Delete the closed windows and collect their reference cycles here, on the GUI thread. Left to
+    the collector, they are freed by whichever thread allocates next (a loader of a later test's
+    window), and a Qt object destroyed off its thread can crash the process."""
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
 
 
 @pytest.fixture
@@ -35,10 +52,9 @@ def make_window(qapp: QApplication, tmp_path: Path) -> Iterator[Callable[..., Ma
         return window
 
     yield make
-    for window in windows:
-        window.close()
-        window.deleteLater()
+    close_all(windows)
     QApplication.processEvents()
+    collect_on_this_thread()
 
 
 @dataclass(frozen=True)
