@@ -4,6 +4,7 @@ restart; the Watch Folder action asks for the folder, and pressed again stops an
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from pathlib import Path
@@ -47,11 +48,16 @@ def test_dropped_recordings_are_transcribed_once_and_the_choice_is_remembered(ma
     assert w.actions_by_name["watch"].isChecked()
     samples, rate = sf.read(DEMO, dtype="float32", stop=16000 * 4)
     sf.write(inbox / "call.wav", samples, rate)
+    sf.write(inbox / "call.flac", samples[: rate * 2], rate)  # the same name, another file
     (inbox / "broken.mp3").write_bytes(b"not audio at all" * 50)
     out = inbox / "Transcripts"
-    wait_until(lambda: (out / "call.txt").exists() and any("skipped broken.mp3" in m for m in messages),
+    wait_until(lambda: (out / "call-2.txt").exists() and any("skipped broken.mp3" in m for m in messages),
                timeout=120)  # fmt: skip
-    assert "meeting" in (out / "call.txt").read_text().lower()
+    # catches: a file's transcripts written over another's of the same name (the watcher's stem unused)
+    assert "meeting" in (out / "call-2.txt").read_text().lower() and (out / "call.txt").exists()
+    assert (out / "call.txt").read_text() != (out / "call-2.txt").read_text()
+    why = json.loads((out / ".murmur-watch.json").read_text())["broken.mp3"]
+    assert why["outcome"] == "failed" and why["detail"], "the reason a file was skipped is not kept"
     # catches: the watch folder decoding in the window's process again (nothing else started the engine)
     assert w.session.runner.worker.engine.running()
     wait_until(lambda: any("transcribed call.wav" in m for m in messages), timeout=10)
