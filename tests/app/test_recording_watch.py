@@ -57,7 +57,8 @@ def test_dropped_recordings_are_transcribed_once_and_the_choice_is_remembered(ma
     assert "meeting" in (out / "call-2.txt").read_text().lower() and (out / "call.txt").exists()
     assert (out / "call.txt").read_text() != (out / "call-2.txt").read_text()
     why = json.loads((out / ".murmur-watch.json").read_text())["broken.mp3"]
-    assert why["outcome"] == "failed" and why["detail"], "the reason a file was skipped is not kept"
+    assert why["outcome"] == "failed" and why["detail"] not in ("", "None"), "the reason is not kept"
+    assert f"skipped broken.mp3: {why['detail']}" in "\n".join(messages), "not the reason told"
     # catches: the watch folder decoding in the window's process again (nothing else started the engine)
     assert w.session.runner.worker.engine.running()
     wait_until(lambda: any("transcribed call.wav" in m for m in messages), timeout=10)
