@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QPoint, QSettings, Qt, QTimer
 from PySide6.QtTest import QTest
@@ -32,6 +33,12 @@ LINUX = sys.platform.startswith("linux")  # where each thread has a niceness of 
 def thread_niceness() -> int:
     """The calling thread's niceness (0 where threads have none of their own)."""
     return os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) if LINUX else 0
+
+
+def preempt_after(signal: Any, seconds: float = 0.3) -> None:
+    """The thread that emits `signal` loses the CPU for `seconds` right after (as a thread stepped
+    back from the window does on two busy cores): what it tells next comes that much later."""
+    signal.connect(lambda *_: time.sleep(seconds), Qt.ConnectionType.DirectConnection)
 
 
 def stepped_back() -> int:

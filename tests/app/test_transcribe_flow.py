@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import replace
 
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtWidgets import QApplication
-from qt_helpers import fix_line, open_demo, wait_until
+from qt_helpers import fix_line, open_demo, preempt_after, wait_until
 
 from app import commands
 from app import speakers as sp
@@ -147,10 +146,9 @@ def test_lines_fixed_while_the_engine_runs_are_kept_by_a_cancel_and_by_the_next_
     fix_line(qtbot, window, 0, "Fixed while it ran.")
     assert window.session.busy, "the line was fixed while the run went on"
     assert window.actions_by_name["undo"].isEnabled(), "an edit made during a run can be undone"
-    preempted = lambda: time.sleep(0.3)  # noqa: E731  # the thread letting go loses the CPU (two busy cores)
-    window.session.runner.worker.idle.connect(preempted, Qt.ConnectionType.DirectConnection)
     window.activateWindow()
     with qtbot.waitSignal(window.session.runner.worker.idle, timeout=120_000):
+        preempt_after(window.session.runner.worker.idle)  # after the wait's own slot: it sees idle first
         qtbot.keyClick(window.transcript_view, Qt.Key.Key_Escape)
     texts = [u.text for u in window.model.utterances]
     assert texts.count("Fixed while it ran.") == 1, "the cancel gave back the finished chunks without the fix"

@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QObject, Qt, QTimer, Slot
+from PySide6.QtCore import QObject, QTimer, Slot
 from PySide6.QtGui import QUndoStack
-from qt_helpers import DEMO, stepped_back, wait_until
+from qt_helpers import DEMO, LINUX, preempt_after, stepped_back, wait_until
 
 from app.jobs import LoadJob, TranscribeJob
 from app.session import Session
@@ -72,8 +71,7 @@ def test_no_key_of_the_window_runs_between_the_worker_letting_go_and_its_outcome
     window = Window()
     controller.worker.idle.connect(window.idle)
     controller.worker.prepared.connect(window.prepared)
-    preempted = lambda: time.sleep(0.3)  # noqa: E731  # the thread that told idle loses the CPU here
-    controller.worker.idle.connect(preempted, Qt.ConnectionType.DirectConnection)
+    preempt_after(controller.worker.idle)  # the thread that tells idle loses the CPU there
     try:
         assert controller.start(LoadJob(DEMO, TranscribeSettings()))
         wait_until(lambda: "the next key" in window.seen, timeout=120)
@@ -106,7 +104,7 @@ def test_the_session_says_it_is_free_only_once_the_last_jobs_outcome_is_in(qapp)
         session.shutdown()
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a niceness per thread is Linux's")
+@pytest.mark.skipif(not LINUX, reason="a niceness per thread is Linux's")
 def test_the_worker_thread_yields_the_cpu_to_the_window_as_the_engine_process_does(qapp, tmp_path: Path):
     # catches: the worker decoding and finding speech at the window's own priority (after Stop, on
     # two cores, the window waited for it while the live lines caught up); the window stepped back
@@ -152,8 +150,6 @@ def test_error_messages_name_the_problem():
 def test_the_window_and_its_worker_take_turns_at_the_interpreter_every_millisecond(qapp):
     """The window waits for the worker's turn at nearly every call into Qt (docs/app.md): Python's
     default 5 ms turn doubled the window's worst stall while a file was decoded and planned."""
-    import sys
-
     controller = RunController()
     try:
         assert sys.getswitchinterval() == pytest.approx(0.001)
@@ -165,7 +161,6 @@ def test_the_voice_detectors_runtime_is_loaded_with_the_window_not_at_the_first_
     """Importing onnxruntime holds the interpreter 60–90 ms in one C call: on the worker thread, as
     the first file opened, it froze the window while the user worked."""
     import subprocess
-    import sys
 
     code = (
         "import sys; from PySide6.QtWidgets import QApplication; qt = QApplication([]); "
