@@ -5,13 +5,18 @@ the speech regions stay in this process, beside the audio device; the live lines
 engine (`app.recording.live_link.LiveLink`: the audio goes to the app's engine process or a
 Murmur server as it is captured; `connect` returns its address and key), so no model decodes in
 the window's interpreter. Callbacks run on other threads and are re-emitted as signals, so slots
-run on the GUI thread: `line(LiveLine)`, `segment(SpeechSegment)`, `named(speaker, name, score)`
+run on the GUI thread: `opened()` (the device and file are open: the recording has begun) or
+`refused(message)` (they would not open: nothing was recorded and no file is left),
+`line(LiveLine)`, `segment(SpeechSegment)`, `named(speaker, name, score)`
 (a known voice recognised in a live speaker; None when no longer), `failed(message)` (the device
 stopped or the disk filled: the file keeps what was recorded; or live lines stopped: the
 recording goes on), and, every `TICK_MS`, `status(LiveStatus)` (the engine's lag and lines).
 For the growing waveform the audio is kept as a display signal (`display()`): the minimum and
 maximum of every `DISPLAY_BLOCK` samples, interleaved, at `DISPLAY_RATE` values a second — the
 same envelope at 1/16 of the memory (about 14 MB an hour); the full audio is on disk.
+`start` returns at once: the device opens on a thread of its own, as it closes on one at `stop`
+(PortAudio's open and start hold the caller 6–10 ms through PulseAudio here, more where the sound
+server must first switch a headset's profile; none of it is the window's).
 `stop()` ends the capture at once and emits `stopped(path)` (also emitted when the source ends
 by itself: a failure, or a file played to its end), after which `speech()` is the recording's
 speech; the engine's live lines then catch up and `caught_up()` is emitted when the last one is
@@ -21,7 +26,7 @@ in. No torch or whisper is imported here.
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +44,20 @@ DISPLAY_BLOCK = 32  # 16 kHz samples per (min, max) pair of the display signal: 
 DISPLAY_RATE = 16000 * 2 // DISPLAY_BLOCK
 
 
+@dataclass
+class Opening:
+    """How a recording's device opening went: `done` is set once it has opened or refused, and
+    `refused` then holds the reason it would not (None: it opened). Written by the opening thread
+    before `done` is set, read after."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    refused: str | None = None
+
+
 class RecordingController(QObject):
+    opened = Signal()
+    refused = Signal(str)
+    _open_result = Signal(object)  # the reason the device was refused, or None (from the opening thread)
     line = Signal(object)  # engine.live.transcriber.LiveLine
     segment = Signal(object)  # engine.types.SpeechSegment
     status = Signal(object)  # engine.live.session.LiveStatus
@@ -60,6 +78,9 @@ class RecordingController(QObject):
         self._catching_up = False
         self._stopped = True
         self._closed: threading.Event  # made by `start`; set once the device and file are closed
+        self._opening = Opening()
+        self._awaiting_open = False  # the window has not heard how the device opening went
+        self._open_result.connect(self._on_open_result)  # queued: emitted on the opening thread
         self.path: Path | None = None
 
     @property
@@ -69,13 +90,13 @@ class RecordingController(QObject):
 
     @property
     def busy(self) -> bool:
-        """Recording, or live lines still catching up after the stop."""
-        return self.active or self._catching_up
+        """Recording (its device still opening included), or live lines catching up after the stop."""
+        return self.active or self._catching_up or self._awaiting_open
 
     def start(self, source: Any, path: Path, connect: Connect | None = None, speakers: bool = True,
               language: str | None = None) -> None:  # fmt: skip
-        """Start recording `source` into `path` (raises `RecordingError` if it will not open), with
-        live lines from the engine `connect` reaches (None: recording only)."""
+        """Start recording `source` into `path`, with live lines from the engine `connect` reaches
+        (None: recording only). Returns at once: `opened` or `refused` follows."""
         from engine.live.session import LiveSession
 
         self._display.clear()
@@ -89,11 +110,11 @@ class RecordingController(QObject):
         # no backend: no model decodes in this process, the lines come through the link
         session = LiveSession(source, path, on_segment=self.segment.emit, on_error=self._on_error,
                               on_audio=self._on_audio)  # fmt: skip
-        session.start()
-        self._stopped, self._closed = False, threading.Event()  # before `session`: `shutdown` reads both
-        self.session, self.link = session, link
-        if link is not None:
-            link.start()
+        opening = Opening()
+        self._stopped, self._closed, self._opening = False, threading.Event(), opening  # read by `shutdown`
+        self.session, self.link, self._awaiting_open = session, link, True
+        args = (session, link, opening)
+        threading.Thread(target=self._open, args=args, daemon=True, name="live-open").start()
         self.status.emit(self._status())  # at once: "loading models" shows before the first tick
         self._timer.start()
 
@@ -114,7 +135,7 @@ class RecordingController(QObject):
             return None
         self._stopped = True
         self._catching_up = True
-        args = (session, self._closed)
+        args = (session, self._closed, self._opening)
         threading.Thread(target=self._close, args=args, daemon=True, name="live-stop").start()
         return self.path
 
@@ -134,13 +155,42 @@ class RecordingController(QObject):
         if self.session is not None and self._stopped:
             self._closed.wait()  # a stop in progress finishes the file before the window goes
         elif self.session is not None:
-            self.session.stop()
+            self._opening.done.wait()
+            if self._opening.refused is None:
+                self.session.stop()
         if self.link is not None:
             self.link.close()
         self._timer.stop()
 
-    def _close(self, session: Any, closed: threading.Event) -> None:
+    def _open(self, session: Any, link: LiveLink | None, opening: Opening) -> None:
+        try:
+            session.start()
+            if link is not None:
+                link.start()  # only once the device is open: a refused device never starts an engine
+        except (RecordingError, ValueError) as exc:  # a device or file that will not open, an odd rate
+            opening.refused = str(exc)
+        finally:  # told before `done`: before the `stopped` of a Stop pressed meanwhile, before `shutdown`
+            self._open_result.emit(opening.refused)
+            opening.done.set()
+
+    def _on_open_result(self, refused: str | None) -> None:
+        self._awaiting_open = False  # one at a time: no recording starts while the window awaits this
+        if refused is None:
+            self.opened.emit()
+            return
+        self._stopped, self._catching_up = True, False  # a Stop pressed while it opened ends here too
+        self._closed.set()  # nothing to close: a window closing now does not wait for it
+        if self.link is not None:
+            self.link.close()  # never started: the bar stops saying it loads models
+        self.status.emit(self._status())
+        self.refused.emit(refused)
+
+    def _close(self, session: Any, closed: threading.Event, opening: Opening) -> None:
         step_back()
+        opening.done.wait()
+        if opening.refused is not None:  # nothing was recorded: `refused` says so, not `stopped`
+            closed.set()
+            return
         path = self.path
         try:
             path = session.stop()
@@ -172,7 +222,8 @@ class RecordingController(QObject):
         self.status.emit(self._status())
         if self.active and self.link is not None:
             self.link.lost()  # the engine went away while recording: said once, the recording goes on
-        if self.session.capture.ended.is_set() and not self._stopped:
+        ended = self.session.capture.ended.is_set() and not self._awaiting_open
+        if ended and not self._stopped:
             self.stop()  # the source ended by itself (a file played to its end, or a failure)
         if not self.busy:
             self._timer.stop()

@@ -3,9 +3,11 @@
 `RecordingFeature(window)` connects the "record", "captions" and "watch" actions and adds the
 recording bar (`RecordPanel`, a dock). The Record action first shows the bar, where the microphone
 is chosen; Record there (or the action again):
-1. asks before replacing unsaved edits, starts a new document and records the chosen microphone
-   (`MicSource`, the choice remembered in the settings) into `folder` — beside the open project,
-   else the recordings folder setting — as FLAC flushed every ≤ 2 s;
+1. asks before replacing unsaved edits and records the chosen microphone (`MicSource`, the choice
+   remembered in the settings) into `folder` — beside the open project, else the recordings folder
+   setting — as FLAC flushed every ≤ 2 s. Stop shows at once; the device opens on a thread of its
+   own, and the new document starts once it has opened (a device that will not open says why and
+   leaves the transcript on show as it was);
 2. while recording, the waveform grows (`app.recording.live_wave`) with the speech regions, live
    lines enter the table in time order with provisional speakers ("Speaker 1"…), and the
    captions window shows them; the bar shows the level, the elapsed time and any lag;
@@ -73,10 +75,8 @@ class RecordingFeature(QObject):
         self._edited: list[Utterance] = []
         self.wave = LiveWave(self.controller.display, DISPLAY_RATE, window.waveform.grow_audio, self)
         self.watch = FolderWatch(window.store, self._watch_pipeline, self)
+        self.watch.attach(window.actions_by_name["watch"], window)
         self._connect()
-        folder = self.watch.folder
-        if folder is not None and folder.is_dir():  # the watch folder setting survives a restart
-            self.watch.start(folder)
 
     @property
     def folder(self) -> Path:
@@ -88,11 +88,6 @@ class RecordingFeature(QObject):
         a, c, w = self.window.actions_by_name, self.controller, self.window
         a["record"].triggered.connect(self.toggle)
         a["captions"].triggered.connect(self.show_captions)
-        a["watch"].setCheckable(True)
-        a["watch"].triggered.connect(self.choose_watch_folder)
-        self.watch.transcribed.connect(lambda name, out: w.show_message(f"Watch folder: transcribed {name}"))
-        self.watch.skipped.connect(lambda name, why: w.show_message(f"Watch folder: skipped {name}: {why}"))
-        self.watch.changed.connect(lambda on: a["watch"].setChecked(on))
         self.panel.record_clicked.connect(lambda: self.stop() if self.controller.active else self.start())
         self.panel.pause_toggled.connect(lambda p: c.pause() if p else c.resume())
         self.panel.captions_clicked.connect(self.show_captions)
@@ -101,6 +96,8 @@ class RecordingFeature(QObject):
         c.segment.connect(self._on_segment)
         c.named.connect(self._on_named)
         c.status.connect(self.panel.show_status)
+        c.opened.connect(self._on_opened)
+        c.refused.connect(self._on_refused)
         c.failed.connect(self._on_failed)
         c.stopped.connect(self._on_stopped)
         c.caught_up.connect(self._on_caught_up)
@@ -148,19 +145,29 @@ class RecordingFeature(QObject):
         except (RecordingError, ValueError) as exc:
             w.show_error("Cannot record", str(exc))
             return False
+        self.panel.set_recording(True)  # shown at once; the device opens on its own thread
+        self.dock.show()
+        self._refresh()
+        w.show_message(f"Opening {source.name}…")
+        return True
+
+    def _on_opened(self) -> None:
+        w, path = self.window, self.controller.path
         self.produced.clear()
         self.named.clear()
         self._caught_up = False
         w.model.set_document((), (), Transcript(utterances=(), source=str(path)))
         w.undo_stack.clear()
-        w.waveform.set_speech([], [])
+        self._on_segment(None)  # the speech found so far (none, or a first region already closed)
         self.captions.clear()
-        self.panel.set_recording(True)
-        self.dock.show()
         self.wave.start()
         self._refresh()
         w.show_message(f"Recording to {path}")
-        return True
+
+    def _on_refused(self, message: str) -> None:
+        self.panel.set_recording(False)
+        self._refresh()
+        self.window.show_error("Cannot record", message)
 
     def stop(self) -> None:
         """End the recording. The Record action and the bar say so at once; the device and the file
@@ -198,15 +205,16 @@ class RecordingFeature(QObject):
 
         self.wave.stop()
         self.panel.set_recording(False)
-        w = self.window
+        w, self._final_pending = self.window, None
         if marker_path(path).exists():  # a full disk left it unfinished: recovered later, not opened now
-            self._final_pending = None
             w.show_message(f"{path.name} is kept for recovery (offered at the next start)")
-            self._refresh()
-            return
-        self._final_pending = path
-        w.show_message(f"Recorded {path.name}; the transcript catches up, then the full pipeline runs")
-        w.session.open_audio(path, w.settings, speech=self.controller.speech())  # not looked for again
+        elif self.controller.session.capture.seconds == 0:  # stopped before any sound came: no file
+            path.unlink(missing_ok=True)
+            w.show_message("Nothing was recorded: it was stopped before any sound came")
+        else:
+            self._final_pending = path
+            w.show_message(f"Recorded {path.name}; the transcript catches up, then the full pipeline runs")
+            w.session.open_audio(path, w.settings, speech=self.controller.speech())  # not looked for again
         self._refresh()
 
     def _on_caught_up(self) -> None:
@@ -281,10 +289,6 @@ class RecordingFeature(QObject):
     def _watch_pipeline(self) -> Any:
         """The watch folder's next file goes to the engine the transcriptions use, with the settings now."""
         return run_pipeline(self.window.settings, self.window.session.runner.worker.engine)
-
-    def choose_watch_folder(self) -> None:
-        """Stop watching, or choose a folder whose new recordings are transcribed in the background."""
-        self.window.show_message(self.watch.toggle(self.window))
 
     # -- recovery ----------------------------------------------------------------------------------
     def offer_recovery(self) -> QMessageBox | None:

@@ -12,10 +12,12 @@ when needed, so it may take seconds, and runs on a thread of its own). Contract:
   engine will not start, the stream cannot open, the server reports an error, the socket closes
   while recording — reaches `on_error(message)` once per cause; the recording itself never
   depends on the link, and audio is no longer kept once the link has failed (memory bounded).
-- `connecting` until the socket is open; `behind_seconds()` is the server's backlog as the user
-  sees it (closed speech still without its lines); `lines` counts the lines received.
+- `connecting` from construction until the socket is open or the link failed; `behind_seconds()`
+  is the server's backlog as the user sees it (closed speech still without its lines); `lines`
+  counts the lines received.
 - `finish(timeout)` (after the recording stopped) waits for the connection attempt, then for every
-  line of the audio sent; `close()` drops the stream at once (the window is closing).
+  line of the audio sent; `close()` drops the stream at once (the window is closing, or the
+  recording never began).
 """
 
 from __future__ import annotations
@@ -49,8 +51,12 @@ class LiveLink:
 
     @property
     def connecting(self) -> bool:
-        return self._thread.is_alive() or (self.client is not None and not self.client.connected and
-                                           self.client.close_code is None and not self._failed)  # fmt: skip
+        """From construction (the recording's device may still be opening) until the socket is
+        open or the link has failed."""
+        client = self.client
+        if self._failed:
+            return False
+        return client is None or (not client.connected and client.close_code is None)
 
     @property
     def lines(self) -> int:

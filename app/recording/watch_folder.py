@@ -67,6 +67,17 @@ class FolderWatch(QObject):
         self._timer.start()
         self.changed.emit(True)
 
+    def attach(self, action: Any, window: Any) -> None:
+        """Driven by `window`'s Watch Folder `action` (checked while watching), told in its status
+        bar; the folder chosen before a restart is watched again."""
+        action.setCheckable(True)
+        action.triggered.connect(lambda: window.show_message(self.toggle(window)))
+        self.transcribed.connect(lambda name, _out: window.show_message(f"Watch folder: transcribed {name}"))
+        self.skipped.connect(lambda name, why: window.show_message(f"Watch folder: skipped {name}: {why}"))
+        self.changed.connect(action.setChecked)
+        if self.folder is not None and self.folder.is_dir():
+            self.start(self.folder)
+
     def toggle(self, window: Any) -> str:
         """Stop watching, or ask `window`'s user for a folder to watch; what to tell them."""
         if self.active:

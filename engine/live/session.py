@@ -1,7 +1,9 @@
 """One live recording: capture to FLAC, and (optionally) transcription while it happens.
 
 Contract of `LiveSession(source, path, backend, config, on_line)`:
-- `start()` starts the `CaptureStream`; every block written to the file is also resampled to
+- `start()` designs the resampler's filter (a few milliseconds of numpy for 44.1 kHz: on the
+  thread that starts the session, so a window can start it off its own thread with the device),
+  then starts the `CaptureStream`; every block written to the file is also resampled to
   16 kHz and pushed into a `StreamingVad`; each closed speech segment (absolute seconds in the
   recording, pauses excluded) is recorded in `segments`, passed to `on_segment`, and — with a
   backend — queued on a `LiveTranscriber` with its audio, whose lines reach `on_line`. After
@@ -120,7 +122,7 @@ class LiveSession:
         self.capture = CaptureStream(source, path, on_block=self._on_block, on_error=self._on_capture_error,
                                      on_listener_error=self._on_live_failure)  # fmt: skip
         self.vad = self.config.streaming_vad()
-        self._resampler = StreamingResampler(source.sample_rate, RATE, group_output=RELEASE_SAMPLES)
+        self._resampler: StreamingResampler | None = None  # designed by `start`
         self._audio: list[np.ndarray] = []  # 16 kHz pieces from sample `_audio_from` on
         self._audio_from = 0
         self._lock = threading.Lock()
@@ -140,6 +142,8 @@ class LiveSession:
         return self.capture.error
 
     def start(self) -> None:
+        rate = self.capture.source.sample_rate
+        self._resampler = StreamingResampler(rate, RATE, group_output=RELEASE_SAMPLES)
         try:
             self.capture.start()
         except RecordingError:
@@ -173,7 +177,8 @@ class LiveSession:
         with self._lock:
             if not self._stopped:  # idempotent: the last segment is queued once
                 self._stopped = True
-                self._take(self.vad.push(self._resampler.flush()) + self.vad.flush())
+                rest = self._resampler.flush() if self._resampler is not None else np.zeros(0, np.float32)
+                self._take(self.vad.push(rest) + self.vad.flush())
         return path
 
     def finish(self, timeout: float | None = None) -> bool:
@@ -186,6 +191,7 @@ class LiveSession:
 
     # -- capture thread ---------------------------------------------------------------------------
     def _on_block(self, block: np.ndarray, at: float) -> None:
+        assert self._resampler is not None  # blocks come only after `start`
         samples = self._resampler.push(block)
         with self._lock:
             self._audio.append(samples)

@@ -207,8 +207,14 @@ def test_lines_arriving_while_recording_leave_open_and_transcribe_off_without_sw
     during: list[tuple[bool, str]] = []  # the Record action as the final run starts
     w.session.job_started.connect(lambda _text, kind: kind == "transcribe" and during.append(
         (record.isEnabled(), record.text())))  # fmt: skip
+    order: list[str] = []  # the final run waits for the live lines (a recording's first run too)
+    direct = Qt.ConnectionType.DirectConnection  # noted as said, on the thread that says it
+    w.recording.controller.caught_up.connect(lambda: order.append("caught up"), direct)
+    w.session.job_started.connect(lambda _text, kind: kind == "transcribe" and order.append("final run"))
+    wait_until(lambda: w.recording.controller.session.capture.seconds > 0, timeout=10)  # some sound came
     w.recording.stop()
     wait_until(lambda: bool(final) and not w.session.busy, timeout=120)  # the final run landed
+    assert order == ["caught up", "final run"]
     assert all(a.isEnabled() for a in guarded)
     assert during == [(False, "&Record…")]  # no new recording over the final run
     assert record.isEnabled() and record.text() == "&Record…"
