@@ -130,4 +130,4 @@ class RowStore:
     def restore(self, state: TimeState) -> None:
         self._rows, self._lag = list(state.rows), state.lag[:]
         self.starts, self.ends = state.starts[:], state.ends[:]
-        self._lagging = int(np.count_nonzero(np.frombuffer(self._lag))) if self._lag else 0
+        self._lagging = int(np.count_nonzero(np.frombuffer(self._lag)))

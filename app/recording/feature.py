@@ -127,7 +127,7 @@ class RecordingFeature(QObject):
                                  else NO_MICROPHONE)  # fmt: skip
 
     def start(self, source: Any = None) -> bool:
-        """Record `source` (default: the chosen microphone); False when it did not start."""
+        """Record `source` (default: the microphone chosen); False if it cannot (refused later: told)."""
         w = self.window
         if w.session.busy or self.controller.busy:
             w.show_message("Wait for the running job to finish, or cancel it (Esc)")
