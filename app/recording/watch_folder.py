@@ -75,8 +75,9 @@ class FolderWatch(QObject):
         self.transcribed.connect(lambda name, _out: window.show_message(f"Watch folder: transcribed {name}"))
         self.skipped.connect(lambda name, why: window.show_message(f"Watch folder: skipped {name}: {why}"))
         self.changed.connect(action.setChecked)
-        if self.folder is not None and self.folder.is_dir():
-            self.start(self.folder)
+        folder = self.folder  # read from the settings once
+        if folder is not None and folder.is_dir():
+            self.start(folder)
 
     def toggle(self, window: Any) -> str:
         """Stop watching, or ask `window`'s user for a folder to watch; what to tell them."""
