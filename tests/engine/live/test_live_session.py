@@ -1,8 +1,12 @@
 """Live transcription of the demo: lines while it plays, nothing dropped when behind, close to the final run.
 
 Stated margin: the live lines' words differ from the final transcript's (the full pipeline over
-the recorded file) by at most 10 % WER on this clip. Fed at 10× real time, the decoder falls
-behind; the queue must grow, say so, and still decode every segment.
+the recorded file) by at most 15 % WER on this clip (74 words). Measured: 8.1 % when its two long
+turns reach the decoder whole, 12.2 % when they are cut at their pauses, as at real time (shorter
+pieces, decoded greedily). Fed at 10× real time, the decoder falls behind; the queue must grow,
+say so, and still decode every segment. Whether a turn is cut then depends on whether the decoder
+happened to have spare time (`LiveConfig.may_cut`), so either may happen; a dropped segment (8 or
+more words) takes either past the margin.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from engine.live.transcriber import LiveLine
 from engine.pipeline import Pipeline, PipelineConfig
 from engine.speakers import SpeakerConfig
 
-WER_MARGIN = 0.10
+WER_MARGIN = 0.15
 
 
 def test_live_lines_match_the_final_transcript_and_nothing_is_dropped_when_behind(
