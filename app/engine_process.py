@@ -15,18 +15,19 @@ ends, so a crash of the app leaves no engine behind (PR_SET_PDEATHSIG). That thr
 `EngineProcess`'s own (`_Parent`), which lives as long as the app, so `ensure` may be called from
 any thread: the worker's, a recording's, the watch folder's. The child runs `NICE` steps below the
 app's priority, so its decoding never takes the CPU the window needs to draw and take keys.
+The child sets both up itself (`engine.parent_bond`): nothing runs between fork and exec, so the
+child is started with vfork, which does not hold the window's interpreter while the app's page
+tables are copied (a fork did, 15–37 ms for a 0.9–2 GB app, more with its pages cold).
 Nothing here imports torch or the engine's models.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import queue
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -40,11 +41,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from engine.errors import Cancelled, MurmurError
+from engine.parent_bond import bond_environment
 from engine.serve.config import KEY_ENV
 
 ROOT = Path(__file__).resolve().parents[1]  # the folder that holds the `engine` package
 PORT_TRIES = 3
-_PR_SET_PDEATHSIG = 1
 _TAIL = 1500  # characters of the child's error output quoted in a failure
 NICE = 10  # the engine's niceness above the app's: the window wins the CPU when both want it
 T = TypeVar("T")
@@ -133,13 +134,14 @@ class EngineProcess:
         self._key, self._port, self._flags = secrets.token_urlsafe(24), _free_port(), flags
         self._folder = Path(tempfile.mkdtemp(prefix="murmur-engine-"))
         path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-        env = {**os.environ, KEY_ENV: self._key, "PYTHONPATH": path, "TMPDIR": str(self._folder)}
+        env = {**os.environ, KEY_ENV: self._key, "PYTHONPATH": path, "TMPDIR": str(self._folder),
+               **bond_environment(_child_niceness())}
         command = [sys.executable, "-m", "engine", "serve", "--host", "127.0.0.1", "--port", str(self._port),
                    *flags]  # fmt: skip
         with open(self._folder / "engine.log", "wb") as log:
             self._process = self._parent.call(lambda: subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, env=env, cwd=ROOT,
-                preexec_fn=_child_setup()))  # fmt: skip
+                command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, env=env,
+                cwd=ROOT))  # fmt: skip
 
     def _wait_ready(self, cancel: threading.Event | None) -> None:
         deadline = time.monotonic() + self.startup_seconds
@@ -209,17 +211,8 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _child_setup() -> Callable[[], None] | None:
-    """What the child runs before it starts: step back to `NICE` (its decoding yields the CPU to the
-    window, which must draw and take keys while the engine works), and on Linux be killed when the
-    parent's thread ends. None on Windows, which runs nothing in the child before it starts."""
-    if os.name == "nt":
+def _child_niceness() -> int | None:
+    """`NICE` steps below the app's first thread (the window's); None where there is no niceness."""
+    if not hasattr(os, "getpriority"):
         return None
-    prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
-
-    def arm() -> None:  # after the fork: only system calls
-        os.nice(NICE)
-        if prctl is not None:
-            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-    return arm
+    return min(os.getpriority(os.PRIO_PROCESS, os.getpid()) + NICE, 19)

@@ -49,10 +49,14 @@ def alive(pid: int) -> bool:
     return not status.exists() or "zombie" not in status.read_text()
 
 
-def test_the_engine_key_stays_off_the_command_line_and_only_its_holder_is_served(tmp_path):
+def test_the_engine_key_stays_off_the_command_line_and_only_its_holder_is_served(tmp_path, monkeypatch):
     # catches: the key handed over as `--api-key KEY` (every user of the machine reads it in `ps`)
     # and: the child started from the calling thread (PR_SET_PDEATHSIG kills it as soon as that
     # thread ends: a recording's connecting thread, the watch folder's)
+    # and: code run between fork and exec (`preexec_fn`), which makes Python fork the whole app
+    # while it holds the window's interpreter (15–37 ms for a 0.9–2 GB app) instead of vfork
+    popen, asked = subprocess.Popen, []
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **kw: asked.append(kw) or popen(*a, **kw))
     engine = EngineProcess()
     try:
         answer: list[tuple[str, str]] = []
@@ -66,6 +70,7 @@ def test_the_engine_key_stays_off_the_command_line_and_only_its_holder_is_served
         assert key not in command and len(key) >= 16
         # and: the engine at the window's priority (its decoding takes the CPU the window draws with)
         assert os.getpriority(os.PRIO_PROCESS, pid) > os.getpriority(os.PRIO_PROCESS, 0)
+        assert [kw.get("preexec_fn") for kw in asked] == [None]
         assert "tiny.en" in RemoteClient(url, key).check()
         with pytest.raises(ServerError, match="401"):
             RemoteClient(url, "not-the-engine-key").check()
