@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 from PySide6.QtGui import QUndoCommand
 
-from app.keep_edits import outside_words
+from app.keep_edits import Spans, outside_words
 from app.transcript_model import TranscriptModel
 from app.undo_commands import Batch, ChangeRows, ReplaceRows
 from engine.types import Utterance
@@ -85,7 +85,7 @@ class RunEdits:
                 return False
             self._fold()
         self._first = False
-        mine = self.edited()
+        mine = Spans(self.edited())
         shown = [k for u in rows if (k := outside_words(u, mine) if u.words else u) is not None]
         self._live.update(shown)
         with model.batched():  # each where it belongs: after a fold, between the user's lines
@@ -98,8 +98,9 @@ class RunEdits:
         if self.floor is None:
             return []
         edited = self.edited()
-        self.model.undo_stack.setIndex(self.floor)
-        drop_redo(self.model)
+        with self.model.batched():  # the lanes and the counts told once, not at each step undone
+            self.model.undo_stack.setIndex(self.floor)
+            drop_redo(self.model)
         self.floor, self._replaced, self._live = None, set(), set()
         return edited
 

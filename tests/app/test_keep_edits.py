@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QUndoStack
 
-from app import commands
+from app import commands, keep_edits
 from app import speakers as sp
 from app.keep_edits import keep_edited, merged, overlaid, with_speakers
 from app.transcript_model import TranscriptModel
@@ -81,3 +81,44 @@ def test_an_edited_line_no_final_line_overlaps_keeps_its_own_speaker_and_joins_t
     assert (gap.text, gap.speaker) == ("In the gap nobody transcribed", "Z")
     assert [s.id for s in model.book] == ["A", "Z"]
     assert merged((), [gap]) == (gap,), "with no final lines at all"
+
+
+def test_a_long_edited_line_that_began_well_before_a_final_line_still_takes_its_words():
+    # catches: only edited lines that start within a final line looked at (the lines the user
+    # merged into one long line came back beside it, twice over)
+    final = (line(0.0, "first line here"), line(40.0, "second line here"), line(80.0, "third line here"))
+    mine = Utterance(0.0, 60.0, "first and second, merged and fixed", "B")
+    expected = ["first and second, merged and fixed", "third line here"]
+    assert [u.text for u in merged(final, [mine])] == expected
+    assert [u.text for u in overlaid(final, [mine])] == expected
+    # and: edited lines found by their starts, not their ends (two short lines a time edit left
+    # inside the long one end before it does)
+    nested = [mine, Utterance(45.0, 46.0, "nested", "B"), Utterance(50.0, 51.0, "also nested", "B")]
+    assert [u.text for u in merged(final, nested)] == [expected[0], "nested", "also nested", expected[1]]
+
+
+def test_a_final_line_that_began_well_before_an_edited_one_gives_it_its_speaker():
+    # catches: only final lines that start within the edited line looked at for its speaker
+    final = (line(0.0, " ".join(["word"] * 100), "F"), line(60.0, "later words", "G"))
+    assert merged(final, [Utterance(30.0, 31.0, "fixed", "live")])[1].speaker == "F"
+    # and: the one it overlaps most, though another holds its end
+    final = (line(0.0, " ".join(["word"] * 17), "F"), line(9.0, "and more words after", "G"))  # 0–8.4, 9–10.9
+    assert merged(final, [Utterance(0.0, 10.0, "fixed", "live")])[0].speaker == "F"
+
+
+def test_a_long_recordings_run_end_compares_each_line_only_with_the_edited_lines_near_it(monkeypatch):
+    # catches: every final line matched against every edited one (2,001 lines × 100 edited took
+    # 155 ms of the window's thread at a run's end; a count, not a clock, since machines are noisy)
+    calls = 0
+    plain = keep_edits.overlap
+
+    def counted(a: Utterance, b: Utterance) -> float:
+        nonlocal calls
+        calls += 1
+        return plain(a, b)
+
+    monkeypatch.setattr(keep_edits, "overlap", counted)
+    final = tuple(line(10.0 * i, "a few words here", f"S{i % 3}") for i in range(2001))
+    edited = [Utterance(10.0 * i + 1.0, 10.0 * i + 1.5, "fixed", "S1") for i in range(0, 2000, 20)]
+    result = merged(final, edited)
+    assert len(result) == 2001 + 100 and calls < 10 * (2001 + 100)

@@ -163,3 +163,19 @@ def test_edits_made_before_the_run_stay_undoable_after_it_and_do_not_make_chunks
     assert model.undo_stack.count() == 1, "the step made before the run is still there"
     model.undo_stack.undo()
     assert [u.start for u in model.utterances] == [0.0, 5.0, 10.0]
+
+
+def test_the_runs_end_tells_the_lanes_and_counts_once_however_many_edits_it_walks_back(model):
+    # catches: the undo walk at a run's end announced step by step (each redrew the waveform's
+    # lanes and recounted the speakers: a third of the window's work at the run's end)
+    earlier_run(model)
+    run = RunEdits(model)
+    run.begin(set(model.utterances))
+    for k in range(3):
+        commands.edit_text(model, k, f"fixed {k}")
+    told: list[str] = []
+    model.document_changed.connect(lambda: told.append("document"))
+    model.turns_changed.connect(lambda speakers: told.append("turns"))
+    assert [u.text for u in run.settle()] == ["fixed 0", "fixed 1", "fixed 2"]
+    assert texts(model) == ["old one two", "old three four", "old five six"]  # back at the floor
+    assert told == ["document"]  # once, where each undone step told it before
