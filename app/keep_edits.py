@@ -13,6 +13,8 @@ transcription run again applies it in the run's own step (undo shows the transcr
 `overlaid` is the same without the final diarization: the edited lines keep their speakers, over
 lines that are not a final run's (a run's live lines, the transcript a cancelled run gives back);
 a line without word times cannot give part of itself way and stays whole beside them.
+Each line is compared only with the lines near it in time (`Spans`, sorted by start): a run's end
+over a long transcript costs O((n + m) log m), not n × m.
 """
 
 from __future__ import annotations
