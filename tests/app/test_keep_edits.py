@@ -3,6 +3,8 @@ speaker or the final one, every speaker named in the book, one undo step."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtGui import QUndoStack
 
 from app import commands, keep_edits
@@ -122,3 +124,20 @@ def test_a_long_recordings_run_end_compares_each_line_only_with_the_edited_lines
     edited = [Utterance(10.0 * i + 1.0, 10.0 * i + 1.5, "fixed", "S1") for i in range(0, 2000, 20)]
     result = merged(final, edited)
     assert len(result) == 2001 + 100 and calls < 10 * (2001 + 100)
+
+
+def test_lines_close_in_time_that_do_not_overlap_leave_each_other_as_they_were():
+    # catches: a line that only comes near an edited one (ends just before it) rebuilt from its
+    # words (its trailing silence cut, its text respelled), or giving its speaker to the edited line
+    before = replace(line(0.0, "one two three"), end=2.0, text="One, two, three.")  # words end at 1.4
+    after = line(3.0, "a later line of ten words that runs on longer", "C")  # 4.9 s: the searches
+    mine = Utterance(2.0, 2.9, "mine between them", "Z")  # reach back over `before`, which ends at 2.0
+    result = merged((before, after), [mine])
+    assert result == (before, replace(mine, speaker="Z"), after)
+    assert overlaid((before, after), [mine]) == (before, mine, after)
+
+
+def test_a_line_whose_last_words_were_given_away_ends_at_its_last_kept_word():
+    # catches: the line's old end kept when its end words went to an edited line
+    rest = overlaid((line(0.0, "one two three four"),), [Utterance(1.0, 2.0, "THREE FOUR", "B")])[0]
+    assert (rest.text, rest.start, rest.end) == ("one two", 0.0, 0.9)
