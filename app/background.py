@@ -21,16 +21,15 @@ import os
 import sys
 import threading
 
-from app.engine_process import NICE
+from app.engine_process import stepped_back
 
 
 def step_back() -> int:
     """The calling thread at `NICE` above the window's niceness; returns the thread's id."""
     me = threading.get_native_id()
-    if sys.platform.startswith("linux"):
-        window = os.getpriority(os.PRIO_PROCESS, os.getpid())  # the process's first thread: the window's
+    if sys.platform.startswith("linux") and (nice := stepped_back()) is not None:
         with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, me, min(window + NICE, 19))
+            os.setpriority(os.PRIO_PROCESS, me, nice)
     return me
 
 

@@ -135,7 +135,7 @@ class EngineProcess:
         self._folder = Path(tempfile.mkdtemp(prefix="murmur-engine-"))
         path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
         env = {**os.environ, KEY_ENV: self._key, "PYTHONPATH": path, "TMPDIR": str(self._folder),
-               **bond_environment(_child_niceness())}
+               **bond_environment(stepped_back())}
         command = [sys.executable, "-m", "engine", "serve", "--host", "127.0.0.1", "--port", str(self._port),
                    *flags]  # fmt: skip
         with open(self._folder / "engine.log", "wb") as log:
@@ -211,8 +211,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _child_niceness() -> int | None:
-    """`NICE` steps below the app's first thread (the window's); None where there is no niceness."""
+def stepped_back() -> int | None:
+    """The niceness `NICE` steps below the app's first thread (the window's), for the engine and
+    the app's bursty threads; None where there is no niceness."""
     if not hasattr(os, "getpriority"):
         return None
     return min(os.getpriority(os.PRIO_PROCESS, os.getpid()) + NICE, 19)

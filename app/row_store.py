@@ -57,7 +57,7 @@ def settled(state: TimeState) -> tuple[Utterance, ...]:
 class RowStore:
     def __init__(self, utterances: Sequence[Utterance] = ()) -> None:
         self._rows: list[Utterance] = list(utterances)
-        self._lag = doubles(np.zeros(len(self._rows)))
+        self._lag = array("d", [0.0]) * len(self._rows)
         self.starts = doubles(u.start for u in self._rows)
         self.ends = doubles(u.end for u in self._rows)
         self._lagging = 0  # rows with an offset still to apply (0: every stored row is exact)
@@ -106,7 +106,7 @@ class RowStore:
         self._lagging -= sum(1 for lag in self._lag[first : first + count] if lag)
         stop = first + count
         self._rows[first:stop] = new
-        self._lag[first:stop] = doubles(np.zeros(len(new)))
+        self._lag[first:stop] = array("d", [0.0]) * len(new)
         self.starts[first:stop] = doubles(u.start for u in new)
         self.ends[first:stop] = doubles(u.end for u in new)
 
